@@ -1,0 +1,33 @@
+# olakit: `make paper` runs the main job, `make test` the tests. Both create .venv and install when needed.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+OUT ?= results/reproduce_olagpt
+
+.PHONY: paper test setup data clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[test]'
+	touch $(STAMP)
+
+# Use ../shared/data, $$OLAKIT_DATA_DIR or data/raw when present; otherwise download (pinned, sha256-checked).
+data: $(STAMP)
+	@$(BIN)/python -c "from olakit.data import resolve_data_dir as r; print('data:', r())" 2>/dev/null \
+		|| $(BIN)/olakit data fetch
+
+paper: data
+	@mkdir -p runs figures
+	$(BIN)/papermill --log-level WARNING notebooks/reproduce_olagpt.ipynb runs/reproduce_olagpt.ipynb \
+		-p out_dir $(OUT) -p figures_dir figures
+	@echo "tables: $(OUT)/tables  figures: figures/  executed notebook: runs/reproduce_olagpt.ipynb"
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+clean:
+	rm -rf results runs figures/*.png

@@ -1,0 +1,204 @@
+"""Analysis tables over records: pure pandas/numpy, no LLM calls.
+
+Paper tables (OlaGPT, seeds/000): Table 3 accuracy, Table 4 consistency, Table 7 range/mean of template
+accuracies, Table 8 regex bounds, and the template-count ablation of Fig 6. Every accuracy comes with a
+seeded bootstrap 95% confidence interval over questions.
+"""
+from __future__ import annotations
+
+from itertools import combinations
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from olakit.vote import GROUP, answer_matrix, regex_vote
+
+STRATEGIES = ("zero-shot", "random", "retrieval", "combine")
+BASELINES = ("turbo",)
+"""Templates that are baselines, left out of the Table 7 template statistics as in the paper."""
+
+
+def bootstrap_ci(correct, n_boot: int = 2000, seed: int = 0, level: float = 0.95) -> tuple[float, float]:
+    """Percentile bootstrap CI of a mean of 0/1 outcomes, resampling questions with replacement.
+
+    ``bootstrap_ci([1, 1, 1]) -> (1.0, 1.0)``
+    """
+    x = np.asarray(correct, dtype=float)
+    if x.size == 0:
+        return (float("nan"), float("nan"))
+    rng = np.random.default_rng(seed)
+    means = x[rng.integers(0, x.size, size=(n_boot, x.size))].mean(axis=1)
+    alpha = (1 - level) / 2
+    return float(np.quantile(means, alpha)), float(np.quantile(means, 1 - alpha))
+
+
+def _ordered(values, order: Sequence[str]) -> list[str]:
+    present = list(dict.fromkeys(values))
+    return [v for v in order if v in present] + [v for v in present if v not in order]
+
+
+def ordered_strategies(values) -> list[str]:
+    """Strategies present in ``values``, in the paper's order (zero-shot, random, retrieval, combine)."""
+    return _ordered(values, STRATEGIES)
+
+
+def sort_rows(df: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
+    """Sort by ``by`` columns, each in order of first appearance except notes_strategy (paper order)."""
+    keys = []
+    for col in by:
+        order = ordered_strategies(df[col]) if col == "notes_strategy" else list(dict.fromkeys(df[col]))
+        keys.append(df[col].map({v: i for i, v in enumerate(order)}))
+    rank = pd.DataFrame(dict(zip(by, keys)))
+    return df.loc[rank.sort_values(list(by), kind="stable").index].reset_index(drop=True)
+
+
+def accuracy_long(df: pd.DataFrame, templates: Sequence[str] | None = None, tie: str = "first",
+                  seed: int = 0, n_boot: int = 2000) -> pd.DataFrame:
+    """Accuracy of each template and of the regex vote, per note strategy, with 95% CIs.
+
+    Columns: method, notes_strategy, n, correct, accuracy, ci_low, ci_high. Method ``regex_vote`` is the
+    majority of ``templates`` (default: every template present).
+    """
+    templates = list(templates) if templates is not None else list(dict.fromkeys(df["template"]))
+    parts = [df[df["template"].isin(templates)].rename(columns={"template": "method"})]
+    vote = regex_vote(df, templates, tie=tie, seed=seed).assign(method="regex_vote")
+    parts.append(vote)
+    rows = []
+    for (method, strategy), g in pd.concat(parts)[["method", "notes_strategy", "correct"]].groupby(
+            ["method", "notes_strategy"], sort=False):
+        lo, hi = bootstrap_ci(g["correct"].to_numpy(), n_boot=n_boot, seed=seed)
+        rows.append({"method": method, "notes_strategy": strategy, "n": len(g), "correct": int(g["correct"].sum()),
+                     "accuracy": float(g["correct"].mean()), "ci_low": lo, "ci_high": hi})
+    return sort_rows(pd.DataFrame(rows), ["method", "notes_strategy"])
+
+
+def accuracy_wide(long: pd.DataFrame) -> pd.DataFrame:
+    """Table 3 layout: one row per method, one column per note strategy (accuracy)."""
+    wide = long.pivot(index="method", columns="notes_strategy", values="accuracy")
+    wide = wide[_ordered(long["notes_strategy"], STRATEGIES)]
+    return wide.loc[list(dict.fromkeys(long["method"]))]
+
+
+def question_stats(df: pd.DataFrame, templates: Sequence[str] | None = None) -> pd.DataFrame:
+    """Per question and condition: how the templates' answers split.
+
+    Columns: n_templates, n_correct (templates answering correctly), n_wrong_top (size of the largest group
+    agreeing on one wrong label: the paper's "incorrect consistency" count), n_plurality (size of the
+    largest group agreeing on any label), n_unparsed.
+    """
+    wide, gold = answer_matrix(df, templates)
+    values = wide.to_numpy(dtype=object)
+    g = gold.to_numpy(dtype=object)
+    n_correct, wrong_top, plurality, unparsed = [], [], [], []
+    for row, gl in zip(values, g):
+        labels = [a for a in row if a is not None]
+        counts: dict = {}
+        for a in labels:
+            counts[a] = counts.get(a, 0) + 1
+        n_correct.append(counts.get(gl, 0))
+        wrong_top.append(max((c for a, c in counts.items() if a != gl), default=0))
+        plurality.append(max(counts.values(), default=0))
+        unparsed.append(len(row) - len(labels))
+    return pd.DataFrame({"n_templates": values.shape[1], "n_correct": n_correct, "n_wrong_top": wrong_top,
+                         "n_plurality": plurality, "n_unparsed": unparsed}, index=wide.index).reset_index()
+
+
+def consistency_table(stats: pd.DataFrame) -> pd.DataFrame:
+    """Table 4: number of questions whose plurality answer is shared by c templates, per strategy.
+
+    c = 0 means no template gave a parseable answer.
+    """
+    t = stats.groupby(["n_plurality", "notes_strategy"]).size().unstack(fill_value=0)
+    t = t.reindex(range(0, int(stats["n_templates"].max()) + 1), fill_value=0)
+    t.index.name = "c"
+    return t[ordered_strategies(stats["notes_strategy"])]
+
+
+def bounds_long(stats: pd.DataFrame, vote: pd.DataFrame, seed: int = 0, n_boot: int = 2000) -> pd.DataFrame:
+    """Table 8: regex-upper, regex-lower and the regex vote per strategy, with 95% CIs.
+
+    Appendix A.5 of the paper, per question with a = templates correct and w = largest wrong group:
+    upper counts a >= w (a tie the vote could break either way), lower counts a > w (the vote must be right).
+    Upper also needs a > 0: with no template correct no vote can be right (only all-unparsed questions
+    have a = w = 0).
+    """
+    a, w = stats["n_correct"], stats["n_wrong_top"]
+    parts = {"regex-upper": (a >= w) & (a > 0), "regex-lower": a > w}
+    rows = []
+    for method, hit in parts.items():
+        for strategy, g in hit.groupby(stats["notes_strategy"], sort=False):
+            rows.append(_prop_row(method, strategy, g.to_numpy(), seed, n_boot))
+    for strategy, g in vote.groupby("notes_strategy", sort=False):
+        rows.append(_prop_row("reg-vote", strategy, g["correct"].to_numpy(), seed, n_boot))
+    return sort_rows(pd.DataFrame(rows), ["method", "notes_strategy"])
+
+
+def _prop_row(method, strategy, hits, seed, n_boot) -> dict:
+    lo, hi = bootstrap_ci(hits, n_boot=n_boot, seed=seed)
+    return {"method": method, "notes_strategy": strategy, "n": len(hits), "correct": int(hits.sum()),
+            "accuracy": float(hits.mean()), "ci_low": lo, "ci_high": hi}
+
+
+def precision_table(long: pd.DataFrame, exclude: Sequence[str] = BASELINES) -> pd.DataFrame:
+    """Table 7: range (max - min) and mean of the single-template accuracies per strategy.
+
+    Baselines (``turbo``) and the vote are left out, as in the paper.
+    """
+    single = long[~long["method"].isin([*exclude, "regex_vote"])]
+    g = single.groupby("notes_strategy")["accuracy"]
+    t = pd.DataFrame({"Range": g.max() - g.min(), "Mean": g.mean()}).T
+    return t[_ordered(long["notes_strategy"], STRATEGIES)]
+
+
+def template_count_ablation(df: pd.DataFrame, templates: Sequence[str] | None = None, tie: str = "first",
+                            seed: int = 0) -> pd.DataFrame:
+    """Fig 6's shape: vote accuracy over every subset of k templates, k = 1..len(templates).
+
+    One row per (strategy, k): n_subsets, mean, std, min, max of the subsets' vote accuracies, and the
+    best subset. With k = 1 the "vote" is the template itself.
+    """
+    templates = list(templates) if templates is not None else list(dict.fromkeys(df["template"]))
+    rows = []
+    for k in range(1, len(templates) + 1):
+        accs: dict[str, list[tuple[float, str]]] = {}
+        for subset in combinations(templates, k):
+            vote = regex_vote(df, subset, tie=tie, seed=seed)
+            for strategy, acc in vote.groupby("notes_strategy", sort=False)["correct"].mean().items():
+                accs.setdefault(strategy, []).append((float(acc), "+".join(subset)))
+        for strategy, vals in accs.items():
+            a = np.array([v for v, _ in vals])
+            best = max(vals)
+            rows.append({"notes_strategy": strategy, "k": k, "n_subsets": len(vals), "mean": a.mean(),
+                         "std": a.std(ddof=0), "min": a.min(), "max": a.max(), "best_subset": best[1]})
+    return sort_rows(pd.DataFrame(rows), ["notes_strategy", "k"])
+
+
+def extraction_audit(df: pd.DataFrame) -> pd.DataFrame:
+    """Unparsed answers per template and strategy: n, unparsed, unparsed_rate."""
+    g = df.assign(unparsed=df["extracted"].isna()).groupby(["template", "notes_strategy"], sort=False)["unparsed"]
+    out = pd.DataFrame({"n": g.size(), "unparsed": g.sum().astype(int)})
+    out["unparsed_rate"] = out["unparsed"] / out["n"]
+    return out.reset_index()
+
+
+def compare_with_paper(recomputed: dict[str, pd.DataFrame], paper: dict[str, dict]) -> pd.DataFrame:
+    """Cell-by-cell comparison: rows table, row, column, paper, recomputed, diff (recomputed - paper).
+
+    ``recomputed`` maps a table name to a wide frame (rows x strategy columns); ``paper`` maps the same
+    names to {row: {column: value}}. Cells the paper leaves blank are skipped; cells we cannot compute
+    have recomputed = NaN.
+    """
+    rows = []
+    for table, cells in paper.items():
+        ours = recomputed.get(table)
+        for row, cols in cells.items():
+            for col, value in cols.items():
+                if value is None:
+                    continue
+                mine = np.nan
+                if ours is not None and row in ours.index and col in ours.columns:
+                    mine = float(ours.loc[row, col])
+                rows.append({"table": table, "row": str(row), "column": col, "paper": float(value),
+                             "recomputed": mine, "diff": mine - float(value)})
+    return pd.DataFrame(rows)

@@ -1,0 +1,100 @@
+"""Answer extraction: turn a model's text into an option label, or None when there is none.
+
+Extractors are looked up by name in ``EXTRACTORS``:
+
+- ``"olagpt"``: the OlaGPT authors' own rule (utils/parse_option), the first match of
+  ``\\{*?.*?[Aa]nswer[^A-Z]*?([A-F])[^a-zA-Z]+``. Used to reproduce their numbers. It ignores the option
+  labels, exactly as they did (an ``F`` on a five-option question is extracted, and is wrong).
+- ``"strict"``: for live runs. The last explicit answer statement wins: JSON ``{"Answer": "C)..."}``,
+  ``Answer: C``, ``the answer is (C)``, ``\\boxed{C}``, ``答案是C``; failing those, a ``(C)`` on the last
+  non-empty line. Only labels of the question count. Nothing else is guessed.
+
+``extract("strict", 'so {"Answer": "C)12"}', ["A", "B", "C"]) -> "C"``
+"""
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Callable, Sequence
+
+from olakit.errors import lookup
+
+OLAGPT_PATTERN = re.compile(r"\{*?.*?[Aa]nswer[^A-Z]*?([A-F])[^a-zA-Z]+")
+
+
+def extract_olagpt(text: str, labels: Sequence[str] = ()) -> str | None:
+    """OlaGPT's parse_option: first regex match, else None (they kept the raw text, which never matches).
+
+    >>> extract_olagpt("Answer: {Answer: D}\\n")
+    'D'
+    """
+    m = OLAGPT_PATTERN.search(text or "")
+    return m.group(1) if m else None
+
+
+@lru_cache(maxsize=64)
+def _strict_patterns(labels: tuple[str, ...]) -> tuple[list[re.Pattern], re.Pattern]:
+    alt = "|".join(re.escape(label) for label in sorted(labels, key=len, reverse=True))
+    word = all(len(label) > 1 for label in labels)  # yes/no style labels match case-insensitively
+    flags = re.IGNORECASE if word else 0
+    lab = rf"(?<![A-Za-z])({alt})(?![A-Za-z])"
+    end = r"(?=\s*(?:[)\]}\"'.,:;]|$))"  # the label must close the statement
+    statements = [
+        # {"Answer": "C)12"}, Answer: C, answer is (C), final answer = C
+        re.compile(rf"(?i:answer)[\"']?\s*(?:(?i:is|would be|should be)\s*)?[:=]?\s*[\"'(\[{{]*\s*{lab}{end}",
+                   flags | re.MULTILINE),
+        re.compile(rf"\\boxed\{{\s*\(?\s*{lab}", flags),
+        re.compile(rf"答案\s*(?:是|为|應為|应为)?\s*[:：]?\s*[（(\"“]?\s*{lab}", flags),
+    ]
+    final = re.compile(rf"\(\s*{lab}\s*\)", flags)
+    return statements, final
+
+
+def extract_strict(text: str, labels: Sequence[str] = ("A", "B", "C", "D", "E")) -> str | None:
+    """The last explicit answer statement among the question's labels, else a ``(X)`` on the last line.
+
+    >>> extract_strict("First B looked right.\\nAnswer: C", ["A", "B", "C"])
+    'C'
+    >>> extract_strict("I think it is B", ["A", "B", "C"]) is None
+    True
+    """
+    text = text or ""
+    if not labels:
+        return None
+    statements, final = _strict_patterns(tuple(labels))
+    best: tuple[int, str] | None = None
+    for pattern in statements:
+        for m in pattern.finditer(text):
+            if best is None or m.start(1) > best[0]:
+                best = (m.start(1), m.group(1))
+    if best is None:
+        lines = [ln for ln in text.splitlines() if ln.strip()]
+        hits = final.findall(lines[-1]) if lines else []
+        if not hits:
+            return None
+        best = (0, hits[-1])
+    return _canonical(best[1], labels)
+
+
+def _canonical(found: str, labels: Sequence[str]) -> str:
+    """Map a case-insensitive match back to the label's own spelling."""
+    for label in labels:
+        if label.lower() == found.lower():
+            return label
+    return found
+
+
+EXTRACTORS: dict[str, Callable[[str, Sequence[str]], str | None]] = {
+    "olagpt": extract_olagpt,
+    "strict": extract_strict,
+}
+
+
+def get_extractor(name: str) -> Callable[[str, Sequence[str]], str | None]:
+    """The extractor registered under ``name``; UnknownNameError lists the known ones."""
+    return lookup(EXTRACTORS, name, "extractor")
+
+
+def extract(name: str, text: str, labels: Sequence[str]) -> str | None:
+    """Extract with the named extractor."""
+    return get_extractor(name)(text, labels)

@@ -1,0 +1,96 @@
+"""Paper figures with seaborn: ``fn(data, *, ..., ax=None) -> Axes``; nothing is saved here.
+
+Use inside ``with paper_style():`` for the common look.
+"""
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+import pandas as pd
+
+
+@contextlib.contextmanager
+def paper_style():
+    """The one figure style of the kit (seaborn paper context, white grid)."""
+    import seaborn as sns
+
+    with sns.axes_style("whitegrid"), sns.plotting_context("paper", font_scale=1.1):
+        yield
+
+
+def _ax(ax):
+    if ax is None:
+        import matplotlib.pyplot as plt
+
+        _, ax = plt.subplots(figsize=(6, 4))
+    return ax
+
+
+def before_after_voting(long: pd.DataFrame, *, vote: str = "regex_vote", exclude=("turbo",), ax=None):
+    """Fig 7: per note strategy, each template's accuracy (dots), their mean, and the vote (bars, 95% CI).
+
+    ``long`` is analysis.accuracy_long output.
+    """
+    ax = _ax(ax)
+    strategies = list(dict.fromkeys(long["notes_strategy"]))
+    single = long[~long["method"].isin([vote, *exclude])]
+    voted = long[long["method"] == vote].set_index("notes_strategy").loc[strategies]
+    mean = single.groupby("notes_strategy")["accuracy"].mean().loc[strategies]
+    x = np.arange(len(strategies))
+    width = 0.38
+    ax.bar(x - width / 2, mean.values, width, label="templates (mean)", color="#9ecae1")
+    ax.bar(x + width / 2, voted["accuracy"].values, width, label=vote.replace("_", " "), color="#3182bd",
+           yerr=[voted["accuracy"] - voted["ci_low"], voted["ci_high"] - voted["accuracy"]], capsize=3)
+    for i, s in enumerate(strategies):
+        accs = single[single["notes_strategy"] == s]["accuracy"].to_numpy()
+        ax.scatter(np.full(accs.size, i - width / 2), accs, color="black", s=12, zorder=3,
+                   label="single template" if i == 0 else None)
+    ax.set_xticks(x, strategies)
+    ax.set_xlabel("note strategy")
+    ax.set_ylabel("accuracy")
+    ax.set_ylim(0, 1)
+    ax.legend(loc="upper left", frameon=True)
+    ax.set_title("Accuracy before and after voting")
+    return ax
+
+
+def template_count(ablation: pd.DataFrame, *, ax=None):
+    """Fig 6's shape: mean vote accuracy over all subsets of k templates (line) and their min-max (band)."""
+    import seaborn as sns
+
+    ax = _ax(ax)
+    ablation = ablation.copy()
+    ablation["k"] = ablation["k"].astype(int)
+    sns.lineplot(data=ablation, x="k", y="mean", hue="notes_strategy", marker="o", ax=ax)
+    palette = dict(zip(ablation["notes_strategy"].unique(), sns.color_palette(n_colors=ablation["notes_strategy"].nunique())))
+    for strategy, g in ablation.groupby("notes_strategy", sort=False):
+        ax.fill_between(g["k"], g["min"], g["max"], alpha=0.12, color=palette[strategy])
+    ax.set_xticks(sorted(ablation["k"].unique()))
+    ax.set_xlabel("number of templates voting (k)")
+    ax.set_ylabel("vote accuracy (mean over subsets; band = min-max)")
+    ax.legend(title="note strategy")
+    ax.set_title("Vote accuracy against the number of templates")
+    return ax
+
+
+def agreement_heatmap(stats: pd.DataFrame, *, strategy: str, ax=None, cbar: bool = True):
+    """Fig 12: questions counted by (templates correct, largest group agreeing on one wrong answer).
+
+    ``stats`` is analysis.question_stats output. Cells with correct >= wrong lie on or below the
+    diagonal: the regex-upper bound; strictly below it: the regex-lower bound.
+    """
+    import seaborn as sns
+
+    ax = _ax(ax)
+    s = stats[stats["notes_strategy"] == strategy]
+    n = int(stats["n_templates"].max())
+    grid = pd.crosstab(s["n_wrong_top"], s["n_correct"]).reindex(index=range(n + 1), columns=range(n + 1),
+                                                                    fill_value=0)
+    sns.heatmap(grid, annot=True, fmt="d", cmap="Blues", cbar=cbar, ax=ax, square=True,
+                annot_kws={"fontsize": 8})
+    ax.invert_yaxis()
+    ax.set_xlabel("templates correct (accuracy x n)")
+    ax.set_ylabel("largest wrong group (incorrect consistency x n)")
+    ax.set_title(f"{strategy} (n = {len(s)})")
+    return ax

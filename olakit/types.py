@@ -1,0 +1,71 @@
+"""Frozen dataclasses that carry data through the kit: Question and Record."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Question:
+    """One multiple-choice question."""
+
+    id: str
+    """Stable id within its dataset and split, e.g. ``"test-17"`` (AQuA) or ``"f6ed57-zh"`` (E-KAR)."""
+    dataset: str
+    """Dataset name: ``"aqua"``, ``"ekar_zh"`` or ``"strategyqa"``."""
+    text: str
+    """The question as given by the dataset, without the options."""
+    options: dict[str, str]
+    """Option label -> option text, in the dataset's order, e.g. ``{"A": "33,000", ...}``."""
+    gold: str
+    """The correct option label; always a key of ``options``."""
+    rationale: str = ""
+    """The dataset's own explanation of the answer, when it has one."""
+    meta: dict = field(default_factory=dict)
+    """Anything else the dataset carries (E-KAR relations, StrategyQA facts, ...)."""
+
+
+@dataclass(frozen=True)
+class Record:
+    """One model answer: one row of every results table.
+
+    The key of a record is (dataset, question_id, template, notes_strategy, n_notes, sample).
+    """
+
+    dataset: str
+    """Dataset name, as in Question.dataset."""
+    question_id: str
+    """Question.id of the question answered."""
+    template: str
+    """Thinking template name (``"ST"``, ``"DT"``, ...) or baseline name (``"turbo"``)."""
+    notes_strategy: str
+    """Note selection strategy: ``"zero-shot"``, ``"random"``, ``"retrieval"`` or ``"combine"``."""
+    n_notes: int
+    """How many notes the prompt carried (0 for zero-shot)."""
+    sample: int
+    """Sample index (0 for a single greedy answer; 0..k-1 for self-consistency)."""
+    model: str
+    """Model name as the endpoint knows it."""
+    prompt_hash: str
+    """sha256 of the exact prompt sent (or recorded), to tell identical prompts apart."""
+    raw_output: str
+    """The model's full text answer."""
+    extracted: str | None
+    """Option label extracted from raw_output, or None when no answer could be parsed."""
+    gold: str
+    """The correct option label."""
+    correct: bool
+    """extracted == gold (an unparsed answer is never correct)."""
+    prompt_tokens: int | None = None
+    """Prompt tokens reported by the endpoint (None when unknown, e.g. recorded runs)."""
+    completion_tokens: int | None = None
+    """Completion tokens reported by the endpoint (None when unknown)."""
+    cost: float | None = None
+    """Cost in USD from the price table (None when unknown)."""
+    latency: float | None = None
+    """Seconds the call took (None for recorded runs or cache hits)."""
+    cached: bool = False
+    """True when the answer came from the cache rather than a paid call."""
+    source: str = "live"
+    """Where the record comes from: ``"live"`` or the name of a recorded run, e.g. ``"olagpt-recorded"``."""
+    note_ids: tuple[str, ...] = ()
+    """Ids of the notes shown in the prompt, in prompt order."""

@@ -1,0 +1,91 @@
+"""Loaders on every dataset, and bad input getting one clear error that names file and line."""
+import json
+
+import pytest
+
+from olakit.data import load_aqua, load_ekar, load_olagpt_notes, load_questions, load_strategyqa, resolve_data_dir
+from olakit.errors import DataError, UnknownNameError
+
+
+def test_aqua(data_dir):
+    for split in ("test", "dev"):
+        qs = load_aqua(split, data_dir)
+        assert len(qs) == 254
+        assert all(list(q.options) == ["A", "B", "C", "D", "E"] and q.gold in q.options for q in qs)
+    q0 = load_aqua("test", data_dir)[0]
+    assert q0.id == "test-0" and q0.gold == "A" and q0.options["A"] == "5(√3 + 1)"
+    assert q0.text.startswith("A car is being driven")
+
+
+def test_ekar_chinese(data_dir):
+    train, val = load_ekar("train", data_dir), load_ekar("validation", data_dir)
+    assert (len(train), len(val)) == (1155, 165)
+    assert all(list(q.options) == ["A", "B", "C", "D"] for q in train + val)
+    golds = [q.gold for q in val]
+    assert (golds.count("A"), golds.count("B"), golds.count("C"), golds.count("D")) == (36, 53, 37, 39)
+    assert any("\u4e00" <= ch <= "\u9fff" for ch in val[0].text + "".join(val[0].options.values()))
+    with pytest.raises(DataError, match="no gold labels"):
+        load_ekar("test_blind", data_dir)
+
+
+def test_strategyqa(data_dir):
+    train, dev = load_strategyqa("train", data_dir), load_strategyqa("dev", data_dir)
+    assert (len(train), len(dev)) == (2061, 229)
+    assert sum(q.gold == "yes" for q in train) == 964 and sum(q.gold == "yes" for q in dev) == 107
+    assert dev[0].options == {"yes": "yes", "no": "no"}
+
+
+def test_olagpt_notes(data_dir):
+    notes = load_olagpt_notes(data_dir)
+    assert len(notes) == 81
+    assert len({n["llm_task_type"] for n in notes}) == 54
+    n0 = notes[0]
+    assert n0["answer"] == "B)33,000" and n0["options"]["B"] == "33,000"
+    assert n0["question"].startswith("Anish borrowed") and set(n0) >= {
+        "question", "answer", "error_reason", "model_expert", "explanation", "llm_task_type", "id", "source"}
+
+
+def test_load_by_name(data_dir):
+    assert len(load_questions("aqua", "test", data_dir)) == 254
+    with pytest.raises(UnknownNameError, match="unknown dataset 'gsm8k'; known: aqua, ekar_zh, strategyqa"):
+        load_questions("gsm8k", "test", data_dir)
+
+
+def _aqua_dir(tmp_path, lines):
+    (tmp_path / "aqua").mkdir()
+    (tmp_path / "aqua" / "test.json").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return tmp_path
+
+
+GOOD = json.dumps({"question": "1+1?", "options": ["A)1", "B)2"], "rationale": "", "correct": "B"})
+
+
+def test_malformed_jsonl_line_names_file_and_line(tmp_path):
+    d = _aqua_dir(tmp_path, [GOOD, GOOD, '{"question": "x", "options": ['])
+    with pytest.raises(DataError, match=r"aqua/test\.json line 3: malformed JSON"):
+        load_aqua("test", d)
+
+
+def test_question_without_options(tmp_path):
+    d = _aqua_dir(tmp_path, [GOOD, json.dumps({"question": "?", "options": [], "correct": "A"})])
+    with pytest.raises(DataError, match=r"test\.json line 2: question 'test-1' has no options"):
+        load_aqua("test", d)
+
+
+def test_gold_not_among_options(tmp_path):
+    d = _aqua_dir(tmp_path, [json.dumps({"question": "?", "options": ["A)1", "B)2"], "correct": "E"})])
+    with pytest.raises(DataError, match=r"line 1: gold label 'E' of question 'test-0' is not among the options \['A', 'B'\]"):
+        load_aqua("test", d)
+
+
+def test_missing_data_directory(tmp_path, monkeypatch):
+    with pytest.raises(DataError, match="does-not-exist does not exist; run `olakit data fetch"):
+        resolve_data_dir(tmp_path / "does-not-exist")
+    monkeypatch.setenv("OLAKIT_DATA_DIR", str(tmp_path / "nope"))
+    with pytest.raises(DataError, match="nope does not exist"):
+        resolve_data_dir()
+
+
+def test_missing_file_in_data_directory(tmp_path):
+    with pytest.raises(DataError, match=r"ekar_chinese/train\.json: file not found"):
+        load_ekar("train", tmp_path)

@@ -1,0 +1,54 @@
+"""Regex majority vote and its tie rules, worked by hand."""
+import numpy as np
+import pandas as pd
+import pytest
+
+from olakit.errors import DataError, UnknownNameError
+from olakit.vote import TIE_RULES, majority, regex_vote
+
+
+def test_majority_by_hand():
+    assert majority(["A", "B", "A"]) == "A"
+    assert majority(["A", None, None, "C", "C"]) == "C"  # unparsed answers abstain
+    assert majority([None, None]) is None
+    # a 2-2 tie: "first" takes the label given first in template order (OlaGPT's dict order)
+    assert majority(["B", "A", "A", "B", None], tie="first") == "B"
+    assert majority(["B", "A", "A", "B"], tie="none") is None
+    picks = {majority(["B", "A"], tie="random", rng=np.random.default_rng(s)) for s in range(20)}
+    assert picks == {"A", "B"}
+
+
+def test_unknown_tie_rule():
+    with pytest.raises(UnknownNameError, match="unknown tie rule 'last'; known: first, none, random"):
+        majority(["A"], tie="last")
+
+
+def _records(answers: dict[str, list], gold: list[str], strategy="zero-shot"):
+    rows = []
+    for template, labels in answers.items():
+        for i, (label, g) in enumerate(zip(labels, gold)):
+            rows.append({"dataset": "toy", "question_id": f"q{i}", "template": template, "notes_strategy": strategy,
+                         "n_notes": 0, "sample": 0, "extracted": label, "gold": g, "correct": label == g})
+    return pd.DataFrame(rows)
+
+
+def test_regex_vote_frame():
+    df = _records({"T1": ["A", "B", "C"], "T2": ["A", "C", None], "T3": ["B", "B", "D"]}, gold=["A", "C", "D"])
+    for tie in TIE_RULES:
+        v = regex_vote(df, tie=tie, seed=1).set_index("question_id")
+        assert v.loc["q0", "voted"] == "A" and v.loc["q1", "voted"] == "B"  # clear majorities
+        assert bool(v.loc["q0", "correct"]) and not bool(v.loc["q1", "correct"])
+    # q2: C (T1) vs D (T3), T2 abstains -> tie
+    assert regex_vote(df, tie="first").set_index("question_id").loc["q2", "voted"] == "C"
+    assert regex_vote(df, ["T3", "T1", "T2"], tie="first").set_index("question_id").loc["q2", "voted"] == "D"
+    assert regex_vote(df, tie="none").set_index("question_id").loc["q2", "voted"] is None
+    # a random tie-break is fixed by the seed and the question
+    assert regex_vote(df, tie="random", seed=3).equals(regex_vote(df, tie="random", seed=3))
+
+
+def test_vote_refuses_missing_templates():
+    df = _records({"T1": ["A", "B"], "T2": ["A", "B"]}, gold=["A", "B"])
+    with pytest.raises(DataError, match=r"templates \['T9'\] have no records"):
+        regex_vote(df, ["T1", "T9"])
+    with pytest.raises(DataError, match="lacks records for some of the templates"):
+        regex_vote(df.iloc[:-1], ["T1", "T2"])
