@@ -1,0 +1,111 @@
+"""The CLI end to end on the real recorded data, and numbers that follow the files."""
+import json
+import re
+import shutil
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+from olakit.errors import DataError, UnknownNameError
+from olakit.reproduce import reproduce_olagpt
+
+STRATEGY_FILES = {"zero-shot": "", "random": "_few_shot_random", "retrieval": "_few_shot_retrieval",
+                  "combine": "_few_shot_combine"}
+
+
+def count_correct(data_dir, folder, suffix):
+    """Independent count: the authors' regex straight over their file, against aqua/test.json."""
+    gold = [json.loads(line)["correct"] for line in (data_dir / "aqua/test.json").read_text().splitlines() if line]
+    preds = json.loads((data_dir / f"olagpt/data/predictions/{folder}/aqua_predict{suffix}.json").read_text())
+    pattern = re.compile(r"\{*?.*?[Aa]nswer[^A-Z]*?([A-F])[^a-zA-Z]+")
+    hits = 0
+    for p in preds["predictions"]:
+        m = pattern.search(p["output"])
+        hits += bool(m) and m.group(1) == gold[p["question_id"]]
+    return hits
+
+
+def olakit(*args):
+    return subprocess.run([sys.executable, "-m", "olakit.cli", *args], capture_output=True, text=True, timeout=300)
+
+
+def test_reproduce_cli_end_to_end(tmp_path, data_dir):
+    out = tmp_path / "out"
+    r = olakit("reproduce-olagpt", "--data-dir", str(data_dir), "--out", str(out), "--n-boot", "200")
+    assert r.returncode == 0, r.stderr
+    assert (out / "records.parquet").is_file()
+    for name in ("accuracy", "accuracy_ci", "consistency", "bounds", "extraction", "precision", "template_count",
+                 "paper_comparison"):
+        assert (out / "tables" / f"{name}.csv").stat().st_size > 0
+    for name in ("fig6_template_count", "fig7_before_after_voting", "fig12_agreement_heatmaps"):
+        assert (out / "figures" / f"{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    acc = pd.read_csv(out / "tables" / "accuracy.csv", index_col=0)
+    assert list(acc.columns) == ["zero-shot", "random", "retrieval", "combine"]
+    assert list(acc.index) == ["DST", "DT", "PT", "ST", "turbo", "regex_vote"]
+    for folder, template in (("st", "ST"), ("turbo", "turbo"), ("dst", "DST")):
+        for strategy, suffix in STRATEGY_FILES.items():
+            assert acc.loc[template, strategy] == pytest.approx(count_correct(data_dir, folder, suffix) / 254)
+    ext = pd.read_csv(out / "tables" / "extraction.csv")
+    assert ext["n"].eq(254).all() and len(ext) == 20
+
+
+def test_cli_errors_are_one_line_and_write_nothing(tmp_path, data_dir):
+    out = tmp_path / "out"
+    r = olakit("reproduce-olagpt", "--data-dir", str(data_dir), "--out", str(out), "--extractor", "fuzzy")
+    assert r.returncode == 2 and "olakit: error: unknown extractor 'fuzzy'; known: olagpt, strict" in r.stderr
+    assert "Traceback" not in r.stderr and not out.exists()
+    r = olakit("reproduce-olagpt", "--data-dir", str(tmp_path / "nowhere"), "--out", str(out))
+    assert r.returncode == 2 and "nowhere does not exist" in r.stderr and not out.exists()
+    r = olakit("reproduce-olagpt", "--data-dir", str(data_dir), "--out", str(out), "--tie-rule", "coin")
+    assert r.returncode == 2 and "unknown tie rule 'coin'" in r.stderr and not out.exists()
+
+
+@pytest.fixture
+def data_copy(tmp_path, data_dir):
+    """A writable copy of the files reproduce_olagpt reads."""
+    copy = tmp_path / "data"
+    shutil.copytree(data_dir / "aqua", copy / "aqua")
+    shutil.copytree(data_dir / "olagpt/data/predictions", copy / "olagpt/data/predictions")
+    return copy
+
+
+def test_tables_follow_the_recorded_files(tmp_path, data_copy):
+    first = reproduce_olagpt(data_copy, tmp_path / "a", n_boot=50).tables["accuracy"]
+    path = data_copy / "olagpt/data/predictions/st/aqua_predict.json"
+    doc = json.loads(path.read_text())
+    gold = [json.loads(line)["correct"] for line in (data_copy / "aqua/test.json").read_text().splitlines() if line]
+    wrong = [p for p in doc["predictions"] if
+             not re.search(rf"[Aa]nswer[^A-Z]*?{gold[p['question_id']]}[^a-zA-Z]", p["output"])]
+    flipped = wrong[:3]
+    for p in flipped:
+        p["output"] = f"Reasoning.\n{{Answer: {gold[p['question_id']]}}}\n"
+    path.write_text(json.dumps(doc))
+    second = reproduce_olagpt(data_copy, tmp_path / "b", n_boot=50).tables["accuracy"]
+    assert second.loc["ST", "zero-shot"] - first.loc["ST", "zero-shot"] == pytest.approx(3 / 254)
+    unchanged = second.drop(index=["ST", "regex_vote"])
+    pd.testing.assert_frame_equal(unchanged, first.drop(index=["ST", "regex_vote"]))
+    assert second.loc["ST", "random"] == first.loc["ST", "random"]
+
+
+def test_bad_prediction_file_names_file_and_line_and_leaves_output_alone(tmp_path, data_copy):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "keep.txt").write_text("earlier results")
+    path = data_copy / "olagpt/data/predictions/pt/aqua_predict_few_shot_random.json"
+    path.write_text(path.read_text()[:5000])  # truncated mid-file
+    with pytest.raises(DataError, match=r"pt/aqua_predict_few_shot_random\.json line \d+: malformed JSON"):
+        reproduce_olagpt(data_copy, out)
+    assert [p.name for p in out.iterdir()] == ["keep.txt"]
+
+
+def test_prediction_with_wrong_gold_is_refused(tmp_path, data_copy):
+    path = data_copy / "olagpt/data/predictions/dt/aqua_predict.json"
+    doc = json.loads(path.read_text())
+    doc["predictions"][7]["answer"] = "Z)nothing"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(DataError, match=r"dt/aqua_predict\.json prediction 7: answer 'Z\)nothing' disagrees"):
+        reproduce_olagpt(data_copy, tmp_path / "out")
+    with pytest.raises(UnknownNameError):
+        reproduce_olagpt(data_copy, tmp_path / "out", extractor="nope")

@@ -1,0 +1,30 @@
+"""pyproject.toml and environment.yml name the same packages with the same lower bounds."""
+import re
+import tomllib
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _norm(spec: str) -> str:
+    name, rest = re.match(r"\s*([A-Za-z0-9_.\-]+)\s*(.*)", spec).groups()
+    return re.sub(r"[-_.]+", "-", name).lower() + rest.replace(" ", "")
+
+
+def test_environment_matches_pyproject():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    pip_side = {_norm(s) for s in project["dependencies"]}
+    for extra in project.get("optional-dependencies", {}).values():
+        pip_side |= {_norm(s) for s in extra}
+    env = yaml.safe_load((ROOT / "environment.yml").read_text())
+    conda_side = {_norm(s) for s in env["dependencies"] if isinstance(s, str)}
+    conda_side -= {s for s in conda_side if s.startswith(("python", "pip"))}
+    assert conda_side == pip_side
+
+
+def test_ci_runs_the_readme_test_command():
+    readme = (ROOT / "README.md").read_text()
+    assert "make test" in readme and "make paper" in readme
+    assert "make test" in (ROOT / ".ci" / "run").read_text()
