@@ -3,6 +3,7 @@
     olakit data fetch [--dest DIR] [--base-url URL]
     olakit data verify [--dest DIR]
     olakit reproduce-olagpt [--data-dir DIR] --out DIR [--figures-dir DIR] [--extractor NAME] [--tie-rule RULE]
+    olakit serve [--model GGUF] [--port N] [--n-parallel N]
 """
 from __future__ import annotations
 
@@ -33,6 +34,11 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--tie-rule", default="first", help="vote tie rule: first (default), random or none")
     r.add_argument("--seed", type=int, default=0, help="seed of the bootstrap and random tie-breaks")
     r.add_argument("--n-boot", type=int, default=2000, help="bootstrap resamples per confidence interval")
+    s = sub.add_parser("serve", help="serve the embedded model (or any GGUF) on 127.0.0.1 until interrupted")
+    s.add_argument("--model", default=None, help="path of a GGUF file (default: the embedded Qwen2.5-Coder-0.5B)")
+    s.add_argument("--port", type=int, default=0, help="port (default: a free one)")
+    s.add_argument("--n-parallel", type=int, default=4, help="concurrent requests (and the most n per request)")
+    s.add_argument("--n-ctx", type=int, default=8192, help="context size shared by the parallel slots")
     return p
 
 
@@ -62,6 +68,19 @@ def main(argv: list[str] | None = None) -> int:
                                    tie=args.tie_rule, seed=args.seed, n_boot=args.n_boot)
             print(rep.tables["accuracy"].round(4).to_string())
             print(f"wrote {rep.out_dir}/records.parquet, {len(rep.tables)} tables and {len(rep.figures)} figures")
+        elif args.cmd == "serve":
+            import time
+
+            from olakit.local import LocalServer
+
+            with LocalServer(args.model, port=args.port, n_parallel=args.n_parallel, n_ctx=args.n_ctx) as srv:
+                print(f"serving {srv.model_path.name} at {srv.base_url}\n"
+                      f"  export OLAKIT_BASE_URL={srv.base_url} OLAKIT_MODEL={srv.model}", flush=True)
+                try:
+                    while True:
+                        time.sleep(3600)
+                except KeyboardInterrupt:
+                    pass
     except OlakitError as exc:
         print(f"olakit: error: {exc}", file=sys.stderr)
         return 2

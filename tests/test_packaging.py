@@ -21,6 +21,9 @@ def test_environment_matches_pyproject():
     env = yaml.safe_load((ROOT / "environment.yml").read_text())
     conda_side = {_norm(s) for s in env["dependencies"] if isinstance(s, str)}
     conda_side -= {s for s in conda_side if s.startswith(("python", "pip"))}
+    for s in env["dependencies"]:
+        if isinstance(s, dict):
+            conda_side |= {_norm(p) for p in s["pip"] if not p.startswith("-e")}
     assert conda_side == pip_side
 
 

@@ -1,0 +1,41 @@
+"""Overhead of the kit on the embedded model: wall time of 20 short calls vs the server's own reported time.
+
+The server's prompt + generation seconds come from its Prometheus /metrics counters, read before and after.
+Calls run one at a time so the two are comparable. Goal: kit wall time <= 1.1x server time.
+Usage: python benchmarks/bench_local.py [N] [MAX_TOKENS]
+"""
+import re
+import sys
+import tempfile
+import time
+import urllib.request
+
+from olakit.llm import LLM, Endpoint, Request
+from olakit.local import LocalServer
+
+n = int(sys.argv[1]) if len(sys.argv) > 1 else 20
+max_tokens = int(sys.argv[2]) if len(sys.argv) > 2 else 32
+
+
+def server_seconds(base_url: str) -> float:
+    text = urllib.request.urlopen(base_url.removesuffix("/v1") + "/metrics", timeout=10).read().decode()
+    total = 0.0
+    for name in ("llamacpp:prompt_seconds_total", "llamacpp:tokens_predicted_seconds_total"):
+        m = re.search(rf"^{re.escape(name)}\s+([0-9.eE+-]+)", text, re.M)
+        total += float(m.group(1)) if m else float("nan")
+    return total
+
+
+with LocalServer(n_parallel=1, n_ctx=4096) as srv, tempfile.TemporaryDirectory() as cache:
+    llm = LLM(Endpoint(srv.base_url, srv.model, local=True), cache_dir=cache, concurrency=1, progress=False)
+    llm.complete("warm up", max_tokens=2)
+    before = server_seconds(srv.base_url)
+    t0 = time.perf_counter()
+    res = llm.batch([Request.make(f"Write one short sentence about the number {i}.", max_tokens=max_tokens,
+                                  temperature=0) for i in range(n)])
+    wall = time.perf_counter() - t0
+    served = server_seconds(srv.base_url) - before
+assert all(r.ok for r in res)
+tokens = sum(r.completion_tokens for r in res)
+print(f"{n} calls, {tokens} tokens generated: kit wall {wall:.2f} s, server-reported {served:.2f} s, "
+      f"ratio {wall / served:.3f} (goal <= 1.1); {tokens / wall:.1f} tokens/s end to end")

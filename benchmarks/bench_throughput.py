@@ -1,0 +1,31 @@
+"""Throughput of the kit against a 127.0.0.1 OpenAI-compatible server answering after a fixed 200 ms.
+
+With 32 concurrent calls the ceiling is 32 / 0.2 s = 160 requests/s. Goal: ratio >= 0.9.
+Usage: python benchmarks/bench_throughput.py [N_REQUESTS]
+"""
+import subprocess
+import sys
+import tempfile
+import time
+
+from olakit.llm import LLM, Endpoint, Request
+
+n = int(sys.argv[1]) if len(sys.argv) > 1 else 640
+concurrency, delay = 32, 0.2
+# the server runs in its own process, as a real endpoint would, so it does not share the client's GIL
+server = subprocess.Popen([sys.executable, "-m", "olakit.loopback", "--delay", str(delay)], stdout=subprocess.PIPE,
+                          text=True)
+try:
+    base_url = server.stdout.readline().strip()
+    with tempfile.TemporaryDirectory() as cache:
+        llm = LLM(Endpoint(base_url, "bench"), cache_dir=cache, concurrency=concurrency, progress=False)
+        t0 = time.perf_counter()
+        results = llm.batch([Request.make(f"request {i}", max_tokens=4) for i in range(n)])
+        wall = time.perf_counter() - t0
+finally:
+    server.kill()
+assert all(r.ok for r in results)
+rate = n / wall
+ceiling = concurrency / delay
+print(f"{n} requests, {concurrency} concurrent, server delay {delay * 1000:.0f} ms: {wall:.2f} s, "
+      f"{rate:.1f} requests/s, ratio to ceiling {ceiling:.0f}/s = {rate / ceiling:.3f} (goal >= 0.9)")

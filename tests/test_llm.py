@@ -1,0 +1,144 @@
+"""The cached client against real HTTP servers on 127.0.0.1: faults, retries, failures, cache, resume."""
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from olakit.llm import LLM, Endpoint, Request, cache_key, summarize
+from olakit.loopback import Loopback
+
+
+def make_llm(srv, tmp_path, **kw):
+    kw.setdefault("timeout", 1.0)
+    kw.setdefault("backoff", 0.02)
+    return LLM(Endpoint(base_url=srv.base_url, model="fake"), cache_dir=tmp_path / "cache", progress=False, **kw)
+
+
+def test_cache_key_covers_what_changes_the_output():
+    r = Request.make("2+2?", max_tokens=8, temperature=0)
+    k = cache_key("http://a/v1|m", r)
+    assert k == cache_key("http://a/v1|m", Request.make("2+2?", temperature=0, max_tokens=8))  # order-free
+    assert k != cache_key("http://b/v1|m", r)  # another endpoint
+    assert k != cache_key("http://a/v1|m2", r)  # another model
+    assert k != cache_key("http://a/v1|m", Request.make("2+2?", max_tokens=9, temperature=0))
+    assert k != cache_key("http://a/v1|m", Request.make("2+2?", sample=1, max_tokens=8, temperature=0))
+    assert k != cache_key("http://a/v1|m", Request.make([{"role": "system", "content": "x"},
+                                                          {"role": "user", "content": "2+2?"}], max_tokens=8, temperature=0))
+
+
+def test_key_and_secrets_stay_out_of_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("OLAKIT_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("OLAKIT_MODEL", "m")
+    monkeypatch.setenv("OLAKIT_API_KEY", "sk-secret-value-123456789")
+    ep = Endpoint.from_env()
+    assert "sk-secret" not in repr(ep) and "sk-secret" not in ep.identity
+    with Loopback() as srv:
+        llm = LLM(Endpoint(srv.base_url, "fake", api_key="sk-secret-value-123456789"), cache_dir=tmp_path / "c",
+                  progress=False)
+        assert llm.complete("hi").text == "echo: hi"
+    for f in (tmp_path / "c").rglob("*"):
+        if f.is_file():
+            assert b"sk-secret" not in f.read_bytes()
+
+
+def test_endpoint_needs_a_model_name(monkeypatch):
+    from olakit.llm import LLMError
+
+    monkeypatch.setenv("OLAKIT_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.delenv("OLAKIT_MODEL", raising=False)
+    with pytest.raises(LLMError, match="OLAKIT_MODEL is not"):
+        Endpoint.from_env()
+
+
+def test_faulty_server_batch_equals_clean_run_and_caches_no_error(tmp_path):
+    reqs = [Request.make(f"question {i}", max_tokens=5) for i in range(60)]
+    with Loopback() as clean:
+        want = [r.text for r in make_llm(clean, tmp_path / "clean").batch(reqs)]
+    with Loopback(fault_rate=0.2, stall=2.5, seed=1) as srv:
+        llm = make_llm(srv, tmp_path)
+        got = llm.batch(reqs)
+        assert set(srv.fault_counts) == {"429", "500", "stall", "garbage"}  # every kind happened
+        assert sum(srv.fault_counts.values()) >= 0.1 * len(reqs)
+    assert [r.text for r in got] == want and all(r.ok for r in got)
+    assert sum(r.attempts for r in got) == srv.requests
+    assert len(llm.cache) == len(reqs)
+    for key in llm.cache.iterkeys():
+        assert isinstance(llm.cache[key]["text"], str) and llm.cache[key]["text"].startswith("echo: ")
+
+
+def test_retry_after_is_honoured(tmp_path):
+    with Loopback(fault_rate=1.0, faults=("429",), retry_after=0.4) as srv:
+        llm = make_llm(srv, tmp_path, max_attempts=3)
+        t0 = time.perf_counter()
+        r = llm.complete("x")
+        elapsed = time.perf_counter() - t0
+    assert not r.ok and "RateLimitError 429" in r.error and r.attempts == 3 and srv.requests == 3
+    assert elapsed >= 2 * 0.4  # two waits of Retry-After between three attempts
+
+
+def test_failed_calls_are_recorded_not_cached_and_rerun(tmp_path):
+    reqs = [Request.make(f"q{i}") for i in range(10)]
+    with Loopback(fault_rate=1.0, faults=("500",)) as srv:
+        llm = make_llm(srv, tmp_path, max_attempts=2)
+        res = llm.batch(reqs)
+        assert all(not r.ok and "500" in r.error for r in res) and srv.requests == 20
+        assert len(llm.cache) == 0
+    with Loopback() as srv:
+        llm = make_llm(srv, tmp_path)
+        llm.cache  # same directory as before
+        res = llm.batch(reqs)
+        assert all(r.ok and not r.cached for r in res) and srv.requests == 10
+
+
+def test_rerun_makes_only_missing_calls_and_samples_are_cached_per_index(tmp_path):
+    with Loopback() as srv:
+        llm = make_llm(srv, tmp_path)
+        five = llm.batch([Request.make("q", sample=s, seed=7, temperature=0.7) for s in range(5)])
+        assert srv.requests == 5 and len({r.text for r in five}) == 5  # seed offset per sample
+        ten = llm.batch([Request.make("q", sample=s, seed=7, temperature=0.7) for s in range(10)])
+        assert srv.requests == 10  # only samples 5..9 were new
+        assert [r.text for r in ten[:5]] == [r.text for r in five] and all(r.cached for r in ten[:5])
+        s = summarize(ten)
+        assert (s["paid"], s["cached"], s["failed"]) == (5, 5, 0)
+
+
+def test_concurrency_limit(tmp_path):
+    with Loopback(delay=0.2) as srv:
+        llm = make_llm(srv, tmp_path, concurrency=4, timeout=5)
+        t0 = time.perf_counter()
+        llm.batch([Request.make(f"q{i}") for i in range(8)])
+        elapsed = time.perf_counter() - t0
+    assert 0.4 <= elapsed < 1.2  # two waves of four, not one of eight nor eight of one
+
+
+def test_batch_killed_with_sigkill_then_rerun(tmp_path):
+    script = textwrap.dedent("""
+        import sys
+        from olakit.llm import LLM, Endpoint, Request
+        llm = LLM(Endpoint(sys.argv[1], "fake"), cache_dir=sys.argv[2], concurrency=2, progress=False, timeout=10)
+        res = llm.batch([Request.make(f"q{i}") for i in range(20)])
+        print(sum(r.ok for r in res), sum(r.cached for r in res))
+    """)
+    with Loopback(delay=0.3) as srv:
+        cmd = [sys.executable, "-c", script, srv.base_url, str(tmp_path / "cache")]
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+        deadline = time.time() + 60
+        while sum(srv.completed.values()) < 8 and time.time() < deadline:
+            time.sleep(0.02)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        done_before = dict(srv.completed)
+        requests_before = srv.requests
+        assert 8 <= len(done_before) < 20
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        ok, cached = map(int, out.stdout.split())
+    assert ok == 20
+    # answers delivered before the kill were cached (at most the two in flight were lost) ...
+    assert len(done_before) - 2 <= cached <= len(done_before)
+    # ... and the rerun asked only for the rest: no answer delivered and cached was paid for twice
+    assert srv.requests - requests_before == 20 - cached
+    assert sum(n > 1 for n in srv.per_prompt.values()) <= len(done_before) - cached + 2

@@ -1,0 +1,52 @@
+"""The real embedded model (Qwen2.5-Coder-0.5B via xllamacpp on 127.0.0.1), with short max_tokens."""
+import pytest
+
+from olakit.llm import LLM, Endpoint, Request
+from olakit.local import DEFAULT_MODEL, LocalServer, default_model_path
+
+
+@pytest.fixture(scope="module")
+def server():
+    with LocalServer(n_parallel=4, n_ctx=4096) as srv:
+        yield srv
+
+
+def endpoint(srv):
+    return Endpoint(base_url=srv.base_url, model=srv.model, local=True,
+                    identity=f"olakit-embedded|{DEFAULT_MODEL['sha256'][:16]}|{srv.model}")
+
+
+def test_weights_are_joined_and_verified():
+    from olakit.local import _sha256
+
+    path = default_model_path()
+    assert path.stat().st_size == 491_400_064
+    assert _sha256(path) == DEFAULT_MODEL["sha256"]
+
+
+def test_one_chat_completion_then_a_cache_hit(server, tmp_path):
+    llm = LLM(endpoint(server), cache_dir=tmp_path, progress=False)
+    r = llm.complete("What is 2+3? Reply with the number only.", max_tokens=8, temperature=0)
+    assert r.ok and r.text.strip() and not r.cached
+    assert r.prompt_tokens > 5 and 0 < r.completion_tokens <= 8 and r.cost == 0.0 and r.latency > 0
+    again = LLM(endpoint(server), cache_dir=tmp_path, progress=False).complete(
+        "What is 2+3? Reply with the number only.", max_tokens=8, temperature=0)
+    assert again.cached and again.text == r.text and again.latency is None
+
+
+def test_seeded_sampling_differs_across_samples_and_repeats(server, tmp_path):
+    reqs = [Request.make("Name a colour.", sample=s, max_tokens=6, temperature=1.0, seed=11) for s in range(4)]
+    first = LLM(endpoint(server), cache_dir=tmp_path / "a", progress=False).batch(reqs)
+    second = LLM(endpoint(server), cache_dir=tmp_path / "b", progress=False).batch(reqs)
+    assert all(r.ok for r in first + second)
+    assert [r.text for r in first] == [r.text for r in second]  # same seeds, same samples
+    assert len({r.text for r in first}) >= 2  # different samples differ
+
+
+def test_server_side_n_choices(server):
+    import openai
+
+    client = openai.OpenAI(base_url=server.base_url, api_key="none")
+    resp = client.chat.completions.create(model=server.model, messages=[{"role": "user", "content": "Say hi."}],
+                                          n=3, seed=5, temperature=1.0, max_tokens=5)
+    assert len(resp.choices) == 3 and all(c.message.content for c in resp.choices)
