@@ -38,14 +38,6 @@ def model_dir() -> Path:
     return Path(os.environ.get("OLAKIT_MODEL_DIR") or Path.home() / ".cache" / "olakit" / "models")
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 22), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def default_model_path() -> Path:
     """Join the default model's chunks (once) and return the verified GGUF path.
 

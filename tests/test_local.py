@@ -17,7 +17,7 @@ def endpoint(srv):
 
 
 def test_weights_are_joined_and_verified():
-    from olakit.local import _sha256
+    from olakit.fetch import sha256_file as _sha256
 
     path = default_model_path()
     assert path.stat().st_size == 491_400_064
