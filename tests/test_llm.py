@@ -33,16 +33,16 @@ def test_cache_key_covers_what_changes_the_output():
 def test_key_and_secrets_stay_out_of_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("OLAKIT_BASE_URL", "http://127.0.0.1:9/v1")
     monkeypatch.setenv("OLAKIT_MODEL", "m")
-    monkeypatch.setenv("OLAKIT_API_KEY", "sk-secret-value-123456789")
+    monkeypatch.setenv("OLAKIT_API_KEY", "fake-key-value-123456789")
     ep = Endpoint.from_env()
-    assert "sk-secret" not in repr(ep) and "sk-secret" not in ep.identity
+    assert "fake-key-value" not in repr(ep) and "fake-key-value" not in ep.identity
     with Loopback() as srv:
-        llm = LLM(Endpoint(srv.base_url, "fake", api_key="sk-secret-value-123456789"), cache_dir=tmp_path / "c",
+        llm = LLM(Endpoint(srv.base_url, "fake", api_key="fake-key-value-123456789"), cache_dir=tmp_path / "c",
                   progress=False)
         assert llm.complete("hi").text == "echo: hi"
     for f in (tmp_path / "c").rglob("*"):
         if f.is_file():
-            assert b"sk-secret" not in f.read_bytes()
+            assert b"fake-key-value" not in f.read_bytes()
 
 
 def test_endpoint_needs_a_model_name(monkeypatch):
