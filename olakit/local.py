@@ -8,7 +8,6 @@ sha256 is checked before use. The joined file is kept in ``$OLAKIT_MODEL_DIR`` (
 """
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import importlib
 import logging
@@ -137,12 +136,3 @@ def shared_server() -> LocalServer:
             _shared = LocalServer()
         return _shared
 
-
-@contextlib.contextmanager
-def serving(model_path=None, **kwargs):
-    """Context manager form of LocalServer."""
-    srv = LocalServer(model_path, **kwargs)
-    try:
-        yield srv
-    finally:
-        srv.close()

@@ -22,7 +22,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from olakit.errors import lookup
+from olakit.errors import DataError, lookup
 
 TIE_RULES = ("first", "random", "none")
 
@@ -62,8 +62,6 @@ def answer_matrix(df: pd.DataFrame, templates: Sequence[str] | None = None) -> t
 
     Raises DataError if a template is missing for some question (votes over unequal sets mislead).
     """
-    from olakit.errors import DataError
-
     templates = list(templates) if templates is not None else list(dict.fromkeys(df["template"]))
     missing = sorted(set(templates) - set(df["template"]))
     if missing:

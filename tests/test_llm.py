@@ -88,8 +88,7 @@ def test_failed_calls_are_recorded_not_cached_and_rerun(tmp_path):
         assert all(not r.ok and "500" in r.error for r in res) and srv.requests == 20
         assert len(llm.cache) == 0
     with Loopback() as srv:
-        llm = make_llm(srv, tmp_path)
-        llm.cache  # same directory as before
+        llm = make_llm(srv, tmp_path)  # same cache directory as the failed run
         res = llm.batch(reqs)
         assert all(r.ok and not r.cached for r in res) and srv.requests == 10
 
