@@ -186,6 +186,9 @@ class LLM:
         self.max_backoff = max_backoff
         self.progress = progress
         self._cache = None
+        self._clients: dict = {}  # one openai client per event loop, reused across batches (kept-alive connections)
+        self._loop: asyncio.AbstractEventLoop | None = None  # batch()'s own loop, in a daemon thread
+        self._lock = threading.Lock()
 
     @property
     def cache(self):
@@ -217,7 +220,7 @@ class LLM:
                       completion_tokens=hit["completion_tokens"], finish_reason=hit.get("finish_reason"),
                       cost=self._cost(hit["prompt_tokens"], hit["completion_tokens"]), latency=None, cached=True)
 
-    async def _call(self, client, request: Request) -> Result:
+    async def _call(self, client, sem: asyncio.Semaphore, request: Request) -> Result:
         import openai
         from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
 
@@ -241,103 +244,128 @@ class LLM:
         attempts = 0
         start = time.perf_counter()
         try:
-            async for attempt in AsyncRetrying(retry=retry_if_exception(retryable), wait=wait,
-                                               stop=stop_after_attempt(self.max_attempts), reraise=True):
-                with attempt:
-                    attempts += 1
-                    t0 = time.perf_counter()
-                    try:
-                        resp = await client.chat.completions.create(model=self.endpoint.model,
-                                                                    messages=request.message_dicts(),
-                                                                    **request.call_params())
-                    except (json.JSONDecodeError, openai.APIResponseValidationError) as exc:
-                        raise MalformedResponse(f"unparseable response body ({exc})") from exc
-                    text, finish = _content(resp)
-                    latency = time.perf_counter() - t0
+            async with sem:
+                async for attempt in AsyncRetrying(retry=retry_if_exception(retryable), wait=wait,
+                                                   stop=stop_after_attempt(self.max_attempts), reraise=True):
+                    with attempt:
+                        attempts += 1
+                        t0 = time.perf_counter()
+                        # the client's low-level post: the same transport, auth and status errors as
+                        # chat.completions.create, without its per-call pydantic transform and model building,
+                        # a fifth of the client's CPU per call (benchmarks/bench_throughput.py)
+                        raw = await client.post("/chat/completions", cast_to=bytes,
+                                                body={"model": self.endpoint.model,
+                                                      "messages": request.message_dicts(), **request.call_params()})
+                        text, finish, usage = _content(_parse(raw))
+                        latency = time.perf_counter() - t0
         except Exception as exc:  # recorded as a failed result; the batch goes on
             log.warning("call failed after %d attempts: %s", attempts, _describe(exc))
             return Result(key=key, error=_describe(exc), attempts=attempts, latency=time.perf_counter() - start)
-        usage = getattr(resp, "usage", None)
-        pt = getattr(usage, "prompt_tokens", None)
-        ct = getattr(usage, "completion_tokens", None)
-        # written at once (a kill loses only calls in flight), off the event loop (SQLite commits block)
+        pt = usage.get("prompt_tokens") if isinstance(usage, dict) else None
+        ct = usage.get("completion_tokens") if isinstance(usage, dict) else None
+        # written at once (a kill loses only calls in flight), off the event loop (SQLite commits block) and
+        # after the concurrency slot is released, so a slow commit never holds back the next call
         await asyncio.to_thread(self.cache.set, key, {"text": text, "prompt_tokens": pt, "completion_tokens": ct,
                                                       "finish_reason": finish, "latency": latency,
                                                       "model": self.endpoint.model})
         return Result(key=key, text=text, prompt_tokens=pt, completion_tokens=ct, finish_reason=finish,
                       cost=self._cost(pt, ct), latency=latency, cached=False, attempts=attempts)
 
+    def _client(self):
+        """The openai client of the running event loop (connections stay open between batches)."""
+        import openai
+
+        loop = asyncio.get_running_loop()
+        for other in [lp for lp in self._clients if lp.is_closed()]:
+            del self._clients[other]
+        if loop not in self._clients:
+            self._clients[loop] = openai.AsyncOpenAI(base_url=self.endpoint.base_url,
+                                                     api_key=self.endpoint.api_key or "none",
+                                                     timeout=self.timeout, max_retries=0)
+        return self._clients[loop]
+
     async def abatch(self, requests: Iterable[Request], desc: str = "LLM calls") -> list[Result]:
         """Results for every request, in order: cache hits first, then the rest concurrently."""
-        import openai
         from tqdm.auto import tqdm
 
         requests = list(requests)
         results: list[Result | None] = [self.lookup(r) for r in requests]
         todo = [i for i, r in enumerate(results) if r is None]
         if todo:
-            client = openai.AsyncOpenAI(base_url=self.endpoint.base_url, api_key=self.endpoint.api_key or "none",
-                                        timeout=self.timeout, max_retries=0)
+            client = self._client()
             sem = asyncio.Semaphore(self.concurrency)
             bar = tqdm(total=len(requests), initial=len(requests) - len(todo), desc=desc, disable=not self.progress)
 
             async def one(i: int) -> None:
-                async with sem:
-                    results[i] = await self._call(client, requests[i])
+                results[i] = await self._call(client, sem, requests[i])
                 bar.update(1)
 
             try:
                 await asyncio.gather(*(one(i) for i in todo))
             finally:
                 bar.close()
-                await client.close()
         return results  # type: ignore[return-value]
 
     def batch(self, requests: Iterable[Request], desc: str = "LLM calls") -> list[Result]:
-        """Synchronous abatch; works inside Jupyter's running event loop too."""
-        return run_sync(self.abatch(list(requests), desc=desc))
+        """Synchronous abatch, run on this LLM's own event loop in a daemon thread, so it works inside Jupyter's
+        running loop too and the connections of one batch serve the next."""
+        with self._lock:
+            if self._loop is None or self._loop.is_closed():
+                self._loop = asyncio.new_event_loop()
+                threading.Thread(target=self._loop.run_forever, daemon=True, name="olakit-llm").start()
+        return asyncio.run_coroutine_threadsafe(self.abatch(list(requests), desc=desc), self._loop).result()
+
+    def close(self) -> None:
+        """Close the clients and stop batch()'s loop (also done when the process exits)."""
+        loop, self._loop = self._loop, None
+        if loop is not None and not loop.is_closed():
+            clients = [c for lp, c in self._clients.items() if lp is loop]
+            for c in clients:
+                asyncio.run_coroutine_threadsafe(c.close(), loop).result()
+            loop.call_soon_threadsafe(loop.stop)
+        self._clients.clear()
+        if self._cache is not None:
+            self._cache.close()
+            self._cache = None
+
+    def __enter__(self) -> "LLM":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
     def complete(self, messages: Sequence[dict] | str, *, sample: int = 0, **params) -> Result:
         """One chat completion (cached)."""
         return self.batch([Request.make(messages, sample=sample, **params)])[0]
 
 
-def _content(resp: Any) -> tuple[str, str | None]:
-    choices = getattr(resp, "choices", None)
-    if not choices:
+def _parse(raw: bytes) -> dict:
+    """The JSON body of a 2xx response, or MalformedResponse (retried)."""
+    try:
+        body = json.loads(raw)
+    except ValueError as exc:
+        raise MalformedResponse(f"unparseable response body ({exc}): {raw[:200]!r}") from exc
+    if not isinstance(body, dict):
+        raise MalformedResponse(f"response body is not an object: {raw[:200]!r}")
+    return body
+
+
+def _content(resp: dict) -> tuple[str, str | None, dict | None]:
+    """(text of the first choice, its finish_reason, usage) of a chat-completion body."""
+    choices = resp.get("choices")
+    first = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else None
+    if first is None:
         raise MalformedResponse(f"response without choices: {str(resp)[:200]!r}")
-    message = getattr(choices[0], "message", None)
-    text = getattr(message, "content", None)
+    message = first.get("message")
+    text = message.get("content") if isinstance(message, dict) else None
     if not isinstance(text, str):
         raise MalformedResponse(f"response without message content: {str(resp)[:200]!r}")
-    return text, getattr(choices[0], "finish_reason", None)
+    return text, first.get("finish_reason"), resp.get("usage")
 
 
 def _describe(exc: BaseException) -> str:
     status = getattr(exc, "status_code", None)
     return f"{type(exc).__name__}{f' {status}' if status else ''}: {str(exc)[:300]}"
-
-
-def run_sync(coro):
-    """Run a coroutine to completion from sync code, also when an event loop already runs (Jupyter)."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    box: dict = {}
-
-    def target():
-        try:
-            box["value"] = asyncio.run(coro)
-        except BaseException as exc:  # re-raised in the caller's thread
-            box["error"] = exc
-
-    t = threading.Thread(target=target)
-    t.start()
-    t.join()
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
 
 
 def summarize(results: Sequence[Result]) -> dict:

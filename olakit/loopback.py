@@ -1,7 +1,8 @@
 """A real HTTP server on 127.0.0.1 that speaks the OpenAI chat API and misbehaves on demand.
 
 For fault tests and benchmarks only: the embedded model cannot be made to return 429s or garbage. It answers
-deterministically ("echo: <last user message>"), after ``delay`` seconds, and counts requests per prompt.
+deterministically ("echo: <last user message>"), after ``delay`` seconds, and counts connections and requests
+per prompt.
 With ``fault_rate`` > 0 a seeded choice per (prompt, attempt) turns a request into one of: 429 with
 Retry-After, 500, a stall past the client's timeout, or a malformed 200 body.
 
@@ -30,6 +31,7 @@ class Loopback:
         self.delay, self.fault_rate, self.faults, self.stall = delay, fault_rate, tuple(faults), stall
         self.retry_after, self.seed = retry_after, seed
         self.requests = 0
+        self.connections = 0
         self.per_prompt: Counter = Counter()
         self.fault_counts: Counter = Counter()
         self.completed: Counter = Counter()
@@ -42,6 +44,11 @@ class Loopback:
 
             def log_message(self, *args):
                 pass
+
+            def setup(self):
+                super().setup()
+                with outer._lock:
+                    outer.connections += 1
 
             def _send(self, status: int, body: bytes, headers: dict | None = None):
                 self.send_response(status)

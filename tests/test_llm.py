@@ -114,6 +114,23 @@ def test_concurrency_limit(tmp_path):
     assert 0.4 <= elapsed < 1.2  # two waves of four, not one of eight nor eight of one
 
 
+def test_batches_reuse_connections_and_run_inside_a_running_loop(tmp_path):
+    import asyncio
+
+    with Loopback() as srv:
+        llm = make_llm(srv, tmp_path, concurrency=4)
+        llm.batch([Request.make(f"a{i}") for i in range(8)])
+        llm.batch([Request.make(f"b{i}") for i in range(8)])
+
+        async def in_jupyter():  # a notebook cell runs inside an event loop
+            return llm.batch([Request.make(f"c{i}") for i in range(8)])
+
+        res = asyncio.run(in_jupyter())
+        llm.close()
+    assert [r.text for r in res] == [f"echo: c{i}" for i in range(8)]
+    assert srv.requests == 24 and srv.connections <= 4  # three batches over the same kept-alive connections
+
+
 def test_batch_killed_with_sigkill_then_rerun(tmp_path):
     script = textwrap.dedent("""
         import sys
