@@ -12,11 +12,12 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from olakit.vote import GROUP, answer_matrix, regex_vote
+from olakit.vote import GROUP, answer_matrix, majority, regex_vote
 
 STRATEGIES = ("zero-shot", "random", "retrieval", "combine")
-BASELINES = ("turbo",)
-"""Templates that are baselines, left out of the Table 7 template statistics as in the paper."""
+BASELINES = ("turbo", "origin")
+"""Templates that are baselines (origin is the turbo prompt), left out of the Table 7 template statistics as in
+the paper."""
 
 
 def bootstrap_ci(correct, n_boot: int = 2000, seed: int = 0, level: float = 0.95) -> tuple[float, float]:
@@ -202,3 +203,59 @@ def compare_with_paper(recomputed: dict[str, pd.DataFrame], paper: dict[str, dic
                 rows.append({"table": table, "row": str(row), "column": col, "paper": float(value),
                              "recomputed": mine, "diff": mine - float(value)})
     return pd.DataFrame(rows)
+
+
+def _acc_row(method: str, strategy: str, correct, seed: int, n_boot: int) -> dict:
+    x = np.asarray(correct, dtype=bool)
+    lo, hi = bootstrap_ci(x, n_boot=n_boot, seed=seed)
+    return {"method": method, "notes_strategy": strategy, "n": len(x), "correct": int(x.sum()),
+            "accuracy": float(x.mean()) if len(x) else float("nan"), "ci_low": lo, "ci_high": hi}
+
+
+def sc_vote(df: pd.DataFrame, name: str = "SC", tie: str = "first") -> pd.DataFrame:
+    """Self-consistency: majority over the samples of ``name`` per question and condition (voted, gold, correct)."""
+    sc = df[df["template"] == name]
+    keys = ["dataset", "notes_strategy", "n_notes", "question_id"]
+    rows = []
+    for key, g in sc.sort_values("sample").groupby(keys, sort=False):
+        voted = majority(list(g["extracted"]), tie)
+        gold = g["gold"].iloc[0]
+        rows.append({**dict(zip(keys, key)), "voted": voted, "gold": gold, "correct": voted == gold})
+    return pd.DataFrame(rows, columns=[*keys, "voted", "gold", "correct"])
+
+
+def method_accuracy(df: pd.DataFrame, templates: Sequence[str], tie: str = "first", seed: int = 0,
+                    n_boot: int = 2000) -> pd.DataFrame:
+    """Accuracy with 95% CI of every method in live records: each template and the regex vote (sample 0),
+    SC (majority over its samples), and single-answer methods (auto_cot, llm_vote, llm_vote_shuffled)."""
+    parts = []
+    if templates:
+        base = df[df["template"].isin(templates) & (df["sample"] == 0)]
+        parts.append(accuracy_long(base, templates, tie=tie, seed=seed, n_boot=n_boot))
+    rows = []
+    sc = sc_vote(df, tie=tie)
+    for strategy, g in sc.groupby("notes_strategy", sort=False):
+        rows.append(_acc_row("SC", strategy, g["correct"], seed, n_boot))
+    for method in ("auto_cot", "llm_vote", "llm_vote_shuffled"):
+        for strategy, g in df[df["template"] == method].groupby("notes_strategy", sort=False):
+            rows.append(_acc_row(method, strategy, g["correct"], seed, n_boot))
+    if rows:
+        parts.append(pd.DataFrame(rows))
+    if not parts:
+        return pd.DataFrame(columns=["method", "notes_strategy", "n", "correct", "accuracy", "ci_low", "ci_high"])
+    return sort_rows(pd.concat(parts, ignore_index=True), ["method", "notes_strategy"])
+
+
+def usage_table(df: pd.DataFrame) -> pd.DataFrame:
+    """Per template/method: records, paid calls, cache hits, tokens, cost and mean latency of paid calls."""
+    g = df.groupby("template", sort=False)
+    out = pd.DataFrame({
+        "records": g.size(),
+        "paid": g["cached"].apply(lambda c: int((~c).sum())),
+        "cached": g["cached"].sum().astype(int),
+        "prompt_tokens": g["prompt_tokens"].sum(),
+        "completion_tokens": g["completion_tokens"].sum(),
+        "cost": g["cost"].sum(),
+        "mean_latency_s": g["latency"].mean(),
+    })
+    return out.reset_index().rename(columns={"template": "method"})

@@ -4,6 +4,8 @@
     olakit data verify [--dest DIR]
     olakit reproduce-olagpt [--data-dir DIR] --out DIR [--figures-dir DIR] [--extractor NAME] [--tie-rule RULE]
     olakit serve [--model GGUF] [--port N] [--n-parallel N]
+    olakit run --dataset aqua --n 10 --out DIR [--strategies zero-shot,random,...] [--n-notes 3] [...]
+    olakit notes build --dataset ekar_zh --split train --pool 40 --out FILE [--r 3] [--explainer dataset]
 """
 from __future__ import annotations
 
@@ -39,12 +41,50 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--port", type=int, default=0, help="port (default: a free one)")
     s.add_argument("--n-parallel", type=int, default=4, help="concurrent requests (and the most n per request)")
     s.add_argument("--n-ctx", type=int, default=8192, help="context size shared by the parallel slots")
+    lv = sub.add_parser("run", help="run the OlaGPT grid live (templates x note strategies, baselines, votes)")
+    lv.add_argument("--dataset", default="aqua", help="aqua, ekar_zh or strategyqa")
+    lv.add_argument("--split", default=None, help="default: test (AQuA), validation (E-KAR), dev (StrategyQA)")
+    lv.add_argument("--n", type=int, default=10, help="questions in the slice (default 10)")
+    lv.add_argument("--offset", type=int, default=0, help="first question of the slice")
+    lv.add_argument("--templates", default=None, help="comma-separated template names (default: all that suit)")
+    lv.add_argument("--strategies", default="zero-shot,random,retrieval,combine", help="note strategies")
+    lv.add_argument("--n-notes", default="3", help="comma-separated note counts (default 3)")
+    lv.add_argument("--library", default="olagpt", help="notes library file, or olagpt (the authors' AQuA notes)")
+    lv.add_argument("--baselines", default="turbo,SC,auto_cot", help="baselines to run ('' for none)")
+    lv.add_argument("--votes", default="regex,llm", help="votes to compute ('regex' makes no calls)")
+    lv.add_argument("--sc-k", type=int, default=3, help="self-consistency samples")
+    lv.add_argument("--autocot-demos", default="generated", help="generated or published")
+    lv.add_argument("--max-tokens", type=int, default=256, help="answer length limit")
+    lv.add_argument("--vote-max-tokens", type=int, default=192, help="LLM-vote answer length limit")
+    lv.add_argument("--seed", type=int, default=0)
+    lv.add_argument("--concurrency", type=int, default=4, help="calls in flight at once")
+    lv.add_argument("--data-dir", default=None)
+    lv.add_argument("--out", required=True, help="output directory (records.parquet, tables/, run.json)")
+
+    nb = sub.add_parser("notes", help="notes libraries").add_subparsers(dest="notes_cmd", required=True)
+    b = nb.add_parser("build", help="build a notes library by active learning (error book of a pool)")
+    b.add_argument("--dataset", default="ekar_zh")
+    b.add_argument("--split", default="train")
+    b.add_argument("--pool", type=int, default=40, help="pool questions (the first N, or a KMeans sample with --sample)")
+    b.add_argument("--sample", type=int, default=None, help="draw this many from the whole split by KMeans (20 clusters)")
+    b.add_argument("--r", type=int, default=3, help="answers per question (paper: 3-5)")
+    b.add_argument("--explainer", default="dataset", help="llm, dataset or person")
+    b.add_argument("--max-tokens", type=int, default=256)
+    b.add_argument("--seed", type=int, default=0)
+    b.add_argument("--data-dir", default=None)
+    b.add_argument("--out", required=True, help="library file (JSON Lines)")
     return p
+
+
+def _names(text: str | None) -> list[str] | None:
+    return None if text is None else [t.strip() for t in text.split(",") if t.strip()]
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    logging.getLogger("httpx2").setLevel(logging.WARNING)  # one line per HTTP request otherwise
+    logging.getLogger("httpx").setLevel(logging.WARNING)
     try:
         if args.cmd == "data":
             from olakit import fetch
@@ -68,6 +108,35 @@ def main(argv: list[str] | None = None) -> int:
                                    tie=args.tie_rule, seed=args.seed, n_boot=args.n_boot)
             print(rep.tables["accuracy"].round(4).to_string())
             print(f"wrote {rep.out_dir}/records.parquet, {len(rep.tables)} tables and {len(rep.figures)} figures")
+        elif args.cmd == "run":
+            import json as _json
+
+            from olakit.llm import LLM
+            from olakit.run import RunConfig, run
+
+            cfg = RunConfig(dataset=args.dataset, split=args.split, n_questions=args.n, offset=args.offset,
+                            templates=_names(args.templates), strategies=_names(args.strategies),
+                            n_notes=[int(x) for x in _names(args.n_notes)], library=args.library,
+                            baselines=_names(args.baselines), votes=_names(args.votes), sc_k=args.sc_k,
+                            autocot_demos=args.autocot_demos, max_tokens=args.max_tokens,
+                            vote_max_tokens=args.vote_max_tokens, seed=args.seed, data_dir=args.data_dir)
+            with LLM(concurrency=args.concurrency) as llm:
+                res = run(cfg, llm=llm, out_dir=args.out)
+            print(res.tables["methods_wide"].round(4).to_string())
+            print(_json.dumps(res.stats))
+        elif args.cmd == "notes":
+            from olakit.data import load_questions
+            from olakit.llm import LLM
+            from olakit.notes import build_library
+
+            pool = load_questions(args.dataset, args.split, data_dir=args.data_dir)
+            if not args.sample:
+                pool = pool[:args.pool]
+            with LLM() as llm:
+                lib = build_library(llm, pool, r=args.r, size=args.sample, explainer=args.explainer, seed=args.seed,
+                                    max_tokens=args.max_tokens, path=args.out)
+            print(f"{len(lib)} notes from {len(pool) if not args.sample else args.sample} pool questions "
+                  f"written to {args.out}")
         elif args.cmd == "serve":
             import time
 

@@ -1,7 +1,7 @@
 """A real HTTP server on 127.0.0.1 that speaks the OpenAI chat API and misbehaves on demand.
 
 For fault tests and benchmarks only: the embedded model cannot be made to return 429s or garbage. It answers
-deterministically ("echo: <last user message>"), after ``delay`` seconds, and counts connections and requests
+deterministically ("echo: <last user message>", or what ``reply(prompt, request)`` returns), after ``delay`` seconds, and counts connections and requests
 per prompt.
 With ``fault_rate`` > 0 a seeded choice per (prompt, attempt) turns a request into one of: 429 with
 Retry-After, 500, a stall past the client's timeout, or a malformed 200 body.
@@ -27,7 +27,8 @@ class _Server(http.server.ThreadingHTTPServer):
 
 class Loopback:
     def __init__(self, *, delay: float = 0.0, fault_rate: float = 0.0, faults=FAULTS, stall: float = 3.0,
-                 retry_after: float = 0.1, seed: int = 0):
+                 retry_after: float = 0.1, seed: int = 0, reply=None):
+        self.reply = reply  # optional fn(prompt, request) -> text, for answers a test must control
         self.delay, self.fault_rate, self.faults, self.stall = delay, fault_rate, tuple(faults), stall
         self.retry_after, self.seed = retry_after, seed
         self.requests = 0
@@ -76,12 +77,12 @@ class Loopback:
                         self._send(500, b'{"error": {"message": "internal error"}}')
                     elif fault == "stall":
                         time.sleep(outer.stall)
-                        self._send(200, outer._reply(prompt, req))
+                        self._send(200, outer._reply(prompt, req, outer.reply))
                     elif fault == "garbage":
                         self._send(200, b'{"id": "x", "choices": [{"mess')
                     else:
                         time.sleep(outer.delay)
-                        self._send(200, outer._reply(prompt, req))
+                        self._send(200, outer._reply(prompt, req, outer.reply))
                         with outer._lock:
                             outer.completed[prompt] += 1
                 except (BrokenPipeError, ConnectionResetError):
@@ -108,9 +109,9 @@ class Loopback:
         return fault
 
     @staticmethod
-    def _reply(prompt: str, req: dict) -> bytes:
-        text = f"echo: {prompt}"
-        if req.get("seed") is not None:
+    def _reply(prompt: str, req: dict, reply=None) -> bytes:
+        text = reply(prompt, req) if reply else f"echo: {prompt}"
+        if req.get("seed") is not None and not reply:
             text += f" (seed {req['seed']})"
         return json.dumps({
             "id": "chatcmpl-loopback", "object": "chat.completion", "created": 0, "model": req.get("model", "x"),

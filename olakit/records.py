@@ -19,7 +19,7 @@ from olakit.errors import DataError
 from olakit.extract import get_extractor
 from olakit.types import Record
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 """Bumped whenever the record columns change meaning; load_records refuses other versions."""
 _META_KEY = b"olakit_records_format"
 COLUMNS = [f.name for f in dataclasses.fields(Record)]
@@ -50,6 +50,8 @@ def normalise(df: pd.DataFrame) -> pd.DataFrame:
     df = df.astype(_DTYPES)
     df["extracted"] = df["extracted"].astype(object).where(df["extracted"].notna(), None)
     df["note_ids"] = df["note_ids"].map(lambda ids: [str(i) for i in ids])
+    df["note_sims"] = df["note_sims"].map(lambda sims: [float(x) for x in sims])
+    df["question_type"] = df["question_type"].fillna("").astype(str)
     return df
 
 

@@ -121,14 +121,19 @@ def _write_atomic(path: Path, write) -> None:
     os.replace(tmp, path)
 
 
+def write_tables(tables: dict[str, pd.DataFrame], out_dir: Path) -> None:
+    """Each table as out_dir/tables/NAME.csv (atomically)."""
+    for name, table in tables.items():
+        index = not isinstance(table.index, pd.RangeIndex)
+        _write_atomic(Path(out_dir) / "tables" / f"{name}.csv", lambda p, t=table, i=index: t.to_csv(p, index=i))
+
+
 def write_outputs(rep: Reproduction, out_dir: Path, figures_dir: Path, figs: dict) -> None:
     """Write records, tables (CSV) and figures (PNG)."""
     import matplotlib.pyplot as plt
 
     save_records(rep.records, out_dir / "records.parquet")
-    for name, table in rep.tables.items():
-        index = not isinstance(table.index, pd.RangeIndex)
-        _write_atomic(out_dir / "tables" / f"{name}.csv", lambda p, t=table, i=index: t.to_csv(p, index=i))
+    write_tables(rep.tables, out_dir)
     for name, fig in figs.items():
         path = figures_dir / f"{name}.png"
         _write_atomic(path, lambda p, f=fig: f.savefig(p, dpi=150, bbox_inches="tight", format="png"))

@@ -1,4 +1,4 @@
-"""Frozen dataclasses that carry data through the kit: Question and Record."""
+"""Frozen dataclasses that carry data through the kit: Question, Note, Template and Record."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -69,3 +69,53 @@ class Record:
     """Where the record comes from: ``"live"`` or the name of a recorded run, e.g. ``"olagpt-recorded"``."""
     note_ids: tuple[str, ...] = ()
     """Ids of the notes shown in the prompt, in prompt order."""
+    note_sims: tuple[float, ...] = ()
+    """Cosine similarity of each shown note's question to this question (same order as note_ids; empty when
+    the selection did not embed, e.g. recorded runs)."""
+    question_type: str = ""
+    """The question type the intention step gave (empty for recorded runs and baselines without it)."""
+
+
+@dataclass(frozen=True)
+class Note:
+    """One entry of a notes library (paper 3.4): a hard question with its answer and an explanation."""
+
+    id: str
+    """Stable id within the library, e.g. ``"olagpt-aqua-7"``."""
+    source: str
+    """Where the note comes from: ``"olagpt"``, ``"active-learning:<dataset>"``, ``"manual"``, ..."""
+    question: str
+    """The question text, without options."""
+    options: dict[str, str]
+    """Option label -> text."""
+    answer: str
+    """The correct option label."""
+    explanation: str = ""
+    """How to solve it (the expert's or the LLM's worked solution)."""
+    error_reason: str = ""
+    """Why the model got it wrong (active learning)."""
+    model_expert: str = ""
+    """Who wrote the explanation: a person's name, ``"dataset"`` or the model name."""
+    llm_task_type: str = ""
+    """The question type the LLM gave with the Table 5 prompt."""
+    dataset: str = ""
+    """Dataset the question comes from."""
+
+
+@dataclass(frozen=True)
+class Template:
+    """A thinking template (paper 3.5, Table 6): a prefix put before the framed question."""
+
+    name: str
+    """Short name used everywhere: ``"ST"``, ``"DT"``, ``"AT"``, ``"origin"``, ..."""
+    prefix: str
+    """The template text; empty for ``origin`` (the plain model)."""
+    datasets: tuple[str, ...] = ("*",)
+    """Datasets the template suits; ``"*"`` means any."""
+    title: str = ""
+    """Human-readable name, e.g. ``"Step Thinking"``."""
+    path: str = ""
+    """The file it was read from."""
+
+    def suits(self, dataset: str) -> bool:
+        return "*" in self.datasets or dataset in self.datasets

@@ -99,3 +99,67 @@ VOTERS = {"regex": regex_vote}
 def get_voter(name: str):
     """The voter registered under ``name``."""
     return lookup(VOTERS, name, "voter")
+
+
+# ---------------------------------------------------------------- the LLM vote (paper 3.7)
+
+LLM_VOTE_INTRO = ("Several solvers answered the same multiple-choice question. Their reasoning and answers "
+                  "follow.")
+LLM_VOTE_ASK = ("Choose the most consistent answer among the solvers' answers. Give a short rationale, then end "
+                "with JSON format: Answer: one of options[{labels}].")
+RATIONALE_CHARS = 700
+"""Each candidate's rationale is cut to its last RATIONALE_CHARS characters (the conclusion is at the end)."""
+
+
+def llm_vote_prompt(question, qtype: str, candidates) -> str:
+    """The LLM vote prompt: the question, each candidate's rationale and extracted answer, the ask.
+
+    ``candidates``: ``[(raw_output, extracted_label_or_None), ...]`` in the order shown.
+    """
+    from olakit.intent import show_question
+
+    blocks = []
+    for i, (text, label) in enumerate(candidates, 1):
+        text = (text or "").strip()
+        if len(text) > RATIONALE_CHARS:
+            text = "..." + text[-RATIONALE_CHARS:]
+        blocks.append(f"Solver {i} (answer: {label or 'unclear'}):\n{text}")
+    return (f"{LLM_VOTE_INTRO}\n\nThe {qtype} question:\n{show_question(question)}\n\n" + "\n\n".join(blocks)
+            + "\n\n" + LLM_VOTE_ASK.format(labels=",".join(question.options)))
+
+
+def candidate_order(n: int, seed: int, key: str, shuffled: bool) -> list[int]:
+    """Template order, or a seeded permutation (the position-bias audit)."""
+    order = list(range(n))
+    if shuffled:
+        rng = _question_rng(seed, "llm-vote", key)
+        while n > 1 and order == list(range(n)):
+            order = [int(i) for i in rng.permutation(n)]
+    return order
+
+
+def llm_vote_audit(records: pd.DataFrame, templates: Sequence[str], tie: str = "first") -> pd.DataFrame:
+    """Per note strategy: LLM vote vs regex vote, and the vote in template order vs shuffled order.
+
+    Records must hold templates, ``llm_vote`` and ``llm_vote_shuffled`` rows. Columns: n, llm_correct,
+    regex_correct, overrides_correct_majority (regex vote right, LLM vote wrong), rescues (regex wrong, LLM
+    right), order_changes (the LLM vote differs when the candidates are shuffled), position_bias_rate.
+    """
+    votes = regex_vote(records, templates, tie=tie)
+    key = ["dataset", "notes_strategy", "n_notes", "question_id"]
+    llm = records[records["template"] == "llm_vote"].set_index(key)
+    shuf = records[records["template"] == "llm_vote_shuffled"].set_index(key)
+    v = votes.set_index(key)
+    both = v.join(llm[["extracted", "correct"]].rename(columns={"extracted": "llm", "correct": "llm_correct"}),
+                  how="inner")
+    both = both.join(shuf[["extracted"]].rename(columns={"extracted": "shuffled"}), how="left")
+    rows = []
+    for strategy, g in both.groupby(level="notes_strategy", sort=False):
+        changed = (g["llm"].fillna("-") != g["shuffled"].fillna("-")) & g["shuffled"].notna()
+        rows.append({"notes_strategy": strategy, "n": len(g), "llm_correct": int(g["llm_correct"].sum()),
+                     "regex_correct": int(g["correct"].sum()),
+                     "overrides_correct_majority": int((g["correct"] & ~g["llm_correct"]).sum()),
+                     "rescues": int((~g["correct"] & g["llm_correct"]).sum()),
+                     "order_changes": int(changed.sum()),
+                     "position_bias_rate": float(changed.mean()) if len(g) else float("nan")})
+    return pd.DataFrame(rows)

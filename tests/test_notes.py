@@ -1,0 +1,170 @@
+"""Notes library: selection strategies on a tiny library with neighbours known by hand, persistence, sampling,
+and building notes from a tiny pool (active learning)."""
+import json
+
+import numpy as np
+import pytest
+
+from olakit.errors import DataError, UnknownNameError
+from olakit.notes import (NotesLibrary, build_library, embed, error_book, olagpt_library, sample_pool, select,
+                          write_notes)
+from olakit.types import Note, Question
+
+PROB, GEO, INT = "probability question", "geometry problem", "simple interest problem"
+NOTES = [
+    ("coin", PROB, "A fair coin is tossed twice. What is the probability of getting two heads?"),
+    ("dice", PROB, "Two dice are rolled. What is the probability that the sum of the faces is 7?"),
+    ("balls", PROB, "A bag has 3 red and 2 blue balls. What is the probability of drawing a red ball?"),
+    ("triangle", GEO, "A right triangle has legs 3 and 4. What is the area of the triangle?"),
+    ("circle", GEO, "What is the area of a circle with radius 2?"),
+    ("interest", INT, "Find the simple interest on 1000 dollars at 5% per year for 2 years."),
+]
+OPTS = {"A": "1", "B": "2", "C": "3"}
+
+
+def note(id, qtype, text):
+    return Note(id=id, source="test", question=text, options=OPTS, answer="A", llm_task_type=qtype, dataset="aqua")
+
+
+@pytest.fixture(scope="module")
+def library():
+    return NotesLibrary([note(*n) for n in NOTES])
+
+
+COIN_Q = Question(id="q-coin", dataset="aqua", options=OPTS, gold="A",
+                  text="A coin is tossed three times. What is the probability of getting exactly two heads?")
+TRI_Q = Question(id="q-tri", dataset="aqua", options=OPTS, gold="A",
+                 text="A triangle has base 6 and height 4. What is the area of the triangle?")
+
+
+def ids(picked):
+    return [n.id for n, _ in picked]
+
+
+def test_zero_shot_selects_nothing(library):
+    assert select("zero-shot", library, COIN_Q, "probability", 3) == []
+    assert select("zero-shot", None, COIN_Q, "probability", 3) == []
+
+
+def test_retrieval_nearest_type_then_most_similar(library):
+    assert ids(select("retrieval", library, COIN_Q, "probability", 1)) == ["coin"]
+    assert ids(select("retrieval", library, TRI_Q, "geometry", 1)) == ["triangle"]
+    two = ids(select("retrieval", library, TRI_Q, "geometry", 2))
+    assert two == ["triangle", "circle"]
+    # four notes: the three probability notes, most similar first, then the best note of the next type
+    four = select("retrieval", library, COIN_Q, "probability", 4)
+    assert ids(four)[0] == "coin" and set(ids(four)[:3]) == {"coin", "dice", "balls"}
+    assert ids(four)[3] in {"triangle", "circle", "interest"}
+    # the similarities recorded are the cosine of the embeddings, and decrease within the type
+    q = embed([COIN_Q.text])[0]
+    for n, sim in four:
+        assert sim == pytest.approx(float(embed([n.question])[0] @ q), abs=1e-5)
+    assert four[0][1] >= four[1][1] >= four[2][1]
+
+
+def test_combine_nearest_type_then_random_within(library):
+    a = ids(select("combine", library, COIN_Q, "probability", 2, seed=0))
+    assert set(a) <= {"coin", "dice", "balls"} and len(set(a)) == 2
+    assert a == ids(select("combine", library, COIN_Q, "probability", 2, seed=0))  # seeded
+    assert set(ids(select("combine", library, COIN_Q, "probability", 3, seed=5))) == {"coin", "dice", "balls"}
+    draws = {tuple(ids(select("combine", library, COIN_Q, "probability", 2, seed=s))) for s in range(12)}
+    assert len(draws) > 1  # random within the type, not the top-2
+
+
+def test_random_is_seeded_and_varies(library):
+    a = ids(select("random", library, COIN_Q, "probability", 3, seed=1))
+    assert len(set(a)) == 3 and a == ids(select("random", library, COIN_Q, "probability", 3, seed=1))
+    draws = {tuple(ids(select("random", library, COIN_Q, "probability", 3, seed=s))) for s in range(12)}
+    assert len(draws) > 3
+
+
+def test_a_note_that_is_the_question_itself_is_never_given(library):
+    own = Note(id="own", source="test", question="  a coin is tossed THREE times. What is the probability of "
+               "getting exactly two heads?", options=OPTS, answer="A", llm_task_type=PROB)
+    lib = NotesLibrary([*library.notes, own])
+    for strategy in ("random", "retrieval", "combine"):
+        for seed in range(5):
+            picked = ids(select(strategy, lib, COIN_Q, "probability", len(lib), seed=seed))
+            assert "own" not in picked and len(picked) == len(library)
+
+
+def test_unknown_strategy_and_missing_library(library):
+    with pytest.raises(UnknownNameError, match="unknown note strategy 'nearest'; known: combine, random"):
+        select("nearest", library, COIN_Q, "x", 1)
+    with pytest.raises(DataError, match="needs a non-empty notes library"):
+        select("retrieval", None, COIN_Q, "x", 1)
+
+
+def test_library_round_trip_and_bad_files(library, tmp_path):
+    path = library.save(tmp_path / "lib.jsonl")
+    back = NotesLibrary.load(path)
+    assert back.notes == library.notes
+    bad = tmp_path / "bad.jsonl"
+    lines = path.read_text().splitlines()
+    obj = json.loads(lines[1])
+    obj["answer"] = "Z"
+    bad.write_text("\n".join([lines[0], json.dumps(obj)]) + "\n")
+    with pytest.raises(DataError, match=r"bad.jsonl line 2: answer 'Z' is not one of the options"):
+        NotesLibrary.load(bad)
+    bad.write_text(lines[0] + "\n{not json\n")
+    with pytest.raises(DataError, match="bad.jsonl line 2: not valid JSON"):
+        NotesLibrary.load(bad)
+    with pytest.raises(DataError, match="duplicate note ids"):
+        NotesLibrary([*library.notes, library.notes[0]])
+
+
+def test_olagpt_notes_load_into_the_schema():
+    lib = olagpt_library()
+    assert len(lib) == 81 and len({n.llm_task_type for n in lib.notes}) == 54
+    assert all(n.answer in n.options and n.source == "olagpt" for n in lib.notes)
+
+
+def test_sample_pool_in_proportion_to_cluster_sizes():
+    topics = {
+        "coin": ("A coin is tossed {} times; what is the probability of all heads?", 15),
+        "train": ("A train travels {} km in 2 hours; what is its speed in km per hour?", 10),
+        "recipe": ("A cake recipe needs {} eggs and flour; how many cakes can a baker make from 30 eggs?", 5),
+    }
+    pool = [Question(id=f"{t}-{i}", dataset="aqua", text=tpl.format(i + 2), options=OPTS, gold="A")
+            for t, (tpl, size) in topics.items() for i in range(size)]
+    chosen = sample_pool(pool, 6, k=3, seed=0)
+    counts = {t: sum(q.id.startswith(t) for q in chosen) for t in topics}
+    assert counts == {"coin": 3, "train": 2, "recipe": 1}  # 6 x 15/30, 6 x 10/30, 6 x 5/30
+    assert sample_pool(pool, 6, k=3, seed=0) == chosen
+
+
+def test_error_book_keeps_questions_wrong_every_time(tmp_path):
+    from olakit.llm import LLM, Endpoint
+    from olakit.loopback import Loopback
+
+    # gold is A for all; "alpha" is always answered B (wrong 3/3), "beta" always A (right), "gamma" is right only
+    # on the sample whose seed is 1 (wrong 2/3), "delta" gets no parseable answer (counts as wrong)
+    def reply(prompt, req):
+        if "judge the type" in prompt:
+            return '{"task_type": "toy question"}'
+        if "alpha" in prompt:
+            return "so Answer: B"
+        if "beta" in prompt:
+            return "so Answer: A"
+        if "gamma" in prompt:
+            return "so Answer: A" if req.get("seed") == 1 else "so Answer: C"
+        return "I am not sure."
+
+    pool = [Question(id=w, dataset="aqua", text=f"Question {w}?", options=OPTS, gold="A", rationale=f"why {w}")
+            for w in ("alpha", "beta", "gamma", "delta")]
+    with Loopback(reply=reply) as srv:
+        llm = LLM(Endpoint(srv.base_url, "toy"), cache_dir=tmp_path / "c", progress=False)
+        book, wrong = error_book(llm, pool, r=3, seed=0)
+        assert [q.id for q in book] == ["alpha", "delta"]
+        assert wrong == {"alpha": ["B", "B", "B"], "delta": [None, None, None]}
+        lib = build_library(llm, pool, r=3, explainer="dataset", path=tmp_path / "lib.jsonl")
+        llm.close()
+    assert [n.id for n in lib.notes] == ["aqua:alpha", "aqua:delta"]
+    alpha = lib["aqua:alpha"]
+    assert (alpha.explanation, alpha.error_reason, alpha.model_expert, alpha.llm_task_type) == (
+        "why alpha", "answered B, B, B instead of A", "dataset", "toy question")
+    assert NotesLibrary.load(tmp_path / "lib.jsonl").notes == lib.notes
+    drafts = write_notes(book, wrong, explainer="person")
+    assert all(n.explanation == "" and n.error_reason == "" for n in drafts.notes)
+    with pytest.raises(DataError, match="explainer 'teacher'"):
+        write_notes(book, wrong, explainer="teacher")

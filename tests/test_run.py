@@ -1,0 +1,136 @@
+"""The live runner: resume after a crash (counted at the server), the E-KAR Chinese path end to end and the LLM
+vote on the real embedded model, and the vote audit and SC vote on hand-worked records."""
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pandas as pd
+import pytest
+
+from olakit.analysis import method_accuracy, sc_vote
+from olakit.records import load_records, to_frame
+from olakit.types import Record
+from olakit.vote import llm_vote_audit, llm_vote_prompt
+
+CRASH_SCRIPT = textwrap.dedent("""
+    import sys
+    from olakit.llm import LLM, Endpoint
+    from olakit.run import RunConfig, run
+    cfg = RunConfig(dataset="aqua", n_questions=3, strategies=("zero-shot", "random"), n_notes=(1,),
+                    baselines=("SC",), sc_k=2, votes=("regex", "llm"), max_tokens=16)
+    with LLM(Endpoint(sys.argv[1], "fake"), cache_dir=sys.argv[2], concurrency=2, progress=False, timeout=10) as llm:
+        res = run(cfg, llm=llm, out_dir=sys.argv[3])
+    print(res.stats["unique_prompts"], res.stats["paid"], res.stats["cached"], len(res.records))
+""")
+
+
+def test_run_resumes_after_a_crash_and_pays_each_prompt_once(tmp_path):
+    from olakit.loopback import Loopback
+
+    # 3 type calls; 5 templates x (zero-shot + random n=1) x 3 questions = 30; SC 2 samples x 2 strategies x 3 = 12;
+    # LLM vote, in order and shuffled, per question and strategy = 12
+    expected_unique = 3 + 30 + 12 + 12
+    with Loopback(delay=0.15) as srv:
+        cmd = [sys.executable, "-c", CRASH_SCRIPT, srv.base_url, str(tmp_path / "cache"), str(tmp_path / "out")]
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+        deadline = time.time() + 120
+        while sum(srv.completed.values()) < 20 and time.time() < deadline:
+            time.sleep(0.02)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        before = srv.requests
+        assert 20 <= before < expected_unique
+        assert not (tmp_path / "out" / "records.parquet").exists()  # nothing half-written
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        assert out.returncode == 0, out.stderr[-2000:]
+        unique, paid, cached, n_records = map(int, out.stdout.split())
+        assert unique == expected_unique
+        assert paid + cached == expected_unique and cached >= before - 2  # at most the two in flight were lost
+        assert srv.requests - before == paid  # the rerun asked only for what was missing
+        # over both runs: each distinct prompt once, plus at most the two lost in flight at the kill
+        assert expected_unique <= srv.requests <= expected_unique + 2
+        # distinct texts: SC's two samples share a text (seeds differ), and SC's text is ST's at another temperature
+        assert len(srv.per_prompt) == expected_unique - 6 - 6
+        again = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        assert again.stdout.split()[1] == "0" and srv.requests - before == paid  # a third run is all cache
+    df = load_records(tmp_path / "out" / "records.parquet")
+    assert n_records == len(df) == 30 + 12 + 12
+    random_rows = df[(df["notes_strategy"] == "random") & (df["template"] == "ST")]
+    assert all(len(ids) == 1 and len(sims) == 1 for ids, sims in zip(random_rows["note_ids"], random_rows["note_sims"]))
+
+
+@pytest.fixture(scope="module")
+def embedded(tmp_path_factory):
+    from olakit.llm import LLM
+    from olakit.local import LocalServer
+
+    from tests.test_local import endpoint
+
+    with LocalServer(n_parallel=2, n_ctx=4096) as srv:
+        with LLM(endpoint(srv), cache_dir=tmp_path_factory.mktemp("cache"), progress=False) as llm:
+            yield llm
+
+
+def test_ekar_chinese_path_end_to_end(embedded, tmp_path):
+    from olakit.run import RunConfig, run
+
+    cfg = RunConfig(dataset="ekar_zh", n_questions=1, templates=["AT", "ST"], strategies=("zero-shot", "combine"),
+                    n_notes=(1,), library="olagpt-ekar", baselines=(), votes=("regex",), max_tokens=12)
+    res = run(cfg, llm=embedded, out_dir=tmp_path)
+    df = load_records(tmp_path / "records.parquet")
+    assert len(df) == 4 and set(df["template"]) == {"AT", "ST"} and set(df["gold"]) <= {"A", "B", "C", "D"}
+    assert df["extracted"].dropna().isin(["A", "B", "C", "D"]).all()
+    combine = df[df["notes_strategy"] == "combine"]
+    assert all(ids[0].startswith("olagpt-ekar-") for ids in combine["note_ids"])
+    assert res.stats["unique_prompts"] == 1 + 4 and res.stats["failed"] == 0
+    assert (tmp_path / "tables" / "methods.csv").exists() and "regex_vote" in set(res.tables["methods"]["method"])
+    assert df["question_type"].str.len().gt(0).all()
+
+
+def test_llm_vote_on_a_real_model_call(embedded):
+    from olakit.data import load_aqua
+    from olakit.extract import extract_strict
+
+    q = load_aqua("test")[0]
+    cands = [("Compute ... so the answer is A.", "A"), ("Working it out, Answer: C", "C"), ("Hence A.", "A")]
+    prompt = llm_vote_prompt(q, "trigonometry", cands)
+    assert prompt.index("Solver 1 (answer: A)") < prompt.index("Solver 2 (answer: C)") < prompt.index("Solver 3")
+    assert prompt.rstrip().endswith("Answer: one of options[A,B,C,D,E].")
+    r = embedded.complete(prompt, max_tokens=24, temperature=0)
+    assert r.ok and r.completion_tokens > 0 and not r.cached
+    voted = extract_strict(r.text, list(q.options))
+    assert voted is None or voted in q.options
+    assert embedded.complete(prompt, max_tokens=24, temperature=0).cached
+
+
+def rec(qid, template, extracted, gold="A", sample=0, strategy="zero-shot"):
+    return Record(dataset="aqua", question_id=qid, template=template, notes_strategy=strategy, n_notes=0,
+                  sample=sample, model="m", prompt_hash="h", raw_output="", extracted=extracted, gold=gold,
+                  correct=extracted == gold)
+
+
+def test_llm_vote_audit_and_sc_vote_by_hand():
+    rows = []
+    # q1: templates A, A, B -> regex right; llm says B (overrides a correct majority); shuffled says A (order change)
+    # q2: templates B, B, A -> regex wrong; llm says A (rescue); shuffled says A
+    # q3: templates A, B, C -> regex A (first), right; llm A; shuffled A
+    for qid, answers, llm, shuf in (("q1", "AAB", "B", "A"), ("q2", "BBA", "A", "A"), ("q3", "ABC", "A", "A")):
+        rows += [rec(qid, t, a) for t, a in zip(("T1", "T2", "T3"), answers)]
+        rows += [rec(qid, "llm_vote", llm), rec(qid, "llm_vote_shuffled", shuf)]
+    # SC: q1 samples A, B, B -> B (wrong); q2 A, A, C -> A (right); q3 None, C, None -> C (wrong)
+    for qid, answers in (("q1", ["A", "B", "B"]), ("q2", ["A", "A", "C"]), ("q3", [None, "C", None])):
+        rows += [rec(qid, "SC", a, sample=s) for s, a in enumerate(answers)]
+    df = to_frame(rows)
+    audit = llm_vote_audit(df, ["T1", "T2", "T3"]).iloc[0]
+    assert (audit["n"], audit["llm_correct"], audit["regex_correct"]) == (3, 2, 2)
+    assert (audit["overrides_correct_majority"], audit["rescues"], audit["order_changes"]) == (1, 1, 1)
+    assert audit["position_bias_rate"] == pytest.approx(1 / 3)
+    sc = sc_vote(df).set_index("question_id")
+    assert list(sc["voted"]) == ["B", "A", "C"] and list(sc["correct"]) == [False, True, False]
+    acc = method_accuracy(df, ["T1", "T2", "T3"], n_boot=200).set_index("method")
+    assert acc.loc["regex_vote", "correct"] == 2 and acc.loc["SC", "correct"] == 1
+    assert acc.loc["llm_vote", "correct"] == 2 and acc.loc["T3", "correct"] == 1
+    assert acc.loc["llm_vote_shuffled", "correct"] == 3
