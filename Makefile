@@ -3,7 +3,6 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-OUT ?= results/reproduce_olagpt
 
 .PHONY: paper test setup data clean
 
@@ -22,11 +21,11 @@ data: $(STAMP)
 	@$(BIN)/python -c "from olakit.data import resolve_data_dir as r; print('data:', r())" 2>/dev/null \
 		|| $(BIN)/olakit data fetch
 
+# The whole recorded-output sweep plus a small live sweep on the embedded model (sweeps/paper.yaml).
 paper: data
 	@mkdir -p runs figures
-	$(BIN)/papermill --log-level WARNING notebooks/reproduce_olagpt.ipynb runs/reproduce_olagpt.ipynb \
-		-p out_dir $(OUT) -p figures_dir figures
-	@echo "tables: $(OUT)/tables  figures: figures/  executed notebook: runs/reproduce_olagpt.ipynb"
+	$(BIN)/olakit sweep sweeps/paper.yaml --figures-dir figures
+	@echo "tables: results/paper/*/tables  figures: figures/  executed notebooks and index: runs/paper/"
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q

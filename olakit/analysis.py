@@ -12,6 +12,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from olakit.errors import DataError
 from olakit.vote import GROUP, answer_matrix, majority, regex_vote
 
 STRATEGIES = ("zero-shot", "random", "retrieval", "combine")
@@ -259,3 +260,20 @@ def usage_table(df: pd.DataFrame) -> pd.DataFrame:
         "mean_latency_s": g["latency"].mean(),
     })
     return out.reset_index().rename(columns={"template": "method"})
+
+
+def notes_count_table(df: pd.DataFrame, template: str, seed: int = 0, n_boot: int = 2000) -> pd.DataFrame:
+    """Fig 9: accuracy of ``template`` per strategy and number of notes, with CIs. Zero-shot is n = 0 of every
+    strategy (the same prompt)."""
+    d = df[(df["template"] == template) & (df["sample"] == 0)]
+    if d.empty:
+        raise DataError(f"no records of template {template!r}; present: {sorted(set(df['template']))}")
+    zero = d[d["notes_strategy"] == "zero-shot"]
+    rows = []
+    strategies = [s for s in ordered_strategies(d["notes_strategy"]) if s != "zero-shot"] or ["zero-shot"]
+    for strategy in strategies:
+        g = d[d["notes_strategy"] == strategy]
+        parts = [zero.assign(n_notes=0)] if len(zero) and strategy != "zero-shot" else []
+        for n, h in pd.concat([*parts, g]).groupby("n_notes"):
+            rows.append({**_acc_row(template, strategy, h["correct"].to_numpy(), seed, n_boot), "n_notes": int(n)})
+    return pd.DataFrame(rows)[["method", "notes_strategy", "n_notes", "n", "correct", "accuracy", "ci_low", "ci_high"]]

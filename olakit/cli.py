@@ -5,11 +5,13 @@
     olakit reproduce-olagpt [--data-dir DIR] --out DIR [--figures-dir DIR] [--extractor NAME] [--tie-rule RULE]
     olakit serve [--model GGUF] [--port N] [--n-parallel N]
     olakit run --dataset aqua --n 10 --out DIR [--strategies zero-shot,random,...] [--n-notes 3] [...]
+    olakit sweep FILE.yaml [--run-id ID] [--parallel N] [--figures-dir figures]
     olakit notes build --dataset ekar_zh --split train --pool 40 --out FILE [--r 3] [--explainer dataset]
 """
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import sys
 
@@ -60,6 +62,14 @@ def _parser() -> argparse.ArgumentParser:
     lv.add_argument("--concurrency", type=int, default=4, help="calls in flight at once")
     lv.add_argument("--data-dir", default=None)
     lv.add_argument("--out", required=True, help="output directory (records.parquet, tables/, run.json)")
+
+    sw = sub.add_parser("sweep", help="run notebooks over parameter grids through papermill, in parallel")
+    sw.add_argument("file", help="sweep file (YAML)")
+    sw.add_argument("--run-id", default=None, help="default: the file's run_id, or its name and a timestamp")
+    sw.add_argument("--parallel", type=int, default=None, help="notebooks at once (default: the file's, or 2)")
+    sw.add_argument("--runs-dir", default="runs", help="where executed notebooks go (runs/<run_id>/)")
+    sw.add_argument("--results-dir", default="results", help="where outputs go (results/<run_id>/<name>/)")
+    sw.add_argument("--figures-dir", default=None, help="also copy every run's figures here (<name>__<figure>)")
 
     nb = sub.add_parser("notes", help="notes libraries").add_subparsers(dest="notes_cmd", required=True)
     b = nb.add_parser("build", help="build a notes library by active learning (error book of a pool)")
@@ -124,6 +134,18 @@ def main(argv: list[str] | None = None) -> int:
                 res = run(cfg, llm=llm, out_dir=args.out)
             print(res.tables["methods_wide"].round(4).to_string())
             print(_json.dumps(res.stats))
+        elif args.cmd == "sweep":
+            from olakit.sweep import run_sweep
+
+            index = run_sweep(args.file, run_id=args.run_id, parallel=args.parallel, runs_dir=args.runs_dir,
+                              results_dir=args.results_dir, figures_dir=args.figures_dir)
+            for job in index["runs"]:
+                print(f"{job['status']:6} {job['wall_s']:7.1f} s  {job['name']}" + (f"  ({job['error'][:200]})"
+                                                                                  if job["error"] else ""))
+            print(f"sweep {index['run_id']}: {len(index['runs'])} notebooks in {index['wall_s']} s; calls "
+                  f"{json.dumps(index['calls'])}; index: {args.runs_dir}/{index['run_id']}/index.json")
+            if any(j["status"] != "ok" for j in index["runs"]):
+                return 1
         elif args.cmd == "notes":
             from olakit.data import load_questions
             from olakit.llm import LLM

@@ -94,3 +94,79 @@ def agreement_heatmap(stats: pd.DataFrame, *, strategy: str, ax=None, cbar: bool
     ax.set_ylabel("largest wrong group (incorrect consistency x n)")
     ax.set_title(f"{strategy} (n = {len(s)})")
     return ax
+
+
+def notes_count(table: pd.DataFrame, *, ax=None):
+    """Fig 9: accuracy of one template against the number of notes, per strategy, with 95% CI bars.
+
+    ``table``: analysis.notes_count_table output (notes_strategy, n_notes, accuracy, ci_low, ci_high).
+    """
+    import seaborn as sns
+
+    ax = _ax(ax)
+    palette = dict(zip(table["notes_strategy"].unique(), sns.color_palette(n_colors=table["notes_strategy"].nunique())))
+    for strategy, g in table.groupby("notes_strategy", sort=False):
+        g = g.sort_values("n_notes")
+        ax.errorbar(g["n_notes"], g["accuracy"], yerr=[g["accuracy"] - g["ci_low"], g["ci_high"] - g["accuracy"]],
+                    marker="o", capsize=3, label=strategy, color=palette[strategy])
+    ax.set_xticks(sorted(table["n_notes"].unique()))
+    ax.set_xlabel("number of notes in the prompt (n)")
+    ax.set_ylabel("accuracy (95% CI)")
+    ax.set_ylim(0, 1)
+    ax.legend(title="note strategy")
+    ax.set_title("Accuracy against the number of notes")
+    return ax
+
+
+def vote_types(table: pd.DataFrame, *, ax=None):
+    """Figs 7-8 / Table 8: regex vote, LLM vote and the regex bounds per strategy (bars with 95% CI).
+
+    ``table``: rows method, notes_strategy, accuracy, ci_low, ci_high.
+    """
+    import seaborn as sns
+
+    ax = _ax(ax)
+    sns.barplot(data=table, x="notes_strategy", y="accuracy", hue="method", ax=ax, errorbar=None)
+    methods = list(dict.fromkeys(table["method"]))
+    for container, method in zip(ax.containers, methods):
+        rows = table[table["method"] == method].set_index("notes_strategy")
+        for bar, strategy in zip(container, dict.fromkeys(table["notes_strategy"])):
+            if strategy in rows.index:
+                r = rows.loc[strategy]
+                x = bar.get_x() + bar.get_width() / 2
+                ax.errorbar(x, r["accuracy"], yerr=[[r["accuracy"] - r["ci_low"]], [r["ci_high"] - r["accuracy"]]],
+                            color="black", capsize=2, lw=1)
+    ax.set_ylim(0, 1)
+    ax.set_xlabel("note strategy")
+    ax.set_ylabel("accuracy (95% CI)")
+    ax.legend(title="", fontsize=8)
+    ax.set_title("Regex vote, LLM vote and the regex bounds")
+    return ax
+
+
+def pareto(table: pd.DataFrame, *, ax=None):
+    """Cost vs accuracy per cell, the Pareto front joined by a line (stats.cost_accuracy output)."""
+    import seaborn as sns
+
+    ax = _ax(ax)
+    sns.scatterplot(data=table, x="tokens_per_question", y="accuracy", hue="notes_strategy", style="method", ax=ax)
+    front = table[table["pareto"]].sort_values("tokens_per_question")
+    ax.plot(front["tokens_per_question"], front["accuracy"], color="black", lw=1, label="Pareto front")
+    for _, r in front.iterrows():
+        ax.annotate(f"{r['method']}", (r["tokens_per_question"], r["accuracy"]), fontsize=7,
+                    xytext=(3, 3), textcoords="offset points")
+    ax.set_xlabel(f"tokens per question ({table['tokens_source'].iloc[0]})" if len(table) else "tokens per question")
+    ax.set_ylabel("accuracy")
+    ax.legend(fontsize=6, ncol=2)
+    ax.set_title("Cost against accuracy")
+    return ax
+
+
+def matrix(m: pd.DataFrame, *, ax=None, title: str = "", fmt: str = ".2f", cmap: str = "viridis_r", **kwargs):
+    """A square matrix (p-values, kappas) as an annotated heatmap."""
+    import seaborn as sns
+
+    ax = _ax(ax)
+    sns.heatmap(m.astype(float), annot=len(m) <= 12, fmt=fmt, cmap=cmap, ax=ax, annot_kws={"fontsize": 6}, **kwargs)
+    ax.set_title(title)
+    return ax

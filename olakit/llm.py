@@ -40,6 +40,8 @@ PRICES: dict[str, tuple[float, float]] = {
 LOCAL_PRICE = (0.0, 0.0)
 """Price of the embedded model (it runs on your machine)."""
 RETRYABLE_STATUS = (408, 409, 429, 500, 502, 503, 504)
+INFLIGHT = "inflight:"
+"""Prefix of the cache's in-flight markers (never an answer)."""
 
 
 def register_price(model: str, prompt_per_mtok: float, completion_per_mtok: float) -> None:
@@ -212,13 +214,47 @@ class LLM:
 
     def lookup(self, request: Request) -> Result | None:
         """The cached result of a request, or None."""
-        key = cache_key(self.endpoint.identity, request)
+        return self.lookup_key(cache_key(self.endpoint.identity, request))
+
+    def lookup_key(self, key: str) -> Result | None:
+        """The cached result under a cache key, or None."""
         hit = self.cache.get(key)
         if hit is None:
             return None
         return Result(key=key, text=hit["text"], prompt_tokens=hit["prompt_tokens"],
                       completion_tokens=hit["completion_tokens"], finish_reason=hit.get("finish_reason"),
                       cost=self._cost(hit["prompt_tokens"], hit["completion_tokens"]), latency=None, cached=True)
+
+    async def _claim(self, key: str) -> Result | None:
+        """Claim a prompt for this process, so parallel processes sharing the cache (papermill notebooks of a
+        sweep) pay for it once: None when claimed, or the answer another process stored while we waited.
+
+        The claim is an in-flight marker in the cache (atomic ``add``); it is dropped when the call ends, lapses
+        after the longest a call can take, and is taken over when its process no longer exists (e.g. killed).
+        """
+        marker = INFLIGHT + key
+        expire = self.timeout * self.max_attempts + 2 * self.max_backoff * self.max_attempts
+        while True:
+            if self.cache.add(marker, os.getpid(), expire=expire):
+                hit = self.lookup_key(key)  # stored by the previous owner just before its marker went
+                if hit is not None:
+                    self._release(key)
+                return hit
+            hit = self.lookup_key(key)
+            if hit is not None:
+                return hit
+            owner = self.cache.get(marker)
+            if owner is None:
+                continue
+            if owner == os.getpid():
+                return None  # this process already calls it (another batch); no wait on ourselves
+            if not _alive(owner):
+                self.cache.delete(marker)
+                continue
+            await asyncio.sleep(0.05)
+
+    def _release(self, key: str) -> None:
+        self.cache.delete(INFLIGHT + key)
 
     async def _call(self, client, sem: asyncio.Semaphore, request: Request) -> Result:
         import openai
@@ -245,6 +281,9 @@ class LLM:
         start = time.perf_counter()
         try:
             async with sem:
+                other = await self._claim(key)
+                if other is not None:  # another process made this call meanwhile
+                    return other
                 async for attempt in AsyncRetrying(retry=retry_if_exception(retryable), wait=wait,
                                                    stop=stop_after_attempt(self.max_attempts), reraise=True):
                     with attempt:
@@ -259,6 +298,7 @@ class LLM:
                         text, finish, usage = _content(_parse(raw))
                         latency = time.perf_counter() - t0
         except Exception as exc:  # recorded as a failed result; the batch goes on
+            self._release(key)
             log.warning("call failed after %d attempts: %s", attempts, _describe(exc))
             return Result(key=key, error=_describe(exc), attempts=attempts, latency=time.perf_counter() - start)
         pt = usage.get("prompt_tokens") if isinstance(usage, dict) else None
@@ -268,6 +308,7 @@ class LLM:
         await asyncio.to_thread(self.cache.set, key, {"text": text, "prompt_tokens": pt, "completion_tokens": ct,
                                                       "finish_reason": finish, "latency": latency,
                                                       "model": self.endpoint.model})
+        self._release(key)
         return Result(key=key, text=text, prompt_tokens=pt, completion_tokens=ct, finish_reason=finish,
                       cost=self._cost(pt, ct), latency=latency, cached=False, attempts=attempts)
 
@@ -348,6 +389,17 @@ def _parse(raw: bytes) -> dict:
     if not isinstance(body, dict):
         raise MalformedResponse(f"response body is not an object: {raw[:200]!r}")
     return body
+
+
+def _alive(pid) -> bool:
+    """Whether a process of this machine with that pid exists."""
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, ValueError, TypeError, OverflowError):
+        return True
+    return True
 
 
 def _content(resp: dict) -> tuple[str, str | None, dict | None]:

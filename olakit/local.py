@@ -13,6 +13,7 @@ import importlib
 import logging
 import os
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 
 from olakit.errors import OlakitError
@@ -127,9 +128,23 @@ _shared: LocalServer | None = None
 _shared_lock = threading.Lock()
 
 
-def shared_server() -> LocalServer:
-    """The process's embedded server, started on first use (used when no endpoint is configured)."""
+@dataclass(frozen=True)
+class RunningServer:
+    """An embedded server started by another process (``$OLAKIT_EMBEDDED_URL``), e.g. by ``olakit sweep``."""
+
+    base_url: str
+    model: str = DEFAULT_MODEL["name"]
+
+
+def shared_server() -> LocalServer | RunningServer:
+    """The process's embedded server, started on first use (used when no endpoint is configured).
+
+    With ``$OLAKIT_EMBEDDED_URL`` set (``olakit sweep`` sets it for its notebooks), that already running
+    embedded server is used instead, so parallel notebooks share one model and one cache identity.
+    """
     global _shared
+    if os.environ.get("OLAKIT_EMBEDDED_URL"):
+        return RunningServer(os.environ["OLAKIT_EMBEDDED_URL"].rstrip("/"))
     with _shared_lock:
         if _shared is None:
             log.info("no OLAKIT_BASE_URL set: starting the embedded model on 127.0.0.1")

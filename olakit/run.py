@@ -34,7 +34,7 @@ from olakit.notes import NotesLibrary, olagpt_ekar_library, olagpt_library
 from olakit.records import prompt_hash, save_records, to_frame
 from olakit.templates import templates_for
 from olakit.types import Record
-from olakit.vote import candidate_order, llm_vote_prompt
+from olakit.vote import llm_vote_records
 
 log = logging.getLogger("olakit")
 BASELINE_NAMES = ("turbo", "SC", "auto_cot")
@@ -193,7 +193,11 @@ def run(config: RunConfig, llm: LLM | None = None, out_dir: str | Path | None = 
                for c in calls if results[cache_key(llm.endpoint.identity, c.request)].ok]
 
     if "llm" in cfg.votes:
-        records += _llm_votes(cfg, llm, calls, records, templates, qtypes, stats, extract)
+        questions_by_id = {q.id: q for q in questions}
+        records += llm_vote_records(llm, to_frame(records), questions_by_id, [t.name for t in templates],
+                                    audit=cfg.audit, seed=cfg.seed, max_tokens=cfg.vote_max_tokens,
+                                    extractor=cfg.extractor,
+                                    batch=lambda reqs, desc: _batch(llm, reqs, desc, stats))
     stats["wall_s"] = round(time.perf_counter() - t0, 2)
     if stats["failed"]:
         raise RunError(f"{stats['failed']} of {stats['unique_prompts']} calls failed after retries; nothing was "
@@ -210,31 +214,6 @@ def run(config: RunConfig, llm: LLM | None = None, out_dir: str | Path | None = 
         result.out_dir = out
     log.info("run %s: %s", cfg.dataset, stats)
     return result
-
-
-def _llm_votes(cfg, llm, calls, records, templates, qtypes, stats, extract) -> list[Record]:
-    names = [t.name for t in templates]
-    by_cell: dict[tuple, dict[str, Record]] = {}
-    for r in records:
-        if r.template in names and r.sample == 0:
-            by_cell.setdefault((r.question_id, r.notes_strategy, r.n_notes), {})[r.template] = r
-    questions = {c.question.id: c.question for c in calls}
-    vote_calls = []
-    for (qid, strategy, n), cell in by_cell.items():
-        if len(cell) < len(names):
-            continue
-        q = questions[qid]
-        cands = [(cell[t].raw_output, cell[t].extracted) for t in names]
-        for label, shuffled in (("llm_vote", False), ("llm_vote_shuffled", True)):
-            if shuffled and not cfg.audit:
-                continue
-            order = candidate_order(len(cands), cfg.seed, f"{qid}|{strategy}|{n}", shuffled)
-            prompt = llm_vote_prompt(q, qtypes[qid], [cands[i] for i in order])
-            vote_calls.append(Call(q, label, strategy, n, 0, Request.make(prompt, temperature=0,
-                                   max_tokens=cfg.vote_max_tokens), prompt, (), (), qtypes[qid]))
-    results = _batch(llm, [c.request for c in vote_calls], "LLM votes", stats)
-    return [_record(c, results[cache_key(llm.endpoint.identity, c.request)], llm.endpoint.model, extract, c.prompt)
-            for c in vote_calls if results[cache_key(llm.endpoint.identity, c.request)].ok]
 
 
 def run_tables(df: pd.DataFrame, templates: Sequence[str], tie: str = "first", seed: int = 0,

@@ -163,3 +163,54 @@ def llm_vote_audit(records: pd.DataFrame, templates: Sequence[str], tie: str = "
                      "order_changes": int(changed.sum()),
                      "position_bias_rate": float(changed.mean()) if len(g) else float("nan")})
     return pd.DataFrame(rows)
+
+
+def llm_vote_records(llm, df: pd.DataFrame, questions: dict, templates: Sequence[str], *, audit: bool = True,
+                     seed: int = 0, max_tokens: int = 192, extractor: str = "strict", batch=None) -> list:
+    """LLM-vote records for every question and condition of ``df`` that has all ``templates`` (sample 0):
+    ``llm_vote`` (candidates in template order) and, with ``audit``, ``llm_vote_shuffled`` (seeded shuffle).
+
+    Works on live and recorded records alike (e.g. the OlaGPT gpt-3.5 outputs voted by another model).
+    ``questions``: question_id -> Question. ``batch(requests, desc) -> {cache_key: Result}`` replaces the
+    LLM's own batch (the runner counts calls through it).
+    """
+    from olakit.extract import get_extractor
+    from olakit.intent import DEFAULT_TYPE
+    from olakit.llm import Request, cache_key
+    from olakit.records import prompt_hash
+    from olakit.types import Record
+
+    extract = get_extractor(extractor)
+    wide, _ = answer_matrix(df[df["sample"] == 0], templates)
+    base = df[df["template"].isin(templates) & (df["sample"] == 0)].set_index([*GROUP, "template"])
+    cells = []
+    for key in wide.index:
+        cell = dict(zip(GROUP, key))
+        q = questions[cell["question_id"]]
+        rows = [base.loc[(*key, t)] for t in templates]
+        qtype = next((r["question_type"] for r in rows if r["question_type"]), DEFAULT_TYPE.get(q.dataset, "math"))
+        cands = [(r["raw_output"], r["extracted"]) for r in rows]
+        for label, shuffled in (("llm_vote", False), ("llm_vote_shuffled", True)):
+            if shuffled and not audit:
+                continue
+            order = candidate_order(len(cands), seed, "|".join(map(str, key)), shuffled)
+            prompt = llm_vote_prompt(q, qtype, [cands[i] for i in order])
+            cells.append((cell, q, qtype, label, prompt, Request.make(prompt, temperature=0, max_tokens=max_tokens)))
+    reqs = [c[-1] for c in cells]
+    if batch is None:
+        results = dict(zip((cache_key(llm.endpoint.identity, r) for r in reqs), llm.batch(reqs, desc="LLM votes")))
+    else:
+        results = batch(reqs, "LLM votes")
+    out = []
+    for cell, q, qtype, label, prompt, req in cells:
+        res = results[cache_key(llm.endpoint.identity, req)]
+        if not res.ok:
+            continue
+        got = extract(res.text, list(q.options))
+        out.append(Record(dataset=cell["dataset"], question_id=q.id, template=label,
+                          notes_strategy=cell["notes_strategy"], n_notes=int(cell["n_notes"]), sample=0,
+                          model=llm.endpoint.model, prompt_hash=prompt_hash(prompt), raw_output=res.text or "",
+                          extracted=got, gold=q.gold, correct=got == q.gold, prompt_tokens=res.prompt_tokens,
+                          completion_tokens=res.completion_tokens, cost=res.cost, latency=res.latency,
+                          cached=res.cached, source="live", question_type=qtype))
+    return out

@@ -131,6 +131,27 @@ def test_batches_reuse_connections_and_run_inside_a_running_loop(tmp_path):
     assert srv.requests == 24 and srv.connections <= 4  # three batches over the same kept-alive connections
 
 
+def test_parallel_processes_sharing_a_cache_pay_each_prompt_once(tmp_path):
+    script = textwrap.dedent("""
+        import sys
+        from olakit.llm import LLM, Endpoint, Request
+        with LLM(Endpoint(sys.argv[1], "fake"), cache_dir=sys.argv[2], concurrency=4, progress=False) as llm:
+            res = llm.batch([Request.make(f"shared {i}") for i in range(12)])
+        print(sum(r.ok for r in res), sum(r.cached for r in res))
+    """)
+    with Loopback(delay=0.3) as srv:
+        cmd = [sys.executable, "-c", script, srv.base_url, str(tmp_path / "cache")]
+        procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True) for _ in range(3)]
+        outs = [p.communicate(timeout=120)[0].split() for p in procs]
+    assert all(int(o[0]) == 12 for o in outs)
+    assert srv.requests == 12 and set(srv.per_prompt.values()) == {1}  # three processes, each prompt paid once
+    assert sum(int(o[1]) for o in outs) == 24  # the other two got every answer from the cache
+    import diskcache
+
+    with diskcache.Cache(str(tmp_path / "cache")) as cache:
+        assert len(cache) == 12  # answers only: no in-flight marker left behind
+
+
 def test_batch_killed_with_sigkill_then_rerun(tmp_path):
     script = textwrap.dedent("""
         import sys

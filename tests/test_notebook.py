@@ -1,30 +1,95 @@
-"""The notebook runs through papermill, and is committed clean (first cell tagged parameters, no outputs)."""
+"""Every notebook runs through papermill on a tiny slice, and is committed clean (first cell tagged parameters,
+no outputs, no secret among the parameters)."""
+import json
+import re
 from pathlib import Path
 
 import nbformat
 import pandas as pd
 import papermill as pm
+import pytest
 
-NB = Path(__file__).resolve().parent.parent / "notebooks" / "reproduce_olagpt.ipynb"
+from olakit.ablations import SECRET_NAME
+
+NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+ALL = sorted(p.name for p in NOTEBOOKS.glob("*.ipynb"))
 
 
-def test_committed_clean():
-    nb = nbformat.read(NB, as_version=4)
+def test_all_five_notebooks_present():
+    assert ALL == ["explore.ipynb", "note_strategy.ipynb", "notes_count.ipynb", "reproduce_olagpt.ipynb",
+                   "template_count.ipynb", "vote_type.ipynb"] or ALL == [
+        "note_strategy.ipynb", "notes_count.ipynb", "reproduce_olagpt.ipynb", "template_count.ipynb",
+        "vote_type.ipynb"]
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_committed_clean(name):
+    nb = nbformat.read(NOTEBOOKS / name, as_version=4)
     assert nb.cells[0].cell_type == "code" and "parameters" in nb.cells[0].metadata.get("tags", [])
     assert all(not c.get("outputs") and c.get("execution_count") is None for c in nb.cells if c.cell_type == "code")
-    assert "key" not in nb.cells[0].source.lower()
+    names = re.findall(r"^(\w+)\s*=", nb.cells[0].source, re.M)
+    assert names and not [n for n in names if SECRET_NAME.search(n)]
 
 
-def test_runs_through_papermill(tmp_path, data_dir):
+def run(name, tmp_path, **params):
     out = tmp_path / "out"
-    executed = tmp_path / "executed.ipynb"
-    pm.execute_notebook(str(NB), str(executed), kernel_name="python3", progress_bar=False,
-                        parameters={"data_dir": str(data_dir), "out_dir": str(out), "n_boot": 100,
-                                    "tie_rule": "random", "seed": 3})
-    nb = nbformat.read(executed, as_version=4)
+    executed = tmp_path / f"executed-{name}"
+    pm.execute_notebook(str(NOTEBOOKS / name), str(executed), kernel_name="python3", progress_bar=False,
+                        parameters={"out_dir": str(out), **params})
+    return out, nbformat.read(executed, as_version=4)
+
+
+def test_reproduce_olagpt(tmp_path, data_dir):
+    out, nb = run("reproduce_olagpt.ipynb", tmp_path, data_dir=str(data_dir), n_boot=100, tie_rule="random", seed=3)
     assert any("injected-parameters" in c.metadata.get("tags", []) for c in nb.cells)
     images = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if "image/png" in o.get("data", {})]
     assert len(images) == 3
     acc = pd.read_csv(out / "tables" / "accuracy.csv", index_col=0)
     assert acc.shape == (6, 4)
     assert len(list((out / "figures").glob("*.png"))) == 3
+
+
+def manifest(out):
+    return json.loads((out / "manifest.json").read_text())
+
+
+def test_template_count_on_recorded_slice(tmp_path):
+    out, _ = run("template_count.ipynb", tmp_path, n_questions=12, strategies=["zero-shot", "combine"])
+    t = pd.read_csv(out / "tables" / "template_count.csv")
+    assert list(t["k"].unique()) == [1, 2, 3, 4, 5] and set(t["notes_strategy"]) == {"zero-shot", "combine"}
+    assert (out / "figures" / "fig6_template_count.png").is_file() and (out / "figures" / "fig6_template_count.pdf").is_file()
+    m = manifest(out)
+    assert m["model"] == ["gpt-3.5-turbo"] and m["parameters"]["n_questions"] == 12 and len(m["prompt_hashes"]) > 0
+    assert m["packages"]["pandas"] and m["seeds"] == {"seed": 0}
+
+
+def test_notes_count_on_recorded_slice(tmp_path):
+    out, _ = run("notes_count.ipynb", tmp_path, source="recorded", n_questions=20, n_boot=100)
+    t = pd.read_csv(out / "tables" / "notes_count.csv")
+    # recorded runs have n = 0 (zero-shot) and n = 3 per strategy
+    assert sorted(set(t["n_notes"])) == [0, 3] and set(t["notes_strategy"]) == {"random", "retrieval", "combine"}
+    assert (t["n"] == 20).all()
+
+
+def test_note_strategy_with_statistics_on_recorded_slice(tmp_path):
+    out, _ = run("note_strategy.ipynb", tmp_path, n_questions=25, n_boot=100, strategies=["zero-shot", "retrieval"])
+    tests = pd.read_csv(out / "tables" / "paired_tests.csv")
+    cells = 2 * 6  # 5 templates + the vote, two strategies
+    assert len(tests) == cells * (cells - 1) // 2 and (tests["p_mcnemar_holm"] >= tests["p_mcnemar"]).all()
+    for name in ("fleiss_kappa", "cohen_kappa", "error_overlap", "leave_one_out", "cost_accuracy", "similarity_bands",
+                 "holm_matrix"):
+        assert (out / "tables" / f"{name}.csv").is_file(), name
+    for fig in ("table3_holm_matrix", "pareto_cost_accuracy", "template_kappa"):
+        assert (out / "figures" / f"{fig}.pdf").is_file()
+
+
+def test_vote_type_with_a_real_llm_vote_over_recorded_outputs(tmp_path):
+    out, _ = run("vote_type.ipynb", tmp_path, n_questions=10, strategies=["zero-shot"], llm_vote_questions=1,
+                 audit=False, vote_max_tokens=12, n_boot=100)
+    t = pd.read_csv(out / "tables" / "vote_type.csv")
+    assert set(t["method"]) == {"regex-upper", "regex-lower", "reg-vote", "llm_vote"}
+    assert t.loc[t["method"] == "llm_vote", "n"].item() == 1 and t.loc[t["method"] == "reg-vote", "n"].item() == 10
+    m = manifest(out)
+    from olakit.local import DEFAULT_MODEL
+
+    assert m["model"] == sorted(["gpt-3.5-turbo", DEFAULT_MODEL["name"]])
