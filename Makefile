@@ -4,7 +4,8 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: paper test setup data clean
+.PHONY: paper test setup data browser clean
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 setup: $(STAMP)
 
@@ -27,8 +28,13 @@ paper: data
 	$(BIN)/olakit sweep sweeps/paper.yaml --figures-dir figures
 	@echo "tables: results/paper/*/tables  figures: figures/  executed notebooks and index: runs/paper/"
 
-test: $(STAMP)
+# Debian's Chromium for the JupyterLab end-to-end test (driven by playwright; no browser download).
+browser:
+	@command -v chromium >/dev/null || $(SUDO) apt-get install -y -q chromium >/dev/null \
+		|| { $(SUDO) apt-get update -q >/dev/null && $(SUDO) apt-get install -y -q chromium >/dev/null; }
+
+test: $(STAMP) browser
 	$(BIN)/python -m pytest -q
 
 clean:
-	rm -rf results runs figures/*.png
+	rm -rf results runs figures/*.png figures/*.pdf test-artifacts

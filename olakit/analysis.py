@@ -72,7 +72,11 @@ def accuracy_long(df: pd.DataFrame, templates: Sequence[str] | None = None, tie:
         lo, hi = bootstrap_ci(g["correct"].to_numpy(), n_boot=n_boot, seed=seed)
         rows.append({"method": method, "notes_strategy": strategy, "n": len(g), "correct": int(g["correct"].sum()),
                      "accuracy": float(g["correct"].mean()), "ci_low": lo, "ci_high": hi})
-    return sort_rows(pd.DataFrame(rows), ["method", "notes_strategy"])
+    out = sort_rows(pd.DataFrame(rows), ["method", "notes_strategy"])
+    if "overridden" in df and df["overridden"].any():  # how many answers in each cell were corrected by hand
+        n = df[df["overridden"]].groupby(["template", "notes_strategy"]).size()
+        out["overrides"] = [int(n.get((m, s), 0)) for m, s in zip(out["method"], out["notes_strategy"])]
+    return out
 
 
 def accuracy_wide(long: pd.DataFrame) -> pd.DataFrame:
@@ -277,3 +281,65 @@ def notes_count_table(df: pd.DataFrame, template: str, seed: int = 0, n_boot: in
         for n, h in pd.concat([*parts, g]).groupby("n_notes"):
             rows.append({**_acc_row(template, strategy, h["correct"].to_numpy(), seed, n_boot), "n_notes": int(n)})
     return pd.DataFrame(rows)[["method", "notes_strategy", "n_notes", "n", "correct", "accuracy", "ci_low", "ci_high"]]
+
+
+# ---------------------------------------------------------------- per-question views (the explorers' logic)
+
+FILTERS = {
+    "all": "every question",
+    "split": "templates disagree",
+    "vote_wrong_some_right": "vote wrong but some template right",
+    "unparsed": "some answer unparsed",
+}
+
+
+def filter_questions(stats: pd.DataFrame, vote: pd.DataFrame, kind: str) -> pd.Series:
+    """Boolean mask over question_stats rows for a FILTERS name (vote: regex_vote rows in the same order)."""
+    from olakit.errors import lookup
+
+    lookup(FILTERS, kind, "question filter")
+    if kind == "all":
+        return pd.Series(True, index=stats.index)
+    if kind == "split":
+        return stats["n_plurality"] < stats["n_templates"] - stats["n_unparsed"]
+    if kind == "unparsed":
+        return stats["n_unparsed"] > 0
+    return (~vote["correct"].to_numpy()) & (stats["n_correct"] > 0)
+
+
+def agreement_summary(answers: dict, gold: str) -> str:
+    """One line: ``"3 of 5 templates say B (correct); 1 unparsed"``."""
+    labels = [a for a in answers.values() if a is not None]
+    if not labels:
+        return f"no template gave a parseable answer (gold {gold})"
+    counts = pd.Series(labels).value_counts()
+    top, n = counts.index[0], int(counts.iloc[0])
+    verdict = "correct" if top == gold else f"wrong; gold {gold}"
+    extra = len(answers) - len(labels)
+    return (f"{n} of {len(answers)} templates say {top} ({verdict}); {sum(a == gold for a in labels)} correct"
+            + (f"; {extra} unparsed" if extra else ""))
+
+
+def fig12_grid(stats: pd.DataFrame, strategy: str) -> pd.DataFrame:
+    """Counts of questions by (largest wrong group, templates correct) for one strategy (rows w, columns a)."""
+    s = stats[stats["notes_strategy"] == strategy]
+    n = int(stats["n_templates"].max())
+    return pd.crosstab(s["n_wrong_top"], s["n_correct"]).reindex(index=range(n + 1), columns=range(n + 1),
+                                                                  fill_value=0)
+
+
+def pairwise(df: pd.DataFrame, templates: Sequence[str], strategy: str, metric: str = "agreement") -> pd.DataFrame:
+    """Template x template matrix of answer agreement (share of questions with the same label, unparsed
+    counting as a label) or Cohen's kappa, for one strategy."""
+    from sklearn.metrics import cohen_kappa_score
+
+    wide, _ = answer_matrix(df[(df["notes_strategy"] == strategy) & (df["sample"] == 0)], templates)
+    labels = wide.fillna("unparsed").astype(str)
+    m = pd.DataFrame(1.0, index=list(templates), columns=list(templates))
+    for a, b in combinations(templates, 2):
+        if metric == "kappa":
+            v = cohen_kappa_score(labels[a], labels[b]) if labels[[a, b]].nunique().max() > 1 else np.nan
+        else:
+            v = float((labels[a] == labels[b]).mean())
+        m.loc[a, b] = m.loc[b, a] = v
+    return m

@@ -74,6 +74,9 @@ def save_records(df: pd.DataFrame, path: str | os.PathLike) -> Path:
 
     path = Path(path)
     check_frame(df, str(path))
+    if "extracted_auto" in df:  # overrides stay in their own file; the records keep what the extractor found
+        df = df.assign(extracted=df["extracted_auto"])
+        df["correct"] = df["extracted"].eq(df["gold"]) & df["extracted"].notna()
     table = pa.Table.from_pandas(df[COLUMNS], preserve_index=False)
     table = table.replace_schema_metadata({**(table.schema.metadata or {}),
                                            _META_KEY: str(FORMAT_VERSION).encode()})
@@ -84,8 +87,11 @@ def save_records(df: pd.DataFrame, path: str | os.PathLike) -> Path:
     return path
 
 
-def load_records(path: str | os.PathLike) -> pd.DataFrame:
-    """Read records written by save_records; DataError on a missing file or another format version."""
+def load_records(path: str | os.PathLike, apply_overrides: bool = True) -> pd.DataFrame:
+    """Read records written by save_records; DataError on a missing file or another format version.
+
+    Manual corrections in the overrides file beside it (``records.overrides.jsonl``) are applied: the frame
+    then has ``overridden`` and ``extracted_auto`` columns too (see olakit.overrides)."""
     import pyarrow.parquet as pq
 
     path = Path(path)
@@ -101,7 +107,12 @@ def load_records(path: str | os.PathLike) -> pd.DataFrame:
     if int(version) != FORMAT_VERSION:
         raise DataError(f"{path}: records format version {int(version)}, this olakit reads {FORMAT_VERSION}; "
                         "re-create the records with this version")
-    return check_frame(normalise(table.to_pandas()), str(path))
+    df = check_frame(normalise(table.to_pandas()), str(path))
+    if apply_overrides:
+        from olakit import overrides as ov
+
+        df = ov.apply_overrides(df, ov.load_overrides(ov.overrides_path(path)))
+    return df
 
 
 def reextract(df: pd.DataFrame, extractor: str, labels: dict[str, list[str]] | None = None) -> pd.DataFrame:

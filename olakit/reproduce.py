@@ -73,6 +73,10 @@ def compute_tables(records: pd.DataFrame, tie: str = "first", seed: int = 0, n_b
         "extraction": analysis.extraction_audit(records),
         "question_stats": stats,
     }
+    if "overridden" in records and records["overridden"].any():
+        from olakit.overrides import override_effect
+
+        tables["overrides"] = override_effect(records, templates, tie=tie)
     return tables
 
 

@@ -1,0 +1,116 @@
+"""Manual extraction corrections (the paper's "manual inspection and correction").
+
+An override replaces one record's extracted answer, with a reason. Overrides live in a JSON Lines file beside
+the records (``records.parquet`` -> ``records.overrides.jsonl``); ``load_records`` applies them, so every
+analysis sees them, and ``override_effect`` says how many changed a result.
+
+``add_override(path, key, "C", "the model wrote 'option three'")``; a later override of the same record wins;
+``label=None`` marks an answer as unparsed.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+from pathlib import Path
+from typing import Sequence
+
+import pandas as pd
+
+from olakit.errors import DataError
+
+KEY = ["dataset", "question_id", "template", "notes_strategy", "n_notes", "sample"]
+
+
+def overrides_path(records_path: str | os.PathLike) -> Path:
+    """The overrides file beside a records file."""
+    p = Path(records_path)
+    return p.with_name(p.name.split(".")[0] + ".overrides.jsonl")
+
+
+def load_overrides(path: str | os.PathLike) -> pd.DataFrame:
+    """Overrides as a frame (KEY columns, extracted, reason, created); the last one per record wins."""
+    path = Path(path)
+    cols = [*KEY, "extracted", "reason", "created"]
+    if not path.is_file():
+        return pd.DataFrame(columns=cols)
+    rows = []
+    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError as exc:
+            raise DataError(f"{path} line {lineno}: not valid JSON ({exc})") from None
+        missing = [k for k in (*KEY, "extracted", "reason") if k not in obj]
+        if missing:
+            raise DataError(f"{path} line {lineno}: override lacks {missing}")
+        rows.append({c: obj.get(c) for c in cols})
+    df = pd.DataFrame(rows, columns=cols)
+    df["n_notes"] = df["n_notes"].astype("int64")
+    df["sample"] = df["sample"].astype("int64")
+    return df.drop_duplicates(KEY, keep="last").reset_index(drop=True)
+
+
+def add_override(path: str | os.PathLike, key: dict, label: str | None, reason: str,
+                 labels: Sequence[str] | None = None) -> dict:
+    """Append one override (the file is rewritten atomically: a crash leaves the old file)."""
+    if not reason or not reason.strip():
+        raise DataError("an override needs a reason (what the model actually answered, and why)")
+    if labels is not None and label is not None and label not in labels:
+        raise DataError(f"override label {label!r} is not an option of the question ({', '.join(labels)})")
+    missing = [k for k in KEY if k not in key]
+    if missing:
+        raise DataError(f"override key lacks {missing}")
+    row = {**{k: (int(key[k]) if k in ("n_notes", "sample") else str(key[k])) for k in KEY}, "extracted": label,
+           "reason": reason.strip(), "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
+    path = Path(path)
+    old = path.read_text(encoding="utf-8") if path.is_file() else ""
+    if old and not old.endswith("\n"):
+        old += "\n"
+    tmp = path.with_name(f".{path.name}.tmp")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp.write_text(old + json.dumps(row, ensure_ascii=False) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+    return row
+
+
+def apply_overrides(df: pd.DataFrame, overrides: pd.DataFrame) -> pd.DataFrame:
+    """Records with overrides applied: extracted and correct replaced; ``overridden`` marks the rows, and
+    ``extracted_auto`` keeps what the extractor found."""
+    out = df.copy()
+    out["extracted_auto"] = out["extracted"]
+    out["overridden"] = False
+    if overrides.empty:
+        return out
+    idx = out.set_index(KEY).index
+    ov = overrides.set_index(KEY)
+    hit = idx.isin(ov.index)
+    if hit.any():
+        new = ov.loc[idx[hit], "extracted"].to_numpy(dtype=object)
+        out.loc[hit, "extracted"] = [None if (v is None or v != v) else v for v in new]
+        out.loc[hit, "overridden"] = True
+        out["correct"] = out["extracted"].eq(out["gold"]) & out["extracted"].notna()
+    return out
+
+
+def override_effect(df: pd.DataFrame, templates: Sequence[str], tie: str = "first") -> pd.DataFrame:
+    """Per strategy: overrides, how many changed a record's correctness, and how many changed the regex vote."""
+    from olakit.vote import regex_vote
+
+    if "overridden" not in df or not df["overridden"].any():
+        return pd.DataFrame(columns=["notes_strategy", "overrides", "records_changed", "votes_changed"])
+    before = df.assign(extracted=df["extracted_auto"])
+    before["correct"] = before["extracted"].eq(before["gold"]) & before["extracted"].notna()
+    sub = [t for t in templates if t in set(df["template"])]
+    v_after = regex_vote(df[df["template"].isin(sub)], sub, tie=tie)
+    v_before = regex_vote(before[before["template"].isin(sub)], sub, tie=tie)
+    rows = []
+    for strategy in dict.fromkeys(df.loc[df["overridden"], "notes_strategy"]):
+        m = (df["notes_strategy"] == strategy) & df["overridden"]
+        changed = int((df.loc[m, "correct"] != before.loc[m, "correct"]).sum())
+        vs = v_after["notes_strategy"] == strategy
+        rows.append({"notes_strategy": strategy, "overrides": int(m.sum()), "records_changed": changed,
+                     "votes_changed": int((v_after.loc[vs, "correct"].to_numpy()
+                                           != v_before.loc[vs, "correct"].to_numpy()).sum())})
+    return pd.DataFrame(rows)

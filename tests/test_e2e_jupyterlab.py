@@ -1,0 +1,104 @@
+"""End to end: JupyterLab on 127.0.0.1, notebooks/explore.ipynb opened in headless Chromium (Debian's, driven
+by playwright), all cells run, one widget used, and what it renders checked against an independent count.
+The screenshot is kept as a test artifact ($OLAKIT_TEST_ARTIFACTS, default test-artifacts/)."""
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = "/usr/bin/chromium"
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def lab(tmp_path):
+    nb = json.loads((ROOT / "notebooks" / "explore.ipynb").read_text())
+    nb["cells"][0]["source"] = (f"records_path = {str(tmp_path / 'records.parquet')!r}\n"
+                                f"notes_path = {str(tmp_path / 'notes.jsonl')!r}\ndata_dir = None\n")
+    (tmp_path / "explore.ipynb").write_text(json.dumps(nb))
+    port = free_port()
+    env = {**os.environ, "JUPYTER_CONFIG_DIR": str(tmp_path / "jupyter-config"),
+           "JUPYTER_RUNTIME_DIR": str(tmp_path / "jupyter-runtime"), "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root",
+                             "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.token=",
+                             "--ServerApp.password=", f"--ServerApp.root_dir={tmp_path}",
+                             "--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
+                            env=env, stdout=subprocess.DEVNULL, stderr=open(tmp_path / "lab.log", "w"))
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 90
+    while time.time() < deadline:
+        try:
+            urllib.request.urlopen(f"{url}/api/status", timeout=2)
+            break
+        except OSError:
+            time.sleep(0.5)
+    else:
+        proc.kill()
+        pytest.fail(f"JupyterLab did not start: {(tmp_path / 'lab.log').read_text()[-2000:]}")
+    yield url
+    proc.terminate()
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+def expected_count(strategy: str = "zero-shot") -> int:
+    """Questions where the regex vote is wrong but some template is right, computed without the widgets."""
+    from olakit.records import import_olagpt
+    from olakit.vote import regex_vote
+
+    df = import_olagpt()
+    df = df[df["notes_strategy"] == strategy]
+    vote = regex_vote(df).set_index("question_id")["correct"]
+    some = df.groupby("question_id")["correct"].any()
+    return int((~vote & some.loc[vote.index]).sum())
+
+
+def test_explore_notebook_in_jupyterlab(lab, tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} missing: `make test` installs Debian's chromium (make browser)")
+    want = expected_count()
+    artifacts = Path(os.environ.get("OLAKIT_TEST_ARTIFACTS", ROOT / "test-artifacts"))
+    artifacts.mkdir(parents=True, exist_ok=True)
+    shot = artifacts / "explore_jupyterlab.png"
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.goto(f"{lab}/lab/tree/explore.ipynb", timeout=120_000)
+        page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=120_000)
+        page.wait_for_selector("text=Python 3 (ipykernel) | Idle", timeout=120_000)  # the kernel is up
+        page.click(".lm-MenuBar-item:has-text('Run')")
+        page.click(".lm-Menu-item:has-text('Run All Cells')")
+        filt = page.locator(".widget-dropdown", has=page.locator("label", has_text="filter")).locator("select")
+        filt.wait_for(timeout=180_000)
+        page.wait_for_selector("text=254 questions", timeout=60_000)  # every question of the first strategy
+        filt.select_option(label="vote wrong but some template right")
+        page.wait_for_function(
+            "n => [...document.querySelectorAll('.widget-html-content')].some(e => e.textContent.trim() === n + ' questions')",
+            arg=str(want), timeout=60_000)
+        summary = page.locator(".olakit-summary").first.text_content()
+        assert "templates say" in summary or "no template" in summary
+        assert page.locator(".olakit-heatmap").count() >= 1  # the Fig-12 heatmap explorer rendered too
+        page.locator(".olakit-answers").first.scroll_into_view_if_needed()
+        page.screenshot(path=str(shot), full_page=False)
+        browser.close()
+    assert shot.stat().st_size > 20_000
+    shutil.copyfile(shot, tmp_path / shot.name)

@@ -1,0 +1,116 @@
+"""The explorers with real ipywidgets objects, on hand-made records whose answers are known; corrections and
+draft notes go to real files and every analysis sees the corrections."""
+import json
+
+import pandas as pd
+import pytest
+
+from olakit.notes import NotesLibrary
+from olakit.records import load_records, save_records, to_frame
+from olakit.reproduce import compute_tables
+from olakit.types import Question, Record
+from olakit.widgets import HeatmapExplorer, QuestionExplorer
+
+OPTS = {"A": "one", "B": "two", "C": "three"}
+# question -> answers of T1, T2, T3 (gold A everywhere)
+ANSWERS = {"q1": ("A", "A", "A"),      # all right, no split
+           "q2": ("B", "B", "A"),      # vote wrong (B), one template right
+           "q3": ("A", None, "C"),     # split, one unparsed, vote A (first of the tie)
+           "q4": ("C", "C", "C")}      # all wrong alike
+
+
+def records():
+    rows = []
+    for qid, answers in ANSWERS.items():
+        for t, a in zip(("T1", "T2", "T3"), answers):
+            rows.append(Record(dataset="aqua", question_id=qid, template=t, notes_strategy="zero-shot", n_notes=0,
+                               sample=0, model="m", prompt_hash="h", raw_output=f"{t} reasoning for {qid}",
+                               extracted=a, gold="A", correct=a == "A", question_type="toy"))
+    return to_frame(rows)
+
+
+QUESTIONS = {qid: Question(id=qid, dataset="aqua", text=f"What is {qid}?", options=OPTS, gold="A",
+                           rationale=f"because {qid}") for qid in ANSWERS}
+
+
+@pytest.fixture
+def saved(tmp_path):
+    path = tmp_path / "records.parquet"
+    save_records(records(), path)
+    return path
+
+
+def test_filters_pick_the_questions_worked_out_by_hand(saved):
+    qe = QuestionExplorer(load_records(saved), QUESTIONS, records_path=saved)
+    assert list(qe.question.options) == ["q1", "q2", "q3", "q4"]
+    qe.filter.value = "split"
+    assert list(qe.question.options) == ["q2", "q3"]
+    qe.filter.value = "vote_wrong_some_right"
+    assert list(qe.question.options) == ["q2"]
+    qe.filter.value = "unparsed"
+    assert list(qe.question.options) == ["q3"] and qe.count.value.strip().endswith("1 questions")
+
+
+def test_view_shows_answers_votes_gold_and_agreement(saved):
+    qe = QuestionExplorer(load_records(saved), QUESTIONS, records_path=saved)
+    qe.question.value = "q2"
+    v = qe.view.value
+    assert "What is q2?" in v and "<b>gold</b>: A" in v and "<b>regex vote</b>: B" in v
+    assert "2 of 3 templates say B (wrong; gold A); 1 correct" in v
+    assert "T3 reasoning for q2" in v and v.count("&#10007;") == 2 and v.count("&#10003;") == 1
+
+
+def test_correction_is_saved_beside_the_records_and_applied_by_every_analysis(saved):
+    qe = QuestionExplorer(load_records(saved), QUESTIONS, records_path=saved)
+    qe.question.value = "q2"
+    qe.fix_template.value, qe.fix_label.value, qe.fix_reason.value = "T1", "A", "wrote 'option one' in words"
+    qe.fix_button.click()
+    assert "saved: T1 on q2 is now A" in qe.status.value
+    assert "<b>regex vote</b>: A" in qe.view.value and "(corrected)" in qe.view.value
+    line = json.loads((saved.parent / "records.overrides.jsonl").read_text().splitlines()[0])
+    assert (line["question_id"], line["template"], line["extracted"]) == ("q2", "T1", "A")
+    df = load_records(saved)  # every analysis loads records this way
+    assert df["overridden"].sum() == 1
+    tables = compute_tables(df, n_boot=50)
+    effect = tables["overrides"].iloc[0]
+    assert (effect["overrides"], effect["records_changed"], effect["votes_changed"]) == (1, 1, 1)
+    acc = tables["accuracy_ci"].set_index("method")
+    assert acc.loc["T1", "correct"] == 3 and acc.loc["T1", "overrides"] == 1 and acc.loc["regex_vote", "correct"] == 3
+    assert load_records(saved, apply_overrides=False)["correct"].sum() == records()["correct"].sum()
+    # a label that is not an option, or no reason, is refused and nothing is written
+    qe.fix_reason.value = ""
+    qe.fix_button.click()
+    assert "needs a reason" in qe.status.value
+    assert len((saved.parent / "records.overrides.jsonl").read_text().splitlines()) == 1
+
+
+def test_draft_note_from_a_wrong_question(saved, tmp_path):
+    notes = tmp_path / "drafts.jsonl"
+    qe = QuestionExplorer(load_records(saved), QUESTIONS, records_path=saved, notes_path=notes)
+    qe.question.value = "q4"
+    qe.note_button.click()
+    lib = NotesLibrary.load(notes)
+    assert len(lib) == 1
+    n = lib.notes[0]
+    assert (n.question, n.answer, n.explanation, n.llm_task_type) == ("What is q4?", "A", "because q4", "toy")
+    assert n.error_reason == "T1 answered C; T2 answered C; T3 answered C instead of A"
+    qe.question.value = "q1"
+    qe.note_button.click()
+    assert "answered q1 correctly" in qe.status.value and len(NotesLibrary.load(notes)) == 1
+
+
+def test_heatmap_cells_list_their_questions(saved):
+    he = HeatmapExplorer(load_records(saved))
+    # (templates correct, largest wrong group): q1 (3, 0), q2 (1, 2), q3 (1, 1), q4 (0, 3)
+    cells = dict(he.cell.options)
+    assert set(cells) == {"correct=0, wrong=3 (1 questions)", "correct=1, wrong=2 (1 questions)",
+                          "correct=1, wrong=1 (1 questions)", "correct=3, wrong=0 (1 questions)"}
+    he.cell.value = cells["correct=1, wrong=2 (1 questions)"]
+    assert he.cell_questions() == ["q2"] and "q2" in he.listing.value
+    he.metric.value = "agreement"
+    # T1 vs T2 agree on q1, q2, q4 and differ on q3 (A vs unparsed)
+    assert he.cell.options[0][0] == "T1 vs T2: 0.75"
+    he.cell.value = he.cell.options[0][1]
+    assert he.cell_questions() == ["q3"]
+    he.subset.value = ("T1",)
+    assert "at least two templates" in he.map.value
