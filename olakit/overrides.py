@@ -77,12 +77,12 @@ def add_override(path: str | os.PathLike, key: dict, label: str | None, reason: 
 
 def apply_overrides(df: pd.DataFrame, overrides: pd.DataFrame) -> pd.DataFrame:
     """Records with overrides applied: extracted and correct replaced; ``overridden`` marks the rows, and
-    ``extracted_auto`` keeps what the extractor found."""
+    ``extracted_auto`` keeps what the extractor found. With no overrides, ``df`` itself comes back."""
+    if overrides.empty:
+        return df
     out = df.copy()
     out["extracted_auto"] = out["extracted"]
     out["overridden"] = False
-    if overrides.empty:
-        return out
     idx = out.set_index(KEY).index
     ov = overrides.set_index(KEY)
     hit = idx.isin(ov.index)
