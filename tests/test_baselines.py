@@ -1,0 +1,54 @@
+"""Auto-CoT: published demos load, clusters pick members nearest their centre, and a demo is the first of them
+whose zero-shot-CoT rationale gives an answer."""
+import numpy as np
+
+from olakit.baselines import COT_TRIGGER, auto_cot_demos, cluster_candidates, cot_prompt, published_demos
+from olakit.notes import embed
+from olakit.types import Question
+
+OPTS = {"A": "1", "B": "2"}
+TOPICS = {
+    "coin": ["A coin is tossed {} times; what is the probability of all heads?"],
+    "train": ["A train travels {} km in 2 hours; what is its speed?"],
+}
+
+
+def pool():
+    return [Question(id=f"{t}-{i}", dataset="aqua", text=tpl[0].format(i + 2), options=OPTS, gold="A")
+            for t, tpl in TOPICS.items() for i in range(5)]
+
+
+def test_published_demos_match_the_aurora_files():
+    demos = published_demos("aqua")
+    assert len(demos) == 4 and demos[0].question.startswith("Julie’s yard is rectangular.")
+    assert not demos[0].rationale.startswith(COT_TRIGGER) and demos[0].answer == "A"
+    assert len(published_demos("strategyqa")) == 6
+    text = cot_prompt(demos[:1], "Q2?")
+    assert text.startswith("Q: Julie’s") and text.endswith("Q: Q2?\nA: Let's think step by step.")
+
+
+def test_clusters_are_ordered_by_distance_to_their_centre():
+    clusters = cluster_candidates(pool(), k=2, seed=0)
+    assert sorted(len(c) for c in clusters) == [5, 5]
+    assert all(len({q.id.split("-")[0] for q in c}) == 1 for c in clusters)  # one topic per cluster
+    for members in clusters:
+        vecs = embed([q.text for q in members])
+        dist = np.linalg.norm(vecs - vecs.mean(axis=0), axis=1)
+        assert list(dist) == sorted(dist)  # nearest the centre first
+
+
+def test_a_demo_is_the_nearest_member_whose_rationale_answers(tmp_path):
+    from olakit.llm import LLM, Endpoint
+    from olakit.loopback import Loopback
+
+    clusters = cluster_candidates(pool(), k=2, seed=0)
+    silent = {clusters[0][0].id}  # the nearest member of the first cluster gives no answer
+
+    def reply(prompt, req):
+        return "I cannot tell." if any(f"question: {q.text}" in prompt for q in pool() if q.id in silent) \
+            else "So the answer is (B)."
+
+    with Loopback(reply=reply) as srv, LLM(Endpoint(srv.base_url, "toy"), cache_dir=tmp_path, progress=False) as llm:
+        demos = auto_cot_demos(llm, pool(), k=2, tries=3, seed=0)
+    assert [d.question_id for d in demos] == [clusters[0][1].id, clusters[1][0].id]
+    assert all(d.answer == "B" and d.rationale == "So the answer is (B)." for d in demos)
