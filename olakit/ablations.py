@@ -74,8 +74,9 @@ def get_records(source: str, dataset: str = "aqua", *, n_questions: int | None =
             res = run(cfg, llm=llm)
             info = {"source": "live", "model": llm.endpoint.model, "endpoint": llm.endpoint.identity,
                     "stats": res.stats}
-        names = [t for t in dict.fromkeys(res.records["template"]) if t not in ("SC", "auto_cot", "llm_vote",
-                                                                                   "llm_vote_shuffled")]
+        from olakit.analysis import NON_TEMPLATES
+
+        names = [t for t in dict.fromkeys(res.records["template"]) if t not in NON_TEMPLATES]
         return res.records, names, info
     raise DataError(f"source {source!r}: use 'recorded' or 'live'")
 

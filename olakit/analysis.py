@@ -13,9 +13,11 @@ import numpy as np
 import pandas as pd
 
 from olakit.errors import DataError
-from olakit.vote import GROUP, answer_matrix, majority, regex_vote
+from olakit.vote import answer_matrix, majority, regex_vote
 
 STRATEGIES = ("zero-shot", "random", "retrieval", "combine")
+NON_TEMPLATES = ("SC", "auto_cot", "llm_vote", "llm_vote_shuffled")
+"""Methods in live records that are not voting templates (the explorers and notebooks leave them out)."""
 BASELINES = ("turbo", "origin")
 """Templates that are baselines (origin is the turbo prompt), left out of the Table 7 template statistics as in
 the paper."""

@@ -120,6 +120,13 @@ class Loopback:
                       "total_tokens": len(prompt.split()) + len(text.split())},
         }).encode()
 
+    def wait_completed(self, n: int, timeout: float = 60.0) -> int:
+        """Block until n answers have been delivered (or timeout); returns how many were."""
+        deadline = time.time() + timeout
+        while sum(self.completed.values()) < n and time.time() < deadline:
+            time.sleep(0.02)
+        return sum(self.completed.values())
+
     def close(self) -> None:
         self._server.shutdown()
         self._server.server_close()

@@ -3,7 +3,8 @@
 ``run(RunConfig(dataset="aqua", n_questions=10))`` makes, through the cached client:
 
 1. the question types (intention enhancement);
-2. one answer per template, note strategy and n (records named by template; ``origin`` is the turbo baseline);
+2. one answer per template, note strategy and n (records named by template; ``origin`` is the turbo baseline,
+   so the turbo baseline needs origin among the templates);
 3. SC: ``sc_k`` samples of ``sc_template`` at ``sc_temperature`` (records named ``SC``, one per sample);
 4. Auto-CoT: demos from the clustered split, then one answer per question (records named ``auto_cot``);
 5. the LLM vote over the templates' answers, in template order (``llm_vote``) and, for the audit, in a
@@ -14,7 +15,6 @@ Records are written only when every call succeeded (a failed call raises RunErro
 """
 from __future__ import annotations
 
-import dataclasses
 import logging
 import time
 from dataclasses import dataclass, field
@@ -134,6 +134,12 @@ def _record(call: Call, result: Result, model: str, extract, prompt: str) -> Rec
                   note_sims=call.note_sims, question_type=call.question_type)
 
 
+def _fail_if_any(stats: dict) -> None:
+    if stats["failed"]:
+        raise RunError(f"{stats['failed']} of {stats['unique_prompts']} calls failed after retries; nothing was "
+                       "written. Rerun: the answers already received are cached and only the failed calls are made")
+
+
 def resolve_library(spec: str | None, data_dir=None) -> NotesLibrary | None:
     if spec is None:
         return None
@@ -157,6 +163,9 @@ def run(config: RunConfig, llm: LLM | None = None, out_dir: str | Path | None = 
     if not questions:
         raise DataError(f"{cfg.dataset}/{split}: no questions at offset {cfg.offset}")
     templates = templates_for(cfg.dataset, cfg.templates)
+    if "turbo" in cfg.baselines and "origin" not in [t.name for t in templates]:
+        raise DataError("the turbo baseline is the origin template at temperature 0: add 'origin' to the templates "
+                        "or leave 'turbo' out of the baselines")
     needs_notes = any(s != "zero-shot" for s in cfg.strategies)
     library = resolve_library(cfg.library, cfg.data_dir) if needs_notes else None
     if needs_notes and library is None:
@@ -192,6 +201,7 @@ def run(config: RunConfig, llm: LLM | None = None, out_dir: str | Path | None = 
     records = [_record(c, results[cache_key(llm.endpoint.identity, c.request)], model, extract, c.prompt)
                for c in calls if results[cache_key(llm.endpoint.identity, c.request)].ok]
 
+    _fail_if_any(stats)
     if "llm" in cfg.votes:
         questions_by_id = {q.id: q for q in questions}
         records += llm_vote_records(llm, to_frame(records), questions_by_id, [t.name for t in templates],
@@ -199,9 +209,7 @@ def run(config: RunConfig, llm: LLM | None = None, out_dir: str | Path | None = 
                                     extractor=cfg.extractor,
                                     batch=lambda reqs, desc: _batch(llm, reqs, desc, stats))
     stats["wall_s"] = round(time.perf_counter() - t0, 2)
-    if stats["failed"]:
-        raise RunError(f"{stats['failed']} of {stats['unique_prompts']} calls failed after retries; nothing was "
-                       "written. Rerun: the answers already received are cached and only the failed calls are made")
+    _fail_if_any(stats)
     df = to_frame(records)
     tables = run_tables(df, [t.name for t in templates], tie=cfg.tie, seed=cfg.seed)
     result = RunResult(records=df, tables=tables, stats=stats)

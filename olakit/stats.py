@@ -18,10 +18,8 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from olakit.analysis import _acc_row, bootstrap_ci, ordered_strategies, sc_vote, sort_rows
+from olakit.analysis import _acc_row, ordered_strategies, sc_vote, sort_rows
 from olakit.vote import answer_matrix, regex_vote
-
-CELL_KEY = ["dataset", "n_notes", "question_id"]
 
 
 def cell_outcomes(df: pd.DataFrame, templates: Sequence[str], tie: str = "first", seed: int = 0) -> pd.DataFrame:

@@ -23,11 +23,10 @@ import pandas as pd
 from olakit import analysis
 from olakit.vote import GROUP, regex_vote
 
-DERIVED = ("SC", "auto_cot", "llm_vote", "llm_vote_shuffled")
 
 
 def _templates(df: pd.DataFrame, templates: Sequence[str] | None) -> list[str]:
-    return list(templates) if templates else [t for t in dict.fromkeys(df["template"]) if t not in DERIVED]
+    return list(templates) if templates else [t for t in dict.fromkeys(df["template"]) if t not in analysis.NON_TEMPLATES]
 
 
 def _esc(text) -> str:

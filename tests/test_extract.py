@@ -1,6 +1,5 @@
 """Extraction: OlaGPT's rule on their real recorded outputs, and the strict extractor for live runs."""
 import json
-import re
 
 import pytest
 

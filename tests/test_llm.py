@@ -163,9 +163,7 @@ def test_batch_killed_with_sigkill_then_rerun(tmp_path):
     with Loopback(delay=0.3) as srv:
         cmd = [sys.executable, "-c", script, srv.base_url, str(tmp_path / "cache")]
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
-        deadline = time.time() + 60
-        while sum(srv.completed.values()) < 8 and time.time() < deadline:
-            time.sleep(0.02)
+        srv.wait_completed(8, timeout=60)
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
         done_before = dict(srv.completed)

@@ -2,7 +2,6 @@
 and building notes from a tiny pool (active learning)."""
 import json
 
-import numpy as np
 import pytest
 
 from olakit.errors import DataError, UnknownNameError

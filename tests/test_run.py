@@ -5,9 +5,7 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 
-import pandas as pd
 import pytest
 
 from olakit.analysis import method_accuracy, sc_vote
@@ -36,9 +34,7 @@ def test_run_resumes_after_a_crash_and_pays_each_prompt_once(tmp_path):
     with Loopback(delay=0.15) as srv:
         cmd = [sys.executable, "-c", CRASH_SCRIPT, srv.base_url, str(tmp_path / "cache"), str(tmp_path / "out")]
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
-        deadline = time.time() + 120
-        while sum(srv.completed.values()) < 20 and time.time() < deadline:
-            time.sleep(0.02)
+        srv.wait_completed(20, timeout=120)
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
         before = srv.requests
@@ -112,6 +108,18 @@ def rec(qid, template, extracted, gold="A", sample=0, strategy="zero-shot"):
                   correct=extracted == gold)
 
 
+def test_config_errors_come_before_any_call():
+    from olakit.errors import DataError
+    from olakit.run import RunConfig, run
+
+    with pytest.raises(DataError, match="the turbo baseline is the origin template"):
+        run(RunConfig(templates=["ST"], baselines=("turbo",)))
+    with pytest.raises(DataError, match=r"unknown baselines \['CoT'\]"):
+        run(RunConfig(baselines=("CoT",)))
+    with pytest.raises(DataError, match="n_notes"):
+        run(RunConfig(n_notes=()))
+
+
 def test_llm_vote_audit_and_sc_vote_by_hand():
     rows = []
     # q1: templates A, A, B -> regex right; llm says B (overrides a correct majority); shuffled says A (order change)
@@ -134,3 +142,18 @@ def test_llm_vote_audit_and_sc_vote_by_hand():
     assert acc.loc["regex_vote", "correct"] == 2 and acc.loc["SC", "correct"] == 1
     assert acc.loc["llm_vote", "correct"] == 2 and acc.loc["T3", "correct"] == 1
     assert acc.loc["llm_vote_shuffled", "correct"] == 3
+
+
+def test_failed_calls_write_nothing_and_say_how_to_resume(tmp_path):
+    from olakit.llm import LLM, Endpoint
+    from olakit.loopback import Loopback
+    from olakit.run import RunConfig, RunError, run
+
+    cfg = RunConfig(dataset="aqua", n_questions=2, templates=["origin", "ST"], strategies=("zero-shot",),
+                    baselines=(), votes=("regex",), max_tokens=8)
+    with Loopback(fault_rate=1.0, faults=("500",)) as srv, \
+            LLM(Endpoint(srv.base_url, "fake"), cache_dir=tmp_path / "c", progress=False, max_attempts=2,
+                backoff=0.01) as llm:
+        with pytest.raises(RunError, match=r"6 of 6 calls failed after retries; nothing was written\. Rerun"):
+            run(cfg, llm=llm, out_dir=tmp_path / "out")
+    assert not (tmp_path / "out").exists()

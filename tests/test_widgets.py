@@ -2,7 +2,6 @@
 draft notes go to real files and every analysis sees the corrections."""
 import json
 
-import pandas as pd
 import pytest
 
 from olakit.notes import NotesLibrary
