@@ -24,7 +24,7 @@ from typing import Sequence
 
 import pandas as pd
 
-from olakit.data import REPO_ROOT
+from olakit.data import REPO_ROOT, write_atomic
 from olakit.errors import DataError
 
 PACKAGES = ("olakit", "openai", "numpy", "pandas", "scipy", "statsmodels", "scikit-learn", "faiss-cpu",
@@ -81,18 +81,10 @@ def get_records(source: str, dataset: str = "aqua", *, n_questions: int | None =
     raise DataError(f"source {source!r}: use 'recorded' or 'live'")
 
 
-def _atomic(path: Path, write) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    write(tmp)
-    os.replace(tmp, path)
-    return path
-
-
 def save_figure(fig, out_dir: str | os.PathLike, name: str) -> list[Path]:
     """figures/NAME.png and figures/NAME.pdf under out_dir (each written atomically)."""
     folder = Path(out_dir) / "figures"
-    return [_atomic(folder / f"{name}.{ext}", lambda p, e=ext: fig.savefig(p, format=e, dpi=150, bbox_inches="tight"))
+    return [write_atomic(folder / f"{name}.{ext}", lambda p, e=ext: fig.savefig(p, format=e, dpi=150, bbox_inches="tight"))
             for ext in ("png", "pdf")]
 
 
@@ -157,5 +149,5 @@ def finish(out_dir: str | os.PathLike, notebook: str, parameters: dict, records:
     man = manifest(notebook, parameters, records, info)
     man["tables"] = sorted(tables)
     man["figures"] = written
-    _atomic(out / "manifest.json", lambda p: p.write_text(json.dumps(man, indent=1, default=str)))
+    write_atomic(out / "manifest.json", lambda p: p.write_text(json.dumps(man, indent=1, default=str)))
     return man

@@ -68,12 +68,9 @@ def accuracy_long(df: pd.DataFrame, templates: Sequence[str] | None = None, tie:
     parts = [df[df["template"].isin(templates)].rename(columns={"template": "method"})]
     vote = regex_vote(df, templates, tie=tie, seed=seed).assign(method="regex_vote")
     parts.append(vote)
-    rows = []
-    for (method, strategy), g in pd.concat(parts)[["method", "notes_strategy", "correct"]].groupby(
-            ["method", "notes_strategy"], sort=False):
-        lo, hi = bootstrap_ci(g["correct"].to_numpy(), n_boot=n_boot, seed=seed)
-        rows.append({"method": method, "notes_strategy": strategy, "n": len(g), "correct": int(g["correct"].sum()),
-                     "accuracy": float(g["correct"].mean()), "ci_low": lo, "ci_high": hi})
+    rows = [_acc_row(method, strategy, g["correct"], seed, n_boot)
+            for (method, strategy), g in pd.concat(parts)[["method", "notes_strategy", "correct"]].groupby(
+                ["method", "notes_strategy"], sort=False)]
     out = sort_rows(pd.DataFrame(rows), ["method", "notes_strategy"])
     if "overridden" in df and df["overridden"].any():  # how many answers in each cell were corrected by hand
         n = df[df["overridden"]].groupby(["template", "notes_strategy"]).size()
@@ -136,16 +133,17 @@ def bounds_long(stats: pd.DataFrame, vote: pd.DataFrame, seed: int = 0, n_boot: 
     rows = []
     for method, hit in parts.items():
         for strategy, g in hit.groupby(stats["notes_strategy"], sort=False):
-            rows.append(_prop_row(method, strategy, g.to_numpy(), seed, n_boot))
+            rows.append(_acc_row(method, strategy, g.to_numpy(), seed, n_boot))
     for strategy, g in vote.groupby("notes_strategy", sort=False):
-        rows.append(_prop_row("reg-vote", strategy, g["correct"].to_numpy(), seed, n_boot))
+        rows.append(_acc_row("reg-vote", strategy, g["correct"].to_numpy(), seed, n_boot))
     return sort_rows(pd.DataFrame(rows), ["method", "notes_strategy"])
 
 
-def _prop_row(method, strategy, hits, seed, n_boot) -> dict:
-    lo, hi = bootstrap_ci(hits, n_boot=n_boot, seed=seed)
-    return {"method": method, "notes_strategy": strategy, "n": len(hits), "correct": int(hits.sum()),
-            "accuracy": float(hits.mean()), "ci_low": lo, "ci_high": hi}
+def _acc_row(method: str, strategy: str, correct, seed: int, n_boot: int) -> dict:
+    x = np.asarray(correct, dtype=bool)
+    lo, hi = bootstrap_ci(x, n_boot=n_boot, seed=seed)
+    return {"method": method, "notes_strategy": strategy, "n": len(x), "correct": int(x.sum()),
+            "accuracy": float(x.mean()) if len(x) else float("nan"), "ci_low": lo, "ci_high": hi}
 
 
 def precision_table(long: pd.DataFrame, exclude: Sequence[str] = BASELINES) -> pd.DataFrame:
@@ -210,13 +208,6 @@ def compare_with_paper(recomputed: dict[str, pd.DataFrame], paper: dict[str, dic
                 rows.append({"table": table, "row": str(row), "column": col, "paper": float(value),
                              "recomputed": mine, "diff": mine - float(value)})
     return pd.DataFrame(rows)
-
-
-def _acc_row(method: str, strategy: str, correct, seed: int, n_boot: int) -> dict:
-    x = np.asarray(correct, dtype=bool)
-    lo, hi = bootstrap_ci(x, n_boot=n_boot, seed=seed)
-    return {"method": method, "notes_strategy": strategy, "n": len(x), "correct": int(x.sum()),
-            "accuracy": float(x.mean()) if len(x) else float("nan"), "ci_low": lo, "ci_high": hi}
 
 
 def sc_vote(df: pd.DataFrame, name: str = "SC", tie: str = "first") -> pd.DataFrame:

@@ -51,6 +51,17 @@ def data_file(data_dir: str | os.PathLike | None, rel: str) -> Path:
     return path
 
 
+def write_atomic(path: str | os.PathLike, write) -> Path:
+    """Call ``write(tmp)`` on a temporary file beside ``path``, then rename it into place: a crash leaves the old
+    file or none, never half a file. ``write_atomic(p, lambda t: t.write_text("x"))`` -> ``p``."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    write(tmp)
+    os.replace(tmp, path)
+    return path
+
+
 def read_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
     """Yield (line number, object) for each non-blank line of a JSON Lines file."""
     with open(path, encoding="utf-8") as fh:

@@ -100,14 +100,10 @@ class NotesLibrary:
     # -- persistence
     def save(self, path: str | os.PathLike) -> Path:
         """JSON Lines, one note per line, written atomically."""
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.tmp")
-        with open(tmp, "w", encoding="utf-8") as f:
-            for n in self.notes:
-                f.write(json.dumps(dataclasses.asdict(n), ensure_ascii=False) + "\n")
-        os.replace(tmp, path)
-        return path
+        from olakit.data import write_atomic
+
+        text = "".join(json.dumps(dataclasses.asdict(n), ensure_ascii=False) + "\n" for n in self.notes)
+        return write_atomic(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> "NotesLibrary":
@@ -330,7 +326,8 @@ def sample_pool(questions: Sequence[Question], size: int, k: int = 20, seed: int
 
 
 def error_book(llm, questions: Sequence[Question], r: int = 3, template: str = "ST", seed: int = 0,
-               temperature: float = 0.7, max_tokens: int = 256, extractor: str = "strict"):
+               temperature: float = 0.7, max_tokens: int = 256, extractor: str = "strict",
+               qtypes: dict[str, str] | None = None):
     """Answer each question r times (seeded samples); return (questions wrong every time, their wrong answers).
 
     An unparsed answer counts as wrong. Calls go through the cache, so a larger r reuses the first answers.
@@ -344,7 +341,7 @@ def error_book(llm, questions: Sequence[Question], r: int = 3, template: str = "
     if not 1 <= r <= 10:
         raise DataError(f"r = {r}: answer each question 1 to 10 times (the paper uses 3 to 5)")
     tmpl = templates_for(questions[0].dataset, [template])[0] if questions else None
-    qtypes = question_types(llm, questions)
+    qtypes = qtypes if qtypes is not None else question_types(llm, questions)
     reqs = [Request.make(build_prompt(q, qtypes[q.id], tmpl, []), sample=s, seed=seed, temperature=temperature,
                          max_tokens=max_tokens) for q in questions for s in range(r)]
     results = llm.batch(reqs, desc="error book")
@@ -424,8 +421,8 @@ def build_library(llm, pool: Sequence[Question], *, r: int = 3, size: int | None
     from olakit.intent import question_types
 
     questions = sample_pool(pool, size, k=k, seed=seed) if size else list(pool)
-    book, wrong = error_book(llm, questions, r=r, template=template, seed=seed, max_tokens=max_tokens)
-    qtypes = question_types(llm, book) if book else {}
+    qtypes = question_types(llm, questions)
+    book, wrong = error_book(llm, questions, r=r, template=template, seed=seed, max_tokens=max_tokens, qtypes=qtypes)
     library = write_notes(book, wrong, explainer=explainer, llm=llm, qtypes=qtypes)
     log.info("active learning: %d pool questions, %d wrong in all %d tries", len(questions), len(book), r)
     if path is not None:

@@ -17,6 +17,7 @@ from typing import Sequence
 
 import pandas as pd
 
+from olakit.data import write_atomic
 from olakit.errors import DataError
 
 KEY = ["dataset", "question_id", "template", "notes_strategy", "n_notes", "sample"]
@@ -68,10 +69,7 @@ def add_override(path: str | os.PathLike, key: dict, label: str | None, reason: 
     old = path.read_text(encoding="utf-8") if path.is_file() else ""
     if old and not old.endswith("\n"):
         old += "\n"
-    tmp = path.with_name(f".{path.name}.tmp")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp.write_text(old + json.dumps(row, ensure_ascii=False) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    write_atomic(path, lambda tmp: tmp.write_text(old + json.dumps(row, ensure_ascii=False) + "\n", encoding="utf-8"))
     return row
 
 

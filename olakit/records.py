@@ -14,7 +14,7 @@ from typing import Iterable
 
 import pandas as pd
 
-from olakit.data import data_file, load_aqua, read_json, require
+from olakit.data import data_file, load_aqua, read_json, require, write_atomic
 from olakit.errors import DataError
 from olakit.extract import get_extractor
 from olakit.types import Record
@@ -80,11 +80,7 @@ def save_records(df: pd.DataFrame, path: str | os.PathLike) -> Path:
     table = pa.Table.from_pandas(df[COLUMNS], preserve_index=False)
     table = table.replace_schema_metadata({**(table.schema.metadata or {}),
                                            _META_KEY: str(FORMAT_VERSION).encode()})
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    pq.write_table(table, tmp)
-    os.replace(tmp, path)
-    return path
+    return write_atomic(path, lambda tmp: pq.write_table(table, tmp))
 
 
 def load_records(path: str | os.PathLike, apply_overrides: bool = True) -> pd.DataFrame:

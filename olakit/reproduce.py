@@ -27,7 +27,7 @@ from pathlib import Path
 import pandas as pd
 
 from olakit import analysis
-from olakit.data import REPO_ROOT
+from olakit.data import REPO_ROOT, write_atomic
 from olakit.errors import DataError
 from olakit.records import import_olagpt, save_records
 from olakit.vote import check_tie_rule, regex_vote
@@ -118,18 +118,11 @@ def draw_figures(tables: dict[str, pd.DataFrame]) -> dict[str, "object"]:
     return out
 
 
-def _write_atomic(path: Path, write) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    write(tmp)
-    os.replace(tmp, path)
-
-
 def write_tables(tables: dict[str, pd.DataFrame], out_dir: Path) -> None:
     """Each table as out_dir/tables/NAME.csv (atomically)."""
     for name, table in tables.items():
         index = not isinstance(table.index, pd.RangeIndex)
-        _write_atomic(Path(out_dir) / "tables" / f"{name}.csv", lambda p, t=table, i=index: t.to_csv(p, index=i))
+        write_atomic(Path(out_dir) / "tables" / f"{name}.csv", lambda p, t=table, i=index: t.to_csv(p, index=i))
 
 
 def write_outputs(rep: Reproduction, out_dir: Path, figures_dir: Path, figs: dict) -> None:
@@ -140,7 +133,7 @@ def write_outputs(rep: Reproduction, out_dir: Path, figures_dir: Path, figs: dic
     write_tables(rep.tables, out_dir)
     for name, fig in figs.items():
         path = figures_dir / f"{name}.png"
-        _write_atomic(path, lambda p, f=fig: f.savefig(p, dpi=150, bbox_inches="tight", format="png"))
+        write_atomic(path, lambda p, f=fig: f.savefig(p, dpi=150, bbox_inches="tight", format="png"))
         rep.figures[name] = path
         plt.close(fig)
     rep.out_dir = out_dir

@@ -28,7 +28,7 @@ from olakit.controller import Call, plan
 from olakit.data import load_questions
 from olakit.errors import DataError, OlakitError
 from olakit.extract import get_extractor
-from olakit.intent import frame, parse_type, type_request
+from olakit.intent import frame, question_types
 from olakit.llm import LLM, Request, Result, cache_key
 from olakit.notes import NotesLibrary, olagpt_ekar_library, olagpt_library
 from olakit.records import prompt_hash, save_records, to_frame
@@ -119,10 +119,6 @@ def _batch(llm: LLM, requests: Sequence[Request], desc: str, stats: dict) -> dic
     return dict(zip(unique, results))
 
 
-def _ok_text(result: Result) -> str | None:
-    return result.text if result.ok else None
-
-
 def _record(call: Call, result: Result, model: str, extract, prompt: str) -> Record:
     q = call.question
     extracted = extract(result.text, list(q.options))
@@ -177,9 +173,8 @@ def run(config: RunConfig, llm: LLM | None = None, out_dir: str | Path | None = 
                            "completion_tokens"], 0)
     stats["cost"] = 0.0
 
-    types = _batch(llm, [type_request(q) for q in questions], "question types", stats)
-    qtypes = {q.id: parse_type(_ok_text(types[cache_key(llm.endpoint.identity, type_request(q))]), q.dataset)
-              for q in questions}
+    counted = lambda reqs, desc: list(_batch(llm, reqs, desc, stats).values())  # noqa: E731 (requests are unique)
+    qtypes = question_types(llm, questions, batch=counted)
     calls = plan(questions, qtypes, templates, cfg.strategies, cfg.n_notes, library, seed=cfg.seed,
                  max_tokens=cfg.max_tokens)
     if "SC" in cfg.baselines:
@@ -191,7 +186,7 @@ def run(config: RunConfig, llm: LLM | None = None, out_dir: str | Path | None = 
             demos = published_demos(cfg.dataset, cfg.data_dir)
         else:
             demos = auto_cot_demos(llm, everything, k=cfg.autocot_k, seed=cfg.seed, max_tokens=cfg.max_tokens,
-                                   batch=lambda reqs, desc: list(_batch(llm, reqs, desc, stats).values()))
+                                   batch=counted)
         for q in questions:
             own = [d for d in demos if d.question_id != q.id]  # never a question's own demo
             prompt = cot_prompt(own, frame(q, qtypes[q.id]))

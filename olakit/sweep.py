@@ -26,7 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from olakit.data import REPO_ROOT
+from olakit.data import REPO_ROOT, write_atomic
 from olakit.errors import DataError
 
 log = logging.getLogger("olakit")
@@ -175,7 +175,5 @@ def run_sweep(path: str | os.PathLike, *, run_id: str | None = None, parallel: i
              "runs": [asdict(j) for j in jobs]}
     if figures_dir is not None:
         index["figures"] = collect_figures(jobs, Path(figures_dir))
-    tmp = runs_dir / run_id / ".index.json.tmp"
-    tmp.write_text(json.dumps(index, indent=1))
-    os.replace(tmp, runs_dir / run_id / "index.json")
+    write_atomic(runs_dir / run_id / "index.json", lambda tmp: tmp.write_text(json.dumps(index, indent=1)))
     return index
