@@ -172,8 +172,11 @@ def test_batch_killed_with_sigkill_then_rerun(tmp_path):
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
         ok, cached = map(int, out.stdout.split())
     assert ok == 20
-    # answers delivered before the kill were cached (at most the two in flight were lost) ...
-    assert len(done_before) - 2 <= cached <= len(done_before)
-    # ... and the rerun asked only for the rest: no answer delivered and cached was paid for twice
+    # answers delivered before the kill were cached, but for those still being read or committed at the kill:
+    # with concurrency 2, at most 2 in the concurrency slots and 2 whose cache write (after the slot) was unfinished
+    assert len(done_before) - 4 <= cached <= len(done_before)
+    # ... and the rerun asked only for the rest: what was cached was never paid for twice, and each call lost at
+    # the kill was paid exactly twice
     assert srv.requests - requests_before == 20 - cached
-    assert sum(n > 1 for n in srv.per_prompt.values()) <= len(done_before) - cached + 2
+    assert sum(n - 1 for n in srv.per_prompt.values()) == requests_before - cached
+    assert max(srv.per_prompt.values()) <= 2
