@@ -33,6 +33,7 @@ class Loopback:
         self.retry_after, self.seed = retry_after, seed
         self.requests = 0
         self.connections = 0
+        self.active = self.max_active = 0  # requests being answered now, and the most at once
         self.per_prompt: Counter = Counter()
         self.fault_counts: Counter = Counter()
         self.completed: Counter = Counter()
@@ -69,6 +70,9 @@ class Loopback:
                     self._send(400, b'{"error": {"message": "bad request"}}')
                     return
                 fault = outer._admit(prompt, req)
+                with outer._lock:
+                    outer.active += 1
+                    outer.max_active = max(outer.max_active, outer.active)
                 try:
                     if fault == "429":
                         self._send(429, b'{"error": {"message": "rate limited"}}',
@@ -87,6 +91,9 @@ class Loopback:
                             outer.completed[prompt] += 1
                 except (BrokenPipeError, ConnectionResetError):
                     pass
+                finally:
+                    with outer._lock:
+                        outer.active -= 1
 
         self._server = _Server(("127.0.0.1", 0), Handler)
         self.base_url = f"http://127.0.0.1:{self._server.server_address[1]}/v1"
