@@ -19,7 +19,7 @@ $(STAMP): pyproject.toml
 
 # Use ../shared/data, $$OLAKIT_DATA_DIR or data/raw when present; otherwise download (pinned, sha256-checked).
 data: $(STAMP)
-	@$(BIN)/python -c "from olakit.data import resolve_data_dir as r; print('data:', r())" 2>/dev/null \
+	@$(BIN)/python -c "from olakit.data.loaders import resolve_data_dir as r; print('data:', r())" 2>/dev/null \
 		|| $(BIN)/olakit data fetch
 
 # The whole recorded-output sweep plus a small live sweep on the embedded model (sweeps/paper.yaml).
@@ -33,7 +33,11 @@ browser:
 	@command -v chromium >/dev/null || $(SUDO) apt-get install -y -q chromium >/dev/null \
 		|| { $(SUDO) apt-get update -q >/dev/null && $(SUDO) apt-get install -y -q chromium >/dev/null; }
 
+# Lint and format check (ruff), the layer contracts (import-linter, pyproject.toml), then the suite with doctests.
 test: $(STAMP) browser
+	$(BIN)/ruff check olakit tests benchmarks
+	$(BIN)/ruff format --check olakit tests benchmarks
+	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -q
 
 clean:

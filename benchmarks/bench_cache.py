@@ -3,12 +3,13 @@
 The cache is filled through real calls to a 127.0.0.1 server first; only the replay is timed.
 Usage: python benchmarks/bench_cache.py [N]
 """
+
 import sys
 import tempfile
 import time
 
 from olakit.llm import LLM, Endpoint, Request
-from olakit.loopback import Loopback
+from olakit.llm.loopback import Loopback
 
 n = int(sys.argv[1]) if len(sys.argv) > 1 else 10_000
 requests = [Request.make(f"question {i}: what is {i} + {i}?", max_tokens=32, temperature=0) for i in range(n)]
@@ -21,5 +22,7 @@ with Loopback() as srv, tempfile.TemporaryDirectory() as cache:
     replay = llm.batch(requests)
     wall = time.perf_counter() - t0
     assert all(r.cached for r in replay) and srv.requests == n
-print(f"filled {n} entries through the server in {fill:.1f} s; replayed {n} cached calls in {wall:.2f} s: "
-      f"{n / wall:,.0f} hits/s (goal >= 5,000)")
+print(
+    f"filled {n} entries through the server in {fill:.1f} s; replayed {n} cached calls in {wall:.2f} s: "
+    f"{n / wall:,.0f} hits/s (goal >= 5,000)"
+)

@@ -4,6 +4,7 @@ The server's prompt + generation seconds come from its Prometheus /metrics count
 Calls run one at a time so the two are comparable. Goal: kit wall time <= 1.1x server time.
 Usage: python benchmarks/bench_local.py [N] [MAX_TOKENS]
 """
+
 import re
 import sys
 import tempfile
@@ -11,7 +12,7 @@ import time
 import urllib.request
 
 from olakit.llm import LLM, Endpoint, Request
-from olakit.local import LocalServer
+from olakit.llm.local import LocalServer
 
 n = int(sys.argv[1]) if len(sys.argv) > 1 else 20
 max_tokens = int(sys.argv[2]) if len(sys.argv) > 2 else 32
@@ -31,11 +32,17 @@ with LocalServer(n_parallel=1, n_ctx=4096) as srv, tempfile.TemporaryDirectory()
     llm.complete("warm up", max_tokens=2)
     before = server_seconds(srv.base_url)
     t0 = time.perf_counter()
-    res = llm.batch([Request.make(f"Write one short sentence about the number {i}.", max_tokens=max_tokens,
-                                  temperature=0) for i in range(n)])
+    res = llm.batch(
+        [
+            Request.make(f"Write one short sentence about the number {i}.", max_tokens=max_tokens, temperature=0)
+            for i in range(n)
+        ]
+    )
     wall = time.perf_counter() - t0
     served = server_seconds(srv.base_url) - before
 assert all(r.ok for r in res)
 tokens = sum(r.completion_tokens for r in res)
-print(f"{n} calls, {tokens} tokens generated: kit wall {wall:.2f} s, server-reported {served:.2f} s, "
-      f"ratio {wall / served:.3f} (goal <= 1.1); {tokens / wall:.1f} tokens/s end to end")
+print(
+    f"{n} calls, {tokens} tokens generated: kit wall {wall:.2f} s, server-reported {served:.2f} s, "
+    f"ratio {wall / served:.3f} (goal <= 1.1); {tokens / wall:.1f} tokens/s end to end"
+)

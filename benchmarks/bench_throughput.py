@@ -5,6 +5,7 @@ A first batch of 32 calls opens the connections, as any earlier batch of a sessi
 client and connections between batches); the timed batch is the next one.
 Usage: python benchmarks/bench_throughput.py [N_REQUESTS]
 """
+
 import subprocess
 import sys
 import tempfile
@@ -15,8 +16,9 @@ from olakit.llm import LLM, Endpoint, Request
 n = int(sys.argv[1]) if len(sys.argv) > 1 else 1600
 concurrency, delay = 32, 0.2
 # the server runs in its own process, as a real endpoint would, so it does not share the client's GIL
-server = subprocess.Popen([sys.executable, "-m", "olakit.loopback", "--delay", str(delay)], stdout=subprocess.PIPE,
-                          text=True)
+server = subprocess.Popen(
+    [sys.executable, "-m", "olakit.llm.loopback", "--delay", str(delay)], stdout=subprocess.PIPE, text=True
+)
 try:
     base_url = server.stdout.readline().strip()
     with tempfile.TemporaryDirectory() as cache:
@@ -31,5 +33,7 @@ finally:
 assert all(r.ok for r in results)
 rate = n / wall
 ceiling = concurrency / delay
-print(f"{n} requests, {concurrency} concurrent, server delay {delay * 1000:.0f} ms: {wall:.2f} s, "
-      f"{rate:.1f} requests/s, ratio to ceiling {ceiling:.0f}/s = {rate / ceiling:.3f} (goal >= 0.9)")
+print(
+    f"{n} requests, {concurrency} concurrent, server delay {delay * 1000:.0f} ms: {wall:.2f} s, "
+    f"{rate:.1f} requests/s, ratio to ceiling {ceiling:.0f}/s = {rate / ceiling:.3f} (goal >= 0.9)"
+)

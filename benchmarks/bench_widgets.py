@@ -4,12 +4,13 @@ Goal: every interaction answered within 200 ms. Prints the time of each interact
 first-time and cached) and the worst.
 Usage: python benchmarks/bench_widgets.py
 """
+
 import statistics
 import tempfile
 import time
 from pathlib import Path
 
-from olakit.widgets import open_explorers
+from olakit.notebook.widgets import open_explorers
 
 with tempfile.TemporaryDirectory() as tmp:
     t0 = time.perf_counter()
@@ -18,8 +19,9 @@ with tempfile.TemporaryDirectory() as tmp:
     strategies = list(qe.strategy.options)
     actions = {
         "question: strategy": lambda i: setattr(qe.strategy, "value", strategies[i % 4]),
-        "question: filter": lambda i: setattr(qe.filter, "value", ["all", "split", "vote_wrong_some_right",
-                                                                     "unparsed"][i % 4]),
+        "question: filter": lambda i: setattr(
+            qe.filter, "value", ["all", "split", "vote_wrong_some_right", "unparsed"][i % 4]
+        ),
         "question: pick": lambda i: setattr(qe.question, "value", qe.question.options[i % len(qe.question.options)]),
         "question: correct": lambda i: qe.correct("ST", "A", f"bench {i}"),
         "heatmap: strategy": lambda i: setattr(he.strategy, "value", strategies[i % 4]),

@@ -2,6 +2,7 @@
 
 Importing the package is cheap: heavy libraries load inside the functions that need them.
 """
+
 from olakit.errors import OlakitError
 
 __version__ = "0.1.0"

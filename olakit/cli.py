@@ -1,21 +1,34 @@
 """The ``olakit`` command: thin wrappers over the library functions.
 
-    olakit data fetch [--dest DIR] [--base-url URL]
-    olakit data verify [--dest DIR]
-    olakit reproduce-olagpt [--data-dir DIR] --out DIR [--figures-dir DIR] [--extractor NAME] [--tie-rule RULE]
-    olakit serve [--model GGUF] [--port N] [--n-parallel N]
-    olakit run --dataset aqua --n 10 --out DIR [--strategies zero-shot,random,...] [--n-notes 3] [...]
-    olakit sweep FILE.yaml [--run-id ID] [--parallel N] [--figures-dir figures]
-    olakit notes build --dataset ekar_zh --split train --pool 40 --out FILE [--r 3] [--explainer dataset]
+olakit data fetch [--dest DIR] [--base-url URL]
+olakit data verify [--dest DIR]
+olakit reproduce-olagpt [--data-dir DIR] --out DIR [--figures-dir DIR] [--extractor NAME] [--tie-rule RULE]
+olakit serve [--model GGUF] [--port N] [--n-parallel N]
+olakit run --dataset aqua --n 10 --out DIR [--strategies zero-shot,random,...] [--n-notes 3] [...]
+olakit sweep FILE.yaml [--run-id ID] [--parallel N] [--figures-dir figures]
+olakit notes build --dataset ekar_zh --split train --pool 40 --out FILE [--r 3] [--explainer dataset]
 """
+
 from __future__ import annotations
 
 import argparse
 import json
 import logging
 import sys
+import time
 
+from olakit.analysis.reproduce import reproduce_olagpt
+from olakit.analysis.tables import run_tables
+from olakit.data import fetch
+from olakit.data.files import write_tables
+from olakit.data.loaders import FETCHED_DIR, load_questions
 from olakit.errors import OlakitError
+from olakit.llm import LLM
+from olakit.llm.local import LocalServer
+from olakit.names import NON_TEMPLATES
+from olakit.notebook.sweep import run_sweep
+from olakit.olagpt.active_learning import build_library
+from olakit.olagpt.run import BASELINE_NAMES, RunConfig, run
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -25,13 +38,16 @@ def _parser() -> argparse.ArgumentParser:
     data = sub.add_parser("data", help="download or verify the datasets").add_subparsers(dest="data_cmd", required=True)
     f = data.add_parser("fetch", help="download the data files at their pinned commits and check sha256")
     f.add_argument("--dest", default=None, help="target directory (default: data/raw in the repository)")
-    f.add_argument("--base-url", default=None, help="mirror to download from (default: $OLAKIT_DATA_BASE_URL "
-                                                     "or GitHub raw)")
+    f.add_argument(
+        "--base-url", default=None, help="mirror to download from (default: $OLAKIT_DATA_BASE_URL or GitHub raw)"
+    )
     v = data.add_parser("verify", help="check the data files against the manifest's sha256")
     v.add_argument("--dest", default=None, help="directory to check (default: data/raw)")
 
     r = sub.add_parser("reproduce-olagpt", help="recompute the OlaGPT AQuA tables and figures from recorded outputs")
-    r.add_argument("--data-dir", default=None, help="data directory (default: $OLAKIT_DATA_DIR, data/raw or ../shared/data)")
+    r.add_argument(
+        "--data-dir", default=None, help="data directory (default: $OLAKIT_DATA_DIR, data/raw or ../shared/data)"
+    )
     r.add_argument("--out", required=True, help="output directory for records.parquet, tables/ and figures/")
     r.add_argument("--figures-dir", default=None, help="where the PNGs go (default: OUT/figures)")
     r.add_argument("--extractor", default="olagpt", help="answer extractor: olagpt (default) or strict")
@@ -52,8 +68,12 @@ def _parser() -> argparse.ArgumentParser:
     lv.add_argument("--strategies", default="zero-shot,random,retrieval,combine", help="note strategies")
     lv.add_argument("--n-notes", default="3", help="comma-separated note counts (default 3)")
     lv.add_argument("--library", default="olagpt", help="notes library file, or olagpt (the authors' AQuA notes)")
-    lv.add_argument("--baselines", default="turbo,SC,auto_cot", help="baselines to run ('' for none)")
-    lv.add_argument("--votes", default="regex,llm", help="votes to compute ('regex' makes no calls)")
+    lv.add_argument(
+        "--baselines",
+        default=",".join(BASELINE_NAMES),
+        help="baselines besides the templates ('' for none; the turbo baseline is the turbo template)",
+    )
+    lv.add_argument("--votes", default="regex_vote,llm_vote", help="votes to compute ('regex_vote' makes no calls)")
     lv.add_argument("--sc-k", type=int, default=3, help="self-consistency samples")
     lv.add_argument("--autocot-demos", default="generated", help="generated or published")
     lv.add_argument("--max-tokens", type=int, default=256, help="answer length limit")
@@ -61,7 +81,7 @@ def _parser() -> argparse.ArgumentParser:
     lv.add_argument("--seed", type=int, default=0)
     lv.add_argument("--concurrency", type=int, default=4, help="calls in flight at once")
     lv.add_argument("--data-dir", default=None)
-    lv.add_argument("--out", required=True, help="output directory (records.parquet, tables/, run.json)")
+    lv.add_argument("--out", required=True, help="output directory (records.parquet, tables/)")
 
     sw = sub.add_parser("sweep", help="run notebooks over parameter grids through papermill, in parallel")
     sw.add_argument("file", help="sweep file (YAML)")
@@ -75,8 +95,12 @@ def _parser() -> argparse.ArgumentParser:
     b = nb.add_parser("build", help="build a notes library by active learning (error book of a pool)")
     b.add_argument("--dataset", default="ekar_zh")
     b.add_argument("--split", default="train")
-    b.add_argument("--pool", type=int, default=40, help="pool questions (the first N, or a KMeans sample with --sample)")
-    b.add_argument("--sample", type=int, default=None, help="draw this many from the whole split by KMeans (20 clusters)")
+    b.add_argument(
+        "--pool", type=int, default=40, help="pool questions (the first N, or a KMeans sample with --sample)"
+    )
+    b.add_argument(
+        "--sample", type=int, default=None, help="draw this many from the whole split by KMeans (20 clusters)"
+    )
     b.add_argument("--r", type=int, default=3, help="answers per question (paper: 3-5)")
     b.add_argument("--explainer", default="dataset", help="llm, dataset or person")
     b.add_argument("--max-tokens", type=int, default=256)
@@ -97,9 +121,6 @@ def main(argv: list[str] | None = None) -> int:
     logging.getLogger("httpx").setLevel(logging.WARNING)
     try:
         if args.cmd == "data":
-            from olakit import fetch
-            from olakit.data import FETCHED_DIR
-
             dest = args.dest or FETCHED_DIR
             if args.data_cmd == "fetch":
                 status = fetch.fetch(dest, base_url=args.base_url)
@@ -112,61 +133,89 @@ def main(argv: list[str] | None = None) -> int:
                     return 1
                 print(f"all files in {dest} match the manifest")
         elif args.cmd == "reproduce-olagpt":
-            from olakit.reproduce import reproduce_olagpt
-
-            rep = reproduce_olagpt(args.data_dir, args.out, figures_dir=args.figures_dir, extractor=args.extractor,
-                                   tie=args.tie_rule, seed=args.seed, n_boot=args.n_boot)
+            rep = reproduce_olagpt(
+                args.data_dir,
+                args.out,
+                figures_dir=args.figures_dir,
+                extractor=args.extractor,
+                tie=args.tie_rule,
+                seed=args.seed,
+                n_boot=args.n_boot,
+            )
             print(rep.tables["accuracy"].round(4).to_string())
             print(f"wrote {rep.out_dir}/records.parquet, {len(rep.tables)} tables and {len(rep.figures)} figures")
         elif args.cmd == "run":
-            import json as _json
-
-            from olakit.llm import LLM
-            from olakit.run import RunConfig, run
-
-            cfg = RunConfig(dataset=args.dataset, split=args.split, n_questions=args.n, offset=args.offset,
-                            templates=_names(args.templates), strategies=_names(args.strategies),
-                            n_notes=[int(x) for x in _names(args.n_notes)], library=args.library,
-                            baselines=_names(args.baselines), votes=_names(args.votes), sc_k=args.sc_k,
-                            autocot_demos=args.autocot_demos, max_tokens=args.max_tokens,
-                            vote_max_tokens=args.vote_max_tokens, seed=args.seed, data_dir=args.data_dir)
+            cfg = RunConfig(
+                dataset=args.dataset,
+                split=args.split,
+                n_questions=args.n,
+                offset=args.offset,
+                templates=_names(args.templates),
+                strategies=_names(args.strategies),
+                n_notes=[int(x) for x in _names(args.n_notes)],
+                library=args.library,
+                baselines=_names(args.baselines),
+                votes=_names(args.votes),
+                sc_k=args.sc_k,
+                autocot_demos=args.autocot_demos,
+                max_tokens=args.max_tokens,
+                vote_max_tokens=args.vote_max_tokens,
+                seed=args.seed,
+                data_dir=args.data_dir,
+            )
             with LLM(concurrency=args.concurrency) as llm:
                 res = run(cfg, llm=llm, out_dir=args.out)
-            print(res.tables["methods_wide"].round(4).to_string())
-            print(_json.dumps(res.stats))
+            templates = [t for t in dict.fromkeys(res.records["template"]) if t not in NON_TEMPLATES]
+            tables = run_tables(res.records, templates, tie=cfg.tie, seed=cfg.seed)
+            write_tables(tables, args.out)
+            print(tables["methods_wide"].round(4).to_string())
+            print(json.dumps(res.calls))
         elif args.cmd == "sweep":
-            from olakit.sweep import run_sweep
-
-            index = run_sweep(args.file, run_id=args.run_id, parallel=args.parallel, runs_dir=args.runs_dir,
-                              results_dir=args.results_dir, figures_dir=args.figures_dir)
+            index = run_sweep(
+                args.file,
+                run_id=args.run_id,
+                parallel=args.parallel,
+                runs_dir=args.runs_dir,
+                results_dir=args.results_dir,
+                figures_dir=args.figures_dir,
+            )
             for job in index["runs"]:
-                print(f"{job['status']:6} {job['wall_s']:7.1f} s  {job['name']}" + (f"  ({job['error'][:200]})"
-                                                                                  if job["error"] else ""))
-            print(f"sweep {index['run_id']}: {len(index['runs'])} notebooks in {index['wall_s']} s; calls "
-                  f"{json.dumps(index['calls'])}; index: {args.runs_dir}/{index['run_id']}/index.json")
+                print(
+                    f"{job['status']:6} {job['wall_s']:7.1f} s  {job['name']}"
+                    + (f"  ({job['error'][:200]})" if job["error"] else "")
+                )
+            print(
+                f"sweep {index['run_id']}: {len(index['runs'])} notebooks in {index['wall_s']} s; calls "
+                f"{json.dumps(index['calls'])}; index: {args.runs_dir}/{index['run_id']}/index.json"
+            )
             if any(j["status"] != "ok" for j in index["runs"]):
                 return 1
         elif args.cmd == "notes":
-            from olakit.data import load_questions
-            from olakit.llm import LLM
-            from olakit.notes import build_library
-
             pool = load_questions(args.dataset, args.split, data_dir=args.data_dir)
             if not args.sample:
-                pool = pool[:args.pool]
+                pool = pool[: args.pool]
             with LLM() as llm:
-                lib = build_library(llm, pool, r=args.r, size=args.sample, explainer=args.explainer, seed=args.seed,
-                                    max_tokens=args.max_tokens, path=args.out)
-            print(f"{len(lib)} notes from {len(pool) if not args.sample else args.sample} pool questions "
-                  f"written to {args.out}")
+                lib = build_library(
+                    llm,
+                    pool,
+                    r=args.r,
+                    size=args.sample,
+                    explainer=args.explainer,
+                    seed=args.seed,
+                    max_tokens=args.max_tokens,
+                    path=args.out,
+                )
+            print(
+                f"{len(lib)} notes from {len(pool) if not args.sample else args.sample} pool questions "
+                f"written to {args.out}"
+            )
         elif args.cmd == "serve":
-            import time
-
-            from olakit.local import LocalServer
-
             with LocalServer(args.model, port=args.port, n_parallel=args.n_parallel, n_ctx=args.n_ctx) as srv:
-                print(f"serving {srv.model_path.name} at {srv.base_url}\n"
-                      f"  export OLAKIT_BASE_URL={srv.base_url} OLAKIT_MODEL={srv.model}", flush=True)
+                print(
+                    f"serving {srv.model_path.name} at {srv.base_url}\n"
+                    f"  export OLAKIT_BASE_URL={srv.base_url} OLAKIT_MODEL={srv.model}",
+                    flush=True,
+                )
                 try:
                     while True:
                         time.sleep(3600)

@@ -11,11 +11,12 @@ Extractors are looked up by name in ``EXTRACTORS``:
 
 ``extract("strict", 'so {"Answer": "C)12"}', ["A", "B", "C"]) -> "C"``
 """
+
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from functools import lru_cache
-from typing import Callable, Sequence
 
 from olakit.errors import lookup
 
@@ -41,8 +42,10 @@ def _strict_patterns(labels: tuple[str, ...]) -> tuple[list[re.Pattern], re.Patt
     end = r"(?=\s*(?:[)\]}\"'.,:;]|$))"  # the label must close the statement
     statements = [
         # {"Answer": "C)12"}, Answer: C, answer is (C), final answer = C
-        re.compile(rf"(?i:answer)[\"']?\s*(?:(?i:is|would be|should be)\s*)?[:=]?\s*[\"'(\[{{]*\s*{lab}{end}",
-                   flags | re.MULTILINE),
+        re.compile(
+            rf"(?i:answer)[\"']?\s*(?:(?i:is|would be|should be)\s*)?[:=]?\s*[\"'(\[{{]*\s*{lab}{end}",
+            flags | re.MULTILINE,
+        ),
         re.compile(rf"\\boxed\{{\s*\(?\s*{lab}", flags),
         re.compile(rf"答案\s*(?:是|为|應為|应为)?\s*[:：]?\s*[（(\"“]?\s*{lab}", flags),
     ]

@@ -1,4 +1,5 @@
 """Frozen dataclasses that carry data through the kit: Question, Note, Template and Record."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -24,11 +25,15 @@ class Question:
     """Anything else the dataset carries (E-KAR relations, StrategyQA facts, ...)."""
 
 
+RECORD_KEY = ["dataset", "question_id", "template", "notes_strategy", "n_notes", "sample"]
+"""The columns that identify a record: no two records of a records file share them."""
+
+
 @dataclass(frozen=True)
 class Record:
     """One model answer: one row of every results table.
 
-    The key of a record is (dataset, question_id, template, notes_strategy, n_notes, sample).
+    The key of a record is RECORD_KEY: (dataset, question_id, template, notes_strategy, n_notes, sample).
     """
 
     dataset: str
@@ -36,7 +41,7 @@ class Record:
     question_id: str
     """Question.id of the question answered."""
     template: str
-    """Thinking template name (``"ST"``, ``"DT"``, ...) or baseline name (``"turbo"``)."""
+    """Thinking template (``"ST"``, ``"DT"``, ``"turbo"``, ...) or method name from olakit.names (``"SC"``, ...)."""
     notes_strategy: str
     """Note selection strategy: ``"zero-shot"``, ``"random"``, ``"retrieval"`` or ``"combine"``."""
     n_notes: int
@@ -57,6 +62,9 @@ class Record:
     """extracted == gold (an unparsed answer is never correct)."""
     prompt_tokens: int | None = None
     """Prompt tokens reported by the endpoint (None when unknown, e.g. recorded runs)."""
+    prompt_chars: int | None = None
+    """Characters of the prompt sent (recorded runs: of the recorded input), for token estimates when the
+    endpoint reported none."""
     completion_tokens: int | None = None
     """Completion tokens reported by the endpoint (None when unknown)."""
     cost: float | None = None
@@ -107,7 +115,7 @@ class Template:
     """A thinking template (paper 3.5, Table 6): a prefix put before the framed question."""
 
     name: str
-    """Short name used everywhere: ``"ST"``, ``"DT"``, ``"AT"``, ``"origin"``, ..."""
+    """Short name used everywhere: ``"ST"``, ``"DT"``, ``"AT"``, ``"turbo"``, ..."""
     prefix: str
     """The template text; empty for ``origin`` (the plain model)."""
     datasets: tuple[str, ...] = ("*",)

@@ -3,9 +3,28 @@ from pathlib import Path
 
 import pytest
 
-from olakit.data import resolve_data_dir
+from olakit.data.loaders import resolve_data_dir
 
 REPO = Path(__file__).resolve().parent.parent
+ENDPOINT_VARS = (
+    "OLAKIT_BASE_URL",
+    "OLAKIT_MODEL",
+    "OLAKIT_API_KEY",
+    "OPENAI_API_KEY",
+    "OLAKIT_EMBEDDED_URL",
+    "OLAKIT_CACHE_URL",
+)
+
+
+@pytest.fixture(autouse=True)
+def _isolated(monkeypatch, tmp_path_factory):
+    """Every test gets its own answer cache and no endpoint from the shell: a test never writes into the user's
+    cache, and never calls a configured (possibly paid) endpoint. The joined model file (OLAKIT_MODEL_DIR) stays
+    shared. Figures render off-screen."""
+    monkeypatch.setenv("OLAKIT_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+    for name in ENDPOINT_VARS:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("MPLBACKEND", os.environ.get("MPLBACKEND", "Agg"))
 
 
 @pytest.fixture(scope="session")
@@ -16,11 +35,6 @@ def data_dir() -> Path:
 
 @pytest.fixture(scope="session")
 def olagpt_records(data_dir):
-    from olakit.records import import_olagpt
+    from olakit.data.recorded import import_olagpt
 
     return import_olagpt(data_dir)
-
-
-@pytest.fixture(autouse=True)
-def _agg_backend(monkeypatch):
-    monkeypatch.setenv("MPLBACKEND", os.environ.get("MPLBACKEND", "Agg"))

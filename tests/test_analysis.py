@@ -1,10 +1,12 @@
 """Consistency, bounds, template statistics and CIs on a small example worked out by hand."""
+
 import numpy as np
 import pandas as pd
 import pytest
 
-from olakit import analysis
-from olakit.vote import regex_vote
+from olakit.analysis import tables as analysis
+from olakit.analysis.intervals import bootstrap_ci
+from olakit.olagpt.vote import regex_vote
 
 # 5 templates x 4 questions, gold "A" everywhere.
 #        T1    T2    T3    T4    T5
@@ -12,21 +14,37 @@ from olakit.vote import regex_vote
 # q1     A     A     B     B     C      2 right vs 2 wrong (B): a tie, plurality 2
 # q2     B     B     B     A     -      1 right vs 3 wrong, plurality 3
 # q3     -     -     -     -     -      nothing parsed, plurality 0
-ANSWERS = {"T1": ["A", "A", "B", None], "T2": ["A", "A", "B", None], "T3": ["A", "B", "B", None],
-           "T4": ["B", "B", "A", None], "T5": ["C", "C", None, None]}
+ANSWERS = {
+    "T1": ["A", "A", "B", None],
+    "T2": ["A", "A", "B", None],
+    "T3": ["A", "B", "B", None],
+    "T4": ["B", "B", "A", None],
+    "T5": ["C", "C", None, None],
+}
 
 
 def toy(strategy="zero-shot"):
     rows = []
     for template, labels in ANSWERS.items():
         for i, label in enumerate(labels):
-            rows.append({"dataset": "toy", "question_id": f"q{i}", "template": template, "notes_strategy": strategy,
-                         "n_notes": 0, "sample": 0, "extracted": label, "gold": "A", "correct": label == "A"})
+            rows.append(
+                {
+                    "dataset": "toy",
+                    "question_id": f"q{i}",
+                    "template": template,
+                    "notes_strategy": strategy,
+                    "n_notes": 0,
+                    "sample": 0,
+                    "extracted": label,
+                    "gold": "A",
+                    "correct": label == "A",
+                }
+            )
     return pd.DataFrame(rows)
 
 
-def test_question_stats_by_hand():
-    s = analysis.question_stats(toy()).set_index("question_id")
+def test_answer_counts_by_hand():
+    s = analysis.answer_counts(toy()).set_index("question_id")
     assert s["n_correct"].tolist() == [3, 2, 1, 0]
     assert s["n_wrong_top"].tolist() == [1, 2, 3, 0]
     assert s["n_plurality"].tolist() == [3, 2, 3, 0]
@@ -34,19 +52,19 @@ def test_question_stats_by_hand():
 
 
 def test_consistency_table_by_hand():
-    t = analysis.consistency_table(analysis.question_stats(toy()))
+    t = analysis.consistency_table(analysis.answer_counts(toy()))
     assert t["zero-shot"].to_dict() == {0: 1, 1: 0, 2: 1, 3: 2, 4: 0, 5: 0}
 
 
 def test_bounds_by_hand():
     df = toy()
-    stats = analysis.question_stats(df)
+    stats = analysis.answer_counts(df)
     b = analysis.bounds_long(stats, regex_vote(df), n_boot=50).set_index("method")["accuracy"]
-    assert b["regex-upper"] == 2 / 4  # q0 (3 >= 1) and q1 (2 >= 2); q3 has nobody right
-    assert b["regex-lower"] == 1 / 4  # only q0 (3 > 1)
-    assert b["reg-vote"] == 2 / 4  # q0 A; q1 tie A/B -> A (first in template order)
+    assert b["regex_upper"] == 2 / 4  # q0 (3 >= 1) and q1 (2 >= 2); q3 has nobody right
+    assert b["regex_lower"] == 1 / 4  # only q0 (3 > 1)
+    assert b["regex_vote"] == 2 / 4  # q0 A; q1 tie A/B -> A (first in template order)
     b_none = analysis.bounds_long(stats, regex_vote(df, tie="none"), n_boot=50).set_index("method")["accuracy"]
-    assert b_none["reg-vote"] == 1 / 4  # the tie on q1 gives no answer: the lower bound
+    assert b_none["regex_vote"] == 1 / 4  # the tie on q1 gives no answer: the lower bound
 
 
 def test_accuracy_and_precision_tables_by_hand():
@@ -74,19 +92,19 @@ def test_extraction_audit():
 
 
 def test_bootstrap_ci():
-    assert analysis.bootstrap_ci([1, 1, 1]) == (1.0, 1.0)
+    assert bootstrap_ci([1, 1, 1]) == (1.0, 1.0)
     x = np.r_[np.ones(60), np.zeros(40)]
-    lo, hi = analysis.bootstrap_ci(x, n_boot=2000, seed=7)
-    assert lo < 0.6 < hi and (lo, hi) == analysis.bootstrap_ci(x, n_boot=2000, seed=7)
+    lo, hi = bootstrap_ci(x, n_boot=2000, seed=7)
+    assert lo < 0.6 < hi and (lo, hi) == bootstrap_ci(x, n_boot=2000, seed=7)
     # the normal approximation for p = 0.6, n = 100 gives +-0.096; the bootstrap should be close
     assert hi - lo == pytest.approx(2 * 1.96 * np.sqrt(0.24 / 100), abs=0.03)
-    lo2, hi2 = analysis.bootstrap_ci(np.tile(x, 4), n_boot=2000, seed=7)
+    lo2, hi2 = bootstrap_ci(np.tile(x, 4), n_boot=2000, seed=7)
     assert hi2 - lo2 < hi - lo
 
 
 def test_compare_with_paper():
     ours = {"table3": pd.DataFrame({"zero-shot": [0.5]}, index=["ST"])}
-    paper = {"table3": {"ST": {"zero-shot": 0.52, "random": None}, "sc": {"zero-shot": 0.3}}}
+    paper = {"table3": {"ST": {"zero-shot": 0.52, "random": None}, "SC": {"zero-shot": 0.3}}}
     c = analysis.compare_with_paper(ours, paper)
     assert c.loc[0, ["row", "paper", "recomputed"]].tolist() == ["ST", 0.52, 0.5]
     assert c.loc[0, "diff"] == pytest.approx(-0.02) and np.isnan(c.loc[1, "recomputed"]) and len(c) == 2
@@ -96,6 +114,6 @@ def test_recorded_olagpt_tables(olagpt_records):
     """The real recorded data: 20 cells of 254, and the vote rows over all five templates."""
     assert olagpt_records.groupby(["template", "notes_strategy"]).size().eq(254).all()
     assert len(olagpt_records) == 5 * 4 * 254
-    stats = analysis.question_stats(olagpt_records)
+    stats = analysis.answer_counts(olagpt_records)
     t4 = analysis.consistency_table(stats)
     assert t4.sum().eq(254).all() and list(t4.columns) == ["zero-shot", "random", "retrieval", "combine"]

@@ -1,9 +1,10 @@
 """Auto-CoT: published demos load, clusters pick members nearest their centre, and a demo is the first of them
 whose zero-shot-CoT rationale gives an answer."""
+
 import numpy as np
 
-from olakit.baselines import COT_TRIGGER, auto_cot_demos, cluster_candidates, cot_prompt, published_demos
-from olakit.notes import embed
+from olakit.olagpt.baselines import COT_TRIGGER, auto_cot_demos, cluster_candidates, cot_prompt, published_demos
+from olakit.retrieval.embedder import embed
 from olakit.types import Question
 
 OPTS = {"A": "1", "B": "2"}
@@ -14,8 +15,11 @@ TOPICS = {
 
 
 def pool():
-    return [Question(id=f"{t}-{i}", dataset="aqua", text=tpl[0].format(i + 2), options=OPTS, gold="A")
-            for t, tpl in TOPICS.items() for i in range(5)]
+    return [
+        Question(id=f"{t}-{i}", dataset="aqua", text=tpl[0].format(i + 2), options=OPTS, gold="A")
+        for t, tpl in TOPICS.items()
+        for i in range(5)
+    ]
 
 
 def test_published_demos_match_the_aurora_files():
@@ -39,14 +43,17 @@ def test_clusters_are_ordered_by_distance_to_their_centre():
 
 def test_a_demo_is_the_nearest_member_whose_rationale_answers(tmp_path):
     from olakit.llm import LLM, Endpoint
-    from olakit.loopback import Loopback
+    from olakit.llm.loopback import Loopback
 
     clusters = cluster_candidates(pool(), k=2, seed=0)
     silent = {clusters[0][0].id}  # the nearest member of the first cluster gives no answer
 
     def reply(prompt, req):
-        return "I cannot tell." if any(f"question: {q.text}" in prompt for q in pool() if q.id in silent) \
+        return (
+            "I cannot tell."
+            if any(f"question: {q.text}" in prompt for q in pool() if q.id in silent)
             else "So the answer is (B)."
+        )
 
     with Loopback(reply=reply) as srv, LLM(Endpoint(srv.base_url, "toy"), cache_dir=tmp_path, progress=False) as llm:
         demos = auto_cot_demos(llm, pool(), k=2, tries=3, seed=0)

@@ -1,4 +1,5 @@
 """The CLI end to end on the real recorded data, and numbers that follow the files."""
+
 import json
 import re
 import shutil
@@ -8,11 +9,15 @@ import sys
 import pandas as pd
 import pytest
 
+from olakit.analysis.reproduce import reproduce_olagpt
 from olakit.errors import DataError, UnknownNameError
-from olakit.reproduce import reproduce_olagpt
 
-STRATEGY_FILES = {"zero-shot": "", "random": "_few_shot_random", "retrieval": "_few_shot_retrieval",
-                  "combine": "_few_shot_combine"}
+STRATEGY_FILES = {
+    "zero-shot": "",
+    "random": "_few_shot_random",
+    "retrieval": "_few_shot_retrieval",
+    "combine": "_few_shot_combine",
+}
 
 
 def count_correct(data_dir, folder, suffix):
@@ -36,8 +41,16 @@ def test_reproduce_cli_end_to_end(tmp_path, data_dir):
     r = olakit("reproduce-olagpt", "--data-dir", str(data_dir), "--out", str(out), "--n-boot", "200")
     assert r.returncode == 0, r.stderr
     assert (out / "records.parquet").is_file()
-    for name in ("accuracy", "accuracy_ci", "consistency", "bounds", "extraction", "precision", "template_count",
-                 "paper_comparison"):
+    for name in (
+        "accuracy",
+        "accuracy_ci",
+        "consistency",
+        "bounds",
+        "extraction",
+        "precision",
+        "template_count",
+        "paper_comparison",
+    ):
         assert (out / "tables" / f"{name}.csv").stat().st_size > 0
     for name in ("fig6_template_count", "fig7_before_after_voting", "fig12_agreement_heatmaps"):
         assert (out / "figures" / f"{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -76,8 +89,11 @@ def test_tables_follow_the_recorded_files(tmp_path, data_copy):
     path = data_copy / "olagpt/data/predictions/st/aqua_predict.json"
     doc = json.loads(path.read_text())
     gold = [json.loads(line)["correct"] for line in (data_copy / "aqua/test.json").read_text().splitlines() if line]
-    wrong = [p for p in doc["predictions"] if
-             not re.search(rf"[Aa]nswer[^A-Z]*?{gold[p['question_id']]}[^a-zA-Z]", p["output"])]
+    wrong = [
+        p
+        for p in doc["predictions"]
+        if not re.search(rf"[Aa]nswer[^A-Z]*?{gold[p['question_id']]}[^a-zA-Z]", p["output"])
+    ]
     flipped = wrong[:3]
     for p in flipped:
         p["output"] = f"Reasoning.\n{{Answer: {gold[p['question_id']]}}}\n"

@@ -1,18 +1,28 @@
 """Prompt assembly against golden text, templates as data files, intention framing, and the grid plan."""
+
 import json
 
 import pytest
 
-from olakit.controller import build_prompt, plan, unique_requests
 from olakit.errors import DataError, UnknownNameError
-from olakit.intent import frame, parse_type, type_request
-from olakit.notes import NotesLibrary
-from olakit.templates import load_templates, templates_for
+from olakit.olagpt.controller import build_prompt, plan, unique_requests
+from olakit.olagpt.intent import frame_question, parse_type, type_request
+from olakit.olagpt.notes import NotesLibrary
+from olakit.olagpt.templates import load_templates, templates_for
 from olakit.types import Note, Question
 
 Q = Question(id="t-1", dataset="aqua", text="What is 2 + 3?", options={"A": "4", "B": "5", "C": "6"}, gold="B")
-NOTE = Note(id="n-1", source="test", question="What is 1 + 1?", options={"A": "2", "B": "3"}, answer="A",
-            explanation="1 + 1 = 2.", error_reason="Added wrongly.", llm_task_type="addition", dataset="aqua")
+NOTE = Note(
+    id="n-1",
+    source="test",
+    question="What is 1 + 1?",
+    options={"A": "2", "B": "3"},
+    answer="A",
+    explanation="1 + 1 = 2.",
+    error_reason="Added wrongly.",
+    llm_task_type="addition",
+    dataset="aqua",
+)
 
 GOLDEN = """\
 Here are notes on similar questions that were answered wrongly before, with their solutions:
@@ -42,19 +52,19 @@ def test_prompt_order_of_fig3_against_golden_text():
     assert build_prompt(Q, "arithmetic", st, [NOTE]) == GOLDEN
 
 
-def test_origin_and_zero_shot_prompt_is_the_framed_question():
-    origin = load_templates()["origin"]
-    assert build_prompt(Q, "arithmetic", origin, []) == frame(Q, "arithmetic") == GOLDEN.split("\n\n")[-1]
+def test_turbo_and_zero_shot_prompt_is_the_framed_question():
+    turbo = load_templates()["turbo"]
+    assert build_prompt(Q, "arithmetic", turbo, []) == frame_question(Q, "arithmetic") == GOLDEN.split("\n\n")[-1]
 
 
 def test_builtin_templates_carry_the_paper_texts():
     lib = load_templates()
-    assert list(lib) == ["origin", "AT", "DT", "DST", "PT", "ST"]
+    assert list(lib) == ["turbo", "AT", "DT", "DST", "PT", "ST"]
     assert lib["DST"].prefix == "Disassemble the following complex problems to solve them step by step"
     assert lib["PT"].prefix == "Think carefully about the problem to be solved and make a detailed plan to solve it."
     assert lib["AT"].prefix.startswith("For the problem of analogical reasoning, it is completed in three steps.")
-    assert [t.name for t in templates_for("aqua")] == ["origin", "DT", "DST", "PT", "ST"]
-    assert [t.name for t in templates_for("ekar_zh")] == ["origin", "AT", "DT", "DST", "PT", "ST"]
+    assert [t.name for t in templates_for("aqua")] == ["turbo", "DT", "DST", "PT", "ST"]
+    assert [t.name for t in templates_for("ekar_zh")] == ["turbo", "AT", "DT", "DST", "PT", "ST"]
     with pytest.raises(DataError, match=r"templates \['AT'\] do not list dataset 'aqua'"):
         templates_for("aqua", ["ST", "AT"])
     with pytest.raises(UnknownNameError, match="unknown template 'XT'"):
@@ -62,14 +72,16 @@ def test_builtin_templates_carry_the_paper_texts():
 
 
 def test_user_templates_from_a_folder(tmp_path, monkeypatch):
-    (tmp_path / "CT.json").write_text(json.dumps({"name": "CT", "prefix": "Criticise, then answer.",
-                                                  "datasets": ["aqua"]}))
+    (tmp_path / "CT.json").write_text(
+        json.dumps({"name": "CT", "prefix": "Criticise, then answer.", "datasets": ["aqua"]})
+    )
     (tmp_path / "ST.json").write_text(json.dumps({"name": "ST", "prefix": "Step by step, please."}))
     monkeypatch.setenv("OLAKIT_TEMPLATES_DIR", str(tmp_path))
     lib = load_templates()
     assert lib["CT"].prefix == "Criticise, then answer." and lib["ST"].prefix == "Step by step, please."
-    assert [t.name for t in templates_for("aqua")][-1] == "CT" and "CT" not in [t.name for t in
-                                                                               templates_for("ekar_zh")]
+    assert [t.name for t in templates_for("aqua")][-1] == "CT" and "CT" not in [
+        t.name for t in templates_for("ekar_zh")
+    ]
     (tmp_path / "bad.json").write_text(json.dumps({"name": "bad"}))
     with pytest.raises(DataError, match=r"bad.json: template 'bad' needs a string 'prefix'"):
         load_templates()
@@ -87,7 +99,7 @@ def test_type_prompt_and_parse():
 
 def test_plan_counts_cells_and_unique_prompts():
     lib = NotesLibrary([NOTE])
-    tmpl = templates_for("aqua", ["origin", "ST"])
+    tmpl = templates_for("aqua", ["turbo", "ST"])
     calls = plan([Q], {"t-1": "arithmetic"}, tmpl, ["zero-shot", "random", "retrieval"], [0, 1], lib)
     # zero-shot: n=0 only (2 templates); random and retrieval: n in {0, 1} (2 x 2 x 2)
     assert len(calls) == 2 + 8

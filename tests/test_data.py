@@ -1,9 +1,17 @@
 """Loaders on every dataset, and bad input getting one clear error that names file and line."""
+
 import json
 
 import pytest
 
-from olakit.data import load_aqua, load_ekar, load_olagpt_notes, load_questions, load_strategyqa, resolve_data_dir
+from olakit.data.loaders import (
+    load_aqua,
+    load_ekar,
+    load_olagpt_notes,
+    load_questions,
+    load_strategyqa,
+    resolve_data_dir,
+)
 from olakit.errors import DataError, UnknownNameError
 
 
@@ -40,9 +48,17 @@ def test_olagpt_notes(data_dir):
     assert len(notes) == 81
     assert len({n["llm_task_type"] for n in notes}) == 54
     n0 = notes[0]
-    assert n0["answer"] == "B)33,000" and n0["options"]["B"] == "33,000"
+    assert n0["answer"] == "B" and n0["options"]["B"] == "33,000"  # the label; the recorded text is "B)33,000"
     assert n0["question"].startswith("Anish borrowed") and set(n0) >= {
-        "question", "answer", "error_reason", "model_expert", "explanation", "llm_task_type", "id", "source"}
+        "question",
+        "answer",
+        "error_reason",
+        "model_expert",
+        "explanation",
+        "llm_task_type",
+        "id",
+        "source",
+    }
 
 
 def test_load_by_name(data_dir):
@@ -74,7 +90,9 @@ def test_question_without_options(tmp_path):
 
 def test_gold_not_among_options(tmp_path):
     d = _aqua_dir(tmp_path, [json.dumps({"question": "?", "options": ["A)1", "B)2"], "correct": "E"})])
-    with pytest.raises(DataError, match=r"line 1: gold label 'E' of question 'test-0' is not among the options \['A', 'B'\]"):
+    with pytest.raises(
+        DataError, match=r"line 1: gold label 'E' of question 'test-0' is not among the options \['A', 'B'\]"
+    ):
         load_aqua("test", d)
 
 

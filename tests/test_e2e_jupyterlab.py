@@ -1,6 +1,7 @@
 """End to end: JupyterLab on 127.0.0.1, notebooks/explore.ipynb opened in headless Chromium (Debian's, driven
 by playwright), all cells run, one widget used, and what it renders checked against an independent count.
 The screenshot is kept as a test artifact ($OLAKIT_TEST_ARTIFACTS, default test-artifacts/)."""
+
 import json
 import os
 import shutil
@@ -15,8 +16,15 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = "/usr/bin/chromium"
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 def free_port() -> int:
@@ -28,17 +36,37 @@ def free_port() -> int:
 @pytest.fixture
 def lab(tmp_path):
     nb = json.loads((ROOT / "notebooks" / "explore.ipynb").read_text())
-    nb["cells"][0]["source"] = (f"records_path = {str(tmp_path / 'records.parquet')!r}\n"
-                                f"notes_path = {str(tmp_path / 'notes.jsonl')!r}\ndata_dir = None\n")
+    nb["cells"][0]["source"] = (
+        f"records_path = {str(tmp_path / 'records.parquet')!r}\n"
+        f"notes_path = {str(tmp_path / 'notes.jsonl')!r}\ndata_dir = None\n"
+    )
     (tmp_path / "explore.ipynb").write_text(json.dumps(nb))
     port = free_port()
-    env = {**os.environ, "JUPYTER_CONFIG_DIR": str(tmp_path / "jupyter-config"),
-           "JUPYTER_RUNTIME_DIR": str(tmp_path / "jupyter-runtime"), "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root",
-                             "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.token=",
-                             "--ServerApp.password=", f"--ServerApp.root_dir={tmp_path}",
-                             "--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
-                            env=env, stdout=subprocess.DEVNULL, stderr=open(tmp_path / "lab.log", "w"))
+    env = {
+        **os.environ,
+        "JUPYTER_CONFIG_DIR": str(tmp_path / "jupyter-config"),
+        "JUPYTER_RUNTIME_DIR": str(tmp_path / "jupyter-runtime"),
+        "PYTHONPATH": str(ROOT),
+    }
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "jupyterlab",
+            "--no-browser",
+            "--allow-root",
+            "--ServerApp.ip=127.0.0.1",
+            f"--ServerApp.port={port}",
+            "--ServerApp.token=",
+            "--ServerApp.password=",
+            f"--ServerApp.root_dir={tmp_path}",
+            "--LabApp.news_url=",
+            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=open(tmp_path / "lab.log", "w"),
+    )
     url = f"http://127.0.0.1:{port}"
     deadline = time.time() + 90
     while time.time() < deadline:
@@ -60,8 +88,8 @@ def lab(tmp_path):
 
 def expected_count(strategy: str = "zero-shot") -> int:
     """Questions where the regex vote is wrong but some template is right, computed without the widgets."""
-    from olakit.records import import_olagpt
-    from olakit.vote import regex_vote
+    from olakit.data.recorded import import_olagpt
+    from olakit.olagpt.vote import regex_vote
 
     df = import_olagpt()
     df = df[df["notes_strategy"] == strategy]
@@ -92,8 +120,11 @@ def test_explore_notebook_in_jupyterlab(lab, tmp_path):
         page.wait_for_selector("text=254 questions", timeout=60_000)  # every question of the first strategy
         filt.select_option(label="vote wrong but some template right")
         page.wait_for_function(
-            "n => [...document.querySelectorAll('.widget-html-content')].some(e => e.textContent.trim() === n + ' questions')",
-            arg=str(want), timeout=60_000)
+            "n => [...document.querySelectorAll('.widget-html-content')]"
+            ".some(e => e.textContent.trim() === n + ' questions')",
+            arg=str(want),
+            timeout=60_000,
+        )
         summary = page.locator(".olakit-summary").first.text_content()
         assert "templates say" in summary or "no template" in summary
         assert page.locator(".olakit-heatmap").count() >= 1  # the Fig-12 heatmap explorer rendered too

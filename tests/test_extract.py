@@ -1,4 +1,5 @@
 """Extraction: OlaGPT's rule on their real recorded outputs, and the strict extractor for live runs."""
+
 import json
 
 import pytest
@@ -38,23 +39,26 @@ def test_strict_agrees_with_olagpt_on_clean_recorded_outputs(data_dir):
     assert len(parsed) > 0.9 * len(outs) and agree > 0.95
 
 
-@pytest.mark.parametrize("text, want", [
-    ('The result is 12. {"Answer": "C)12"}', "C"),
-    ("Answer: C", "C"),
-    ("{Answer: B}", "B"),
-    ("Therefore the answer is (B).", "B"),
-    ("so we get \\boxed{D}", "D"),
-    ("\\boxed{(E)}", "E"),
-    ("因此，答案是C。", "C"),
-    ("答案：（B）", "B"),
-    ("long reasoning\nso the final pick is (E)", "E"),
-    ("Answer: B\nOn second thought, Answer: D", "D"),
-    ("I think it is B", None),
-    ("The answer is A certain amount of money", None),
-    ("Step 1: compute 12 * 3 = 36. Step 2: divide by", None),  # cut off
-    ("Answer: F", None),  # not an option
-    ("", None),
-])
+@pytest.mark.parametrize(
+    "text, want",
+    [
+        ('The result is 12. {"Answer": "C)12"}', "C"),
+        ("Answer: C", "C"),
+        ("{Answer: B}", "B"),
+        ("Therefore the answer is (B).", "B"),
+        ("so we get \\boxed{D}", "D"),
+        ("\\boxed{(E)}", "E"),
+        ("因此，答案是C。", "C"),
+        ("答案：（B）", "B"),
+        ("long reasoning\nso the final pick is (E)", "E"),
+        ("Answer: B\nOn second thought, Answer: D", "D"),
+        ("I think it is B", None),
+        ("The answer is A certain amount of money", None),
+        ("Step 1: compute 12 * 3 = 36. Step 2: divide by", None),  # cut off
+        ("Answer: F", None),  # not an option
+        ("", None),
+    ],
+)
 def test_strict_extractor(text, want):
     assert extract_strict(text, ["A", "B", "C", "D", "E"]) == want
 

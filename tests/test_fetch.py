@@ -1,12 +1,13 @@
 """`olakit data fetch` against a real HTTP server on 127.0.0.1 that mirrors ../shared/data by upstream path."""
+
 import http.server
 import threading
 from urllib.parse import unquote
 
 import pytest
 
+from olakit.data.fetch import fetch, file_url, load_manifest, verify
 from olakit.errors import DataError
-from olakit.fetch import fetch, file_url, load_manifest, verify
 
 
 @pytest.fixture
@@ -49,7 +50,7 @@ def test_fetch_downloads_and_verifies_everything(tmp_path, mirror, data_dir):
     assert verify(tmp_path) == []
     assert (tmp_path / "aqua/test.json").read_bytes() == (data_dir / "aqua/test.json").read_bytes()
     # the fetched directory works as a data directory
-    from olakit.data import load_aqua
+    from olakit.data.loaders import load_aqua
 
     assert len(load_aqua("test", tmp_path)) == 254
     before = state["requests"]
@@ -60,7 +61,11 @@ def test_fetch_downloads_and_verifies_everything(tmp_path, mirror, data_dir):
 def test_fetch_rejects_a_corrupt_file_and_keeps_nothing_of_it(tmp_path, mirror):
     url, state, _ = mirror
     state["corrupt"].add("aqua/test.json")
-    with pytest.raises(DataError, match=r"aqua/test\.json: sha256 [0-9a-f]{64} from http://127\.0\.0\.1:\d+/deepmind/AQuA/26b64ed1f22208c6742f47df547dfd65088ec30d/test\.json differs"):
+    with pytest.raises(
+        DataError,
+        match=r"aqua/test\.json: sha256 [0-9a-f]{64} from http://127\.0\.0\.1:\d+/deepmind/AQuA/"
+        r"26b64ed1f22208c6742f47df547dfd65088ec30d/test\.json differs",
+    ):
         fetch(tmp_path, base_url=url)
     assert not (tmp_path / "aqua/test.json").exists() and not (tmp_path / "aqua/test.json.part").exists()
     assert (tmp_path / "aqua/dev.json").is_file()  # fetched before the bad one, and good

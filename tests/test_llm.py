@@ -1,4 +1,5 @@
 """The cached client against real HTTP servers on 127.0.0.1: faults, retries, failures, cache, resume."""
+
 import os
 import signal
 import subprocess
@@ -9,7 +10,7 @@ import time
 import pytest
 
 from olakit.llm import LLM, Endpoint, Request, cache_key, summarize
-from olakit.loopback import Loopback
+from olakit.llm.loopback import Loopback
 
 
 def make_llm(srv, tmp_path, **kw):
@@ -26,8 +27,12 @@ def test_cache_key_covers_what_changes_the_output():
     assert k != cache_key("http://a/v1|m2", r)  # another model
     assert k != cache_key("http://a/v1|m", Request.make("2+2?", max_tokens=9, temperature=0))
     assert k != cache_key("http://a/v1|m", Request.make("2+2?", sample=1, max_tokens=8, temperature=0))
-    assert k != cache_key("http://a/v1|m", Request.make([{"role": "system", "content": "x"},
-                                                          {"role": "user", "content": "2+2?"}], max_tokens=8, temperature=0))
+    assert k != cache_key(
+        "http://a/v1|m",
+        Request.make(
+            [{"role": "system", "content": "x"}, {"role": "user", "content": "2+2?"}], max_tokens=8, temperature=0
+        ),
+    )
 
 
 def test_key_and_secrets_stay_out_of_cache(tmp_path, monkeypatch):
@@ -37,8 +42,9 @@ def test_key_and_secrets_stay_out_of_cache(tmp_path, monkeypatch):
     ep = Endpoint.from_env()
     assert "fake-key-value" not in repr(ep) and "fake-key-value" not in ep.identity
     with Loopback() as srv:
-        llm = LLM(Endpoint(srv.base_url, "fake", api_key="fake-key-value-123456789"), cache_dir=tmp_path / "c",
-                  progress=False)
+        llm = LLM(
+            Endpoint(srv.base_url, "fake", api_key="fake-key-value-123456789"), cache_dir=tmp_path / "c", progress=False
+        )
         assert llm.complete("hi").text == "echo: hi"
     for f in (tmp_path / "c").rglob("*"):
         if f.is_file():

@@ -1,8 +1,11 @@
 """The real embedded model (Qwen2.5-Coder-0.5B via xllamacpp on 127.0.0.1), with short max_tokens."""
+
 import pytest
 
 from olakit.llm import LLM, Endpoint, Request
-from olakit.local import DEFAULT_MODEL, LocalServer, default_model_path
+from olakit.llm.local import DEFAULT_MODEL, LocalServer, default_model_path
+
+pytestmark = pytest.mark.real_model
 
 
 @pytest.fixture(scope="module")
@@ -12,12 +15,16 @@ def server():
 
 
 def endpoint(srv):
-    return Endpoint(base_url=srv.base_url, model=srv.model, local=True,
-                    identity=f"olakit-embedded|{DEFAULT_MODEL['sha256'][:16]}|{srv.model}")
+    return Endpoint(
+        base_url=srv.base_url,
+        model=srv.model,
+        local=True,
+        identity=f"olakit-embedded|{DEFAULT_MODEL['sha256'][:16]}|{srv.model}",
+    )
 
 
 def test_weights_are_joined_and_verified():
-    from olakit.fetch import sha256_file as _sha256
+    from olakit.data.fetch import sha256_file as _sha256
 
     path = default_model_path()
     assert path.stat().st_size == 491_400_064
@@ -30,7 +37,8 @@ def test_one_chat_completion_then_a_cache_hit(server, tmp_path):
     assert r.ok and r.text.strip() and not r.cached
     assert r.prompt_tokens > 5 and 0 < r.completion_tokens <= 8 and r.cost == 0.0 and r.latency > 0
     again = LLM(endpoint(server), cache_dir=tmp_path, progress=False).complete(
-        "What is 2+3? Reply with the number only.", max_tokens=8, temperature=0)
+        "What is 2+3? Reply with the number only.", max_tokens=8, temperature=0
+    )
     assert again.cached and again.text == r.text and again.latency is None
 
 
@@ -47,6 +55,12 @@ def test_server_side_n_choices(server):
     import openai
 
     client = openai.OpenAI(base_url=server.base_url, api_key="none")
-    resp = client.chat.completions.create(model=server.model, messages=[{"role": "user", "content": "Say hi."}],
-                                          n=3, seed=5, temperature=1.0, max_tokens=5)
+    resp = client.chat.completions.create(
+        model=server.model,
+        messages=[{"role": "user", "content": "Say hi."}],
+        n=3,
+        seed=5,
+        temperature=1.0,
+        max_tokens=5,
+    )
     assert len(resp.choices) == 3 and all(c.message.content for c in resp.choices)

@@ -1,12 +1,15 @@
 """Notes library: selection strategies on a tiny library with neighbours known by hand, persistence, sampling,
 and building notes from a tiny pool (active learning)."""
+
 import json
 
 import pytest
 
 from olakit.errors import DataError, UnknownNameError
-from olakit.notes import (NotesLibrary, build_library, embed, error_book, olagpt_library, sample_pool, select,
-                          write_notes)
+from olakit.olagpt.active_learning import build_library, error_book, sample_pool, write_notes
+from olakit.olagpt.notes import NotesLibrary, olagpt_library
+from olakit.olagpt.selection import select
+from olakit.retrieval.embedder import embed
 from olakit.types import Note, Question
 
 PROB, GEO, INT = "probability question", "geometry problem", "simple interest problem"
@@ -30,10 +33,20 @@ def library():
     return NotesLibrary([note(*n) for n in NOTES])
 
 
-COIN_Q = Question(id="q-coin", dataset="aqua", options=OPTS, gold="A",
-                  text="A coin is tossed three times. What is the probability of getting exactly two heads?")
-TRI_Q = Question(id="q-tri", dataset="aqua", options=OPTS, gold="A",
-                 text="A triangle has base 6 and height 4. What is the area of the triangle?")
+COIN_Q = Question(
+    id="q-coin",
+    dataset="aqua",
+    options=OPTS,
+    gold="A",
+    text="A coin is tossed three times. What is the probability of getting exactly two heads?",
+)
+TRI_Q = Question(
+    id="q-tri",
+    dataset="aqua",
+    options=OPTS,
+    gold="A",
+    text="A triangle has base 6 and height 4. What is the area of the triangle?",
+)
 
 
 def ids(picked):
@@ -78,8 +91,14 @@ def test_random_is_seeded_and_varies(library):
 
 
 def test_a_note_that_is_the_question_itself_is_never_given(library):
-    own = Note(id="own", source="test", question="  a coin is tossed THREE times. What is the probability of "
-               "getting exactly two heads?", options=OPTS, answer="A", llm_task_type=PROB)
+    own = Note(
+        id="own",
+        source="test",
+        question="  a coin is tossed THREE times. What is the probability of getting exactly two heads?",
+        options=OPTS,
+        answer="A",
+        llm_task_type=PROB,
+    )
     lib = NotesLibrary([*library.notes, own])
     for strategy in ("random", "retrieval", "combine"):
         for seed in range(5):
@@ -124,8 +143,11 @@ def test_sample_pool_in_proportion_to_cluster_sizes():
         "train": ("A train travels {} km in 2 hours; what is its speed in km per hour?", 10),
         "recipe": ("A cake recipe needs {} eggs and flour; how many cakes can a baker make from 30 eggs?", 5),
     }
-    pool = [Question(id=f"{t}-{i}", dataset="aqua", text=tpl.format(i + 2), options=OPTS, gold="A")
-            for t, (tpl, size) in topics.items() for i in range(size)]
+    pool = [
+        Question(id=f"{t}-{i}", dataset="aqua", text=tpl.format(i + 2), options=OPTS, gold="A")
+        for t, (tpl, size) in topics.items()
+        for i in range(size)
+    ]
     chosen = sample_pool(pool, 6, k=3, seed=0)
     counts = {t: sum(q.id.startswith(t) for q in chosen) for t in topics}
     assert counts == {"coin": 3, "train": 2, "recipe": 1}  # 6 x 15/30, 6 x 10/30, 6 x 5/30
@@ -134,7 +156,7 @@ def test_sample_pool_in_proportion_to_cluster_sizes():
 
 def test_error_book_keeps_questions_wrong_every_time(tmp_path):
     from olakit.llm import LLM, Endpoint
-    from olakit.loopback import Loopback
+    from olakit.llm.loopback import Loopback
 
     # gold is A for all; "alpha" is always answered B (wrong 3/3), "beta" always A (right), "gamma" is right only
     # on the sample whose seed is 1 (wrong 2/3), "delta" gets no parseable answer (counts as wrong)
@@ -149,8 +171,10 @@ def test_error_book_keeps_questions_wrong_every_time(tmp_path):
             return "so Answer: A" if req.get("seed") == 1 else "so Answer: C"
         return "I am not sure."
 
-    pool = [Question(id=w, dataset="aqua", text=f"Question {w}?", options=OPTS, gold="A", rationale=f"why {w}")
-            for w in ("alpha", "beta", "gamma", "delta")]
+    pool = [
+        Question(id=w, dataset="aqua", text=f"Question {w}?", options=OPTS, gold="A", rationale=f"why {w}")
+        for w in ("alpha", "beta", "gamma", "delta")
+    ]
     with Loopback(reply=reply) as srv:
         llm = LLM(Endpoint(srv.base_url, "toy"), cache_dir=tmp_path / "c", progress=False)
         book, wrong = error_book(llm, pool, r=3, seed=0)
@@ -161,7 +185,11 @@ def test_error_book_keeps_questions_wrong_every_time(tmp_path):
     assert [n.id for n in lib.notes] == ["aqua:alpha", "aqua:delta"]
     alpha = lib["aqua:alpha"]
     assert (alpha.explanation, alpha.error_reason, alpha.model_expert, alpha.llm_task_type) == (
-        "why alpha", "answered B, B, B instead of A", "dataset", "toy question")
+        "why alpha",
+        "answered B, B, B instead of A",
+        "dataset",
+        "toy question",
+    )
     assert NotesLibrary.load(tmp_path / "lib.jsonl").notes == lib.notes
     drafts = write_notes(book, wrong, explainer="person")
     assert all(n.explanation == "" and n.error_reason == "" for n in drafts.notes)

@@ -1,4 +1,5 @@
 """pyproject.toml and environment.yml name the same packages with the same lower bounds."""
+
 import re
 import tomllib
 from pathlib import Path

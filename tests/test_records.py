@@ -1,24 +1,51 @@
 """Records: parquet round trip, format version check, key uniqueness, re-extraction."""
+
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from olakit.data.records import load_records, reextract, save_records, to_frame
 from olakit.errors import DataError
-from olakit.records import load_records, reextract, save_records, to_frame
 from olakit.types import Record
 
 
 def rec(**kw):
-    base = dict(dataset="aqua", question_id="test-0", template="ST", notes_strategy="zero-shot", n_notes=0, sample=0,
-                model="m", prompt_hash="h", raw_output="Answer: A", extracted="A", gold="A", correct=True)
+    base = dict(
+        dataset="aqua",
+        question_id="test-0",
+        template="ST",
+        notes_strategy="zero-shot",
+        n_notes=0,
+        sample=0,
+        model="m",
+        prompt_hash="h",
+        raw_output="Answer: A",
+        extracted="A",
+        gold="A",
+        correct=True,
+    )
     base.update(kw)
     return Record(**base)
 
 
 def test_round_trip(tmp_path):
-    df = to_frame([rec(), rec(sample=1, extracted=None, correct=False, prompt_tokens=12, completion_tokens=3,
-                          cost=0.001, latency=0.5, cached=True, note_ids=("n1", "n2"))])
+    df = to_frame(
+        [
+            rec(),
+            rec(
+                sample=1,
+                extracted=None,
+                correct=False,
+                prompt_tokens=12,
+                completion_tokens=3,
+                cost=0.001,
+                latency=0.5,
+                cached=True,
+                note_ids=("n1", "n2"),
+            ),
+        ]
+    )
     path = save_records(df, tmp_path / "r.parquet")
     back = load_records(path)
     pd.testing.assert_frame_equal(df, back)
@@ -34,7 +61,7 @@ def test_format_version_checked(tmp_path):
     df = to_frame([rec()])
     table = pa.Table.from_pandas(df, preserve_index=False).replace_schema_metadata({b"olakit_records_format": b"99"})
     pq.write_table(table, tmp_path / "future.parquet")
-    with pytest.raises(DataError, match="records format version 99, this olakit reads 2"):
+    with pytest.raises(DataError, match="records format version 99, this olakit reads 3"):
         load_records(tmp_path / "future.parquet")
     pq.write_table(pa.Table.from_pandas(df), tmp_path / "plain.parquet")
     with pytest.raises(DataError, match="not an olakit records file"):

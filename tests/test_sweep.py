@@ -1,11 +1,12 @@
 """olakit sweep: the file is checked, grids expand, live notebooks run in parallel through papermill sharing
 one cache, each distinct prompt reaches the endpoint once, and a rerun is served from the cache."""
+
 import json
 
 import pytest
 
 from olakit.errors import DataError
-from olakit.sweep import expand, load_spec, run_sweep
+from olakit.notebook.sweep import expand, load_spec, run_sweep
 
 
 def write(tmp_path, text):
@@ -22,21 +23,35 @@ def test_spec_errors_say_what_and_where(tmp_path):
     with pytest.raises(DataError, match=r"notebooks\[0\]: 'grid' must map parameter names to non-empty lists"):
         load_spec(write(tmp_path, "notebooks:\n  - notebook: notebooks/template_count.ipynb\n    grid: {seed: 1}\n"))
     with pytest.raises(DataError, match="out_dir is set by the sweep"):
-        load_spec(write(tmp_path, "notebooks:\n  - notebook: notebooks/template_count.ipynb\n"
-                                  "    parameters: {out_dir: x}\n"))
+        load_spec(
+            write(tmp_path, "notebooks:\n  - notebook: notebooks/template_count.ipynb\n    parameters: {out_dir: x}\n")
+        )
     with pytest.raises(DataError, match=r"unknown keys \['paralel'\]"):
         load_spec(write(tmp_path, "paralel: 2\nnotebooks:\n  - notebook: notebooks/template_count.ipynb\n"))
 
 
 def test_grid_expands_to_named_runs(tmp_path):
-    spec = load_spec(write(tmp_path, "notebooks:\n  - notebook: notebooks/template_count.ipynb\n"
-                                     "    parameters: {source: recorded}\n"
-                                     "    grid: {tie_rule: [first, random], seed: [0, 1]}\n"))
+    spec = load_spec(
+        write(
+            tmp_path,
+            "notebooks:\n  - notebook: notebooks/template_count.ipynb\n"
+            "    parameters: {source: recorded}\n"
+            "    grid: {tie_rule: [first, random], seed: [0, 1]}\n",
+        )
+    )
     jobs = expand(spec, "r1", tmp_path / "runs", tmp_path / "results")
-    assert [j.name for j in jobs] == ["template_count__tie_rule-first__seed-0", "template_count__tie_rule-first__seed-1",
-                                      "template_count__tie_rule-random__seed-0", "template_count__tie_rule-random__seed-1"]
-    assert jobs[3].parameters == {"source": "recorded", "tie_rule": "random", "seed": 1,
-                                  "out_dir": str(tmp_path / "results" / "r1" / jobs[3].name)}
+    assert [j.name for j in jobs] == [
+        "template_count__tie_rule-first__seed-0",
+        "template_count__tie_rule-first__seed-1",
+        "template_count__tie_rule-random__seed-0",
+        "template_count__tie_rule-random__seed-1",
+    ]
+    assert jobs[3].parameters == {
+        "source": "recorded",
+        "tie_rule": "random",
+        "seed": 1,
+        "out_dir": str(tmp_path / "results" / "r1" / jobs[3].name),
+    }
     assert jobs[0].output == str(tmp_path / "runs" / "r1" / f"{jobs[0].name}.ipynb")
 
 
@@ -48,7 +63,7 @@ notebooks:
     parameters: {source: live, n_questions: 2, strategies: [zero-shot, random], n_notes: [1], max_tokens: 16,
                  n_boot: 100}
   - notebook: notebooks/template_count.ipynb
-    parameters: {source: live, n_questions: 2, templates: [origin, ST], strategies: [zero-shot, random],
+    parameters: {source: live, n_questions: 2, templates: [turbo, ST], strategies: [zero-shot, random],
                  n_notes: 1, max_tokens: 16}
 """
 
@@ -56,7 +71,7 @@ notebooks:
 def test_parallel_live_sweep_pays_each_prompt_once_and_reruns_from_cache(tmp_path, monkeypatch):
     import diskcache
 
-    from olakit.loopback import Loopback
+    from olakit.llm.loopback import Loopback
 
     with Loopback(delay=0.05) as srv:
         monkeypatch.setenv("OLAKIT_BASE_URL", srv.base_url)
@@ -66,7 +81,7 @@ def test_parallel_live_sweep_pays_each_prompt_once_and_reruns_from_cache(tmp_pat
         index = run_sweep(spec, runs_dir=tmp_path / "runs", results_dir=tmp_path / "results")
         assert [r["status"] for r in index["runs"]] == ["ok", "ok"], [r["error"] for r in index["runs"]]
         # 2 type calls; ST x (zero-shot, random n=1) x 2 questions = 4, all shared with template_count;
-        # template_count adds origin x 2 strategies x 2 questions = 4
+        # template_count adds turbo x 2 strategies x 2 questions = 4
         unique = 2 + 4 + 4
         assert srv.requests == unique and set(srv.per_prompt.values()) == {1}
         with diskcache.Cache(str(tmp_path / "cache")) as cache:

@@ -1,10 +1,11 @@
 """Regex majority vote and its tie rules, worked by hand."""
+
 import numpy as np
 import pandas as pd
 import pytest
 
 from olakit.errors import DataError, UnknownNameError
-from olakit.vote import TIE_RULES, majority, regex_vote
+from olakit.olagpt.vote import TIE_RULES, majority, regex_vote
 
 
 def test_majority_by_hand():
@@ -27,8 +28,19 @@ def _records(answers: dict[str, list], gold: list[str], strategy="zero-shot"):
     rows = []
     for template, labels in answers.items():
         for i, (label, g) in enumerate(zip(labels, gold)):
-            rows.append({"dataset": "toy", "question_id": f"q{i}", "template": template, "notes_strategy": strategy,
-                         "n_notes": 0, "sample": 0, "extracted": label, "gold": g, "correct": label == g})
+            rows.append(
+                {
+                    "dataset": "toy",
+                    "question_id": f"q{i}",
+                    "template": template,
+                    "notes_strategy": strategy,
+                    "n_notes": 0,
+                    "sample": 0,
+                    "extracted": label,
+                    "gold": g,
+                    "correct": label == g,
+                }
+            )
     return pd.DataFrame(rows)
 
 

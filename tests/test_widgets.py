@@ -1,35 +1,54 @@
 """The explorers with real ipywidgets objects, on hand-made records whose answers are known; corrections and
 draft notes go to real files and every analysis sees the corrections."""
+
 import json
 
 import pytest
 
-from olakit.notes import NotesLibrary
-from olakit.records import load_records, save_records, to_frame
-from olakit.reproduce import compute_tables
+from olakit.analysis.tables import compute_tables
+from olakit.data.records import load_records, save_records, to_frame
+from olakit.notebook.widgets import HeatmapExplorer, QuestionExplorer
+from olakit.olagpt.notes import NotesLibrary
 from olakit.types import Question, Record
-from olakit.widgets import HeatmapExplorer, QuestionExplorer
 
 OPTS = {"A": "one", "B": "two", "C": "three"}
 # question -> answers of T1, T2, T3 (gold A everywhere)
-ANSWERS = {"q1": ("A", "A", "A"),      # all right, no split
-           "q2": ("B", "B", "A"),      # vote wrong (B), one template right
-           "q3": ("A", None, "C"),     # split, one unparsed, vote A (first of the tie)
-           "q4": ("C", "C", "C")}      # all wrong alike
+ANSWERS = {
+    "q1": ("A", "A", "A"),  # all right, no split
+    "q2": ("B", "B", "A"),  # vote wrong (B), one template right
+    "q3": ("A", None, "C"),  # split, one unparsed, vote A (first of the tie)
+    "q4": ("C", "C", "C"),
+}  # all wrong alike
 
 
 def records():
     rows = []
     for qid, answers in ANSWERS.items():
         for t, a in zip(("T1", "T2", "T3"), answers):
-            rows.append(Record(dataset="aqua", question_id=qid, template=t, notes_strategy="zero-shot", n_notes=0,
-                               sample=0, model="m", prompt_hash="h", raw_output=f"{t} reasoning for {qid}",
-                               extracted=a, gold="A", correct=a == "A", question_type="toy"))
+            rows.append(
+                Record(
+                    dataset="aqua",
+                    question_id=qid,
+                    template=t,
+                    notes_strategy="zero-shot",
+                    n_notes=0,
+                    sample=0,
+                    model="m",
+                    prompt_hash="h",
+                    raw_output=f"{t} reasoning for {qid}",
+                    extracted=a,
+                    gold="A",
+                    correct=a == "A",
+                    question_type="toy",
+                )
+            )
     return to_frame(rows)
 
 
-QUESTIONS = {qid: Question(id=qid, dataset="aqua", text=f"What is {qid}?", options=OPTS, gold="A",
-                           rationale=f"because {qid}") for qid in ANSWERS}
+QUESTIONS = {
+    qid: Question(id=qid, dataset="aqua", text=f"What is {qid}?", options=OPTS, gold="A", rationale=f"because {qid}")
+    for qid in ANSWERS
+}
 
 
 @pytest.fixture
@@ -92,7 +111,7 @@ def test_draft_note_from_a_wrong_question(saved, tmp_path):
     assert len(lib) == 1
     n = lib.notes[0]
     assert (n.question, n.answer, n.explanation, n.llm_task_type) == ("What is q4?", "A", "because q4", "toy")
-    assert n.error_reason == "T1 answered C; T2 answered C; T3 answered C instead of A"
+    assert n.error_reason == "answered C, C, C instead of A"
     qe.question.value = "q1"
     qe.note_button.click()
     assert "answered q1 correctly" in qe.status.value and len(NotesLibrary.load(notes)) == 1
@@ -102,8 +121,12 @@ def test_heatmap_cells_list_their_questions(saved):
     he = HeatmapExplorer(load_records(saved))
     # (templates correct, largest wrong group): q1 (3, 0), q2 (1, 2), q3 (1, 1), q4 (0, 3)
     cells = dict(he.cell.options)
-    assert set(cells) == {"correct=0, wrong=3 (1 questions)", "correct=1, wrong=2 (1 questions)",
-                          "correct=1, wrong=1 (1 questions)", "correct=3, wrong=0 (1 questions)"}
+    assert set(cells) == {
+        "correct=0, wrong=3 (1 questions)",
+        "correct=1, wrong=2 (1 questions)",
+        "correct=1, wrong=1 (1 questions)",
+        "correct=3, wrong=0 (1 questions)",
+    }
     he.cell.value = cells["correct=1, wrong=2 (1 questions)"]
     assert he.cell_questions() == ["q2"] and "q2" in he.listing.value
     he.metric.value = "agreement"

@@ -1,0 +1,205 @@
+"""Paper figures with seaborn: ``fn(data, *, ..., ax=None) -> Axes``; nothing is saved here.
+
+Use inside ``with paper_style():`` for the common look.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+import pandas as pd
+
+from olakit.analysis.questions import fig12_grid
+from olakit.names import BASELINES, REGEX_VOTE
+
+
+@contextlib.contextmanager
+def paper_style():
+    """The one figure style of the kit (seaborn paper context, white grid)."""
+    import seaborn as sns
+
+    with sns.axes_style("whitegrid"), sns.plotting_context("paper", font_scale=1.1):
+        yield
+
+
+def _ax(ax):
+    if ax is None:
+        import matplotlib.pyplot as plt
+
+        _, ax = plt.subplots(figsize=(6, 4))
+    return ax
+
+
+def before_after_voting(long: pd.DataFrame, *, vote: str = REGEX_VOTE, exclude=BASELINES, ax=None):
+    """Fig 7: per note strategy, each template's accuracy (dots), their mean, and the vote (bars, 95% CI).
+
+    ``long`` is tables.accuracy_long output.
+    """
+    ax = _ax(ax)
+    strategies = list(dict.fromkeys(long["notes_strategy"]))
+    single = long[~long["method"].isin([vote, *exclude])]
+    voted = long[long["method"] == vote].set_index("notes_strategy").loc[strategies]
+    mean = single.groupby("notes_strategy")["accuracy"].mean().loc[strategies]
+    x = np.arange(len(strategies))
+    width = 0.38
+    ax.bar(x - width / 2, mean.values, width, label="templates (mean)", color="#9ecae1")
+    ax.bar(
+        x + width / 2,
+        voted["accuracy"].values,
+        width,
+        label=vote.replace("_", " "),
+        color="#3182bd",
+        yerr=[voted["accuracy"] - voted["ci_low"], voted["ci_high"] - voted["accuracy"]],
+        capsize=3,
+    )
+    for i, s in enumerate(strategies):
+        accs = single[single["notes_strategy"] == s]["accuracy"].to_numpy()
+        ax.scatter(
+            np.full(accs.size, i - width / 2),
+            accs,
+            color="black",
+            s=12,
+            zorder=3,
+            label="single template" if i == 0 else None,
+        )
+    ax.set_xticks(x, strategies)
+    ax.set_xlabel("note strategy")
+    ax.set_ylabel("accuracy")
+    ax.set_ylim(0, 1)
+    ax.legend(loc="upper left", frameon=True)
+    ax.set_title("Accuracy before and after voting")
+    return ax
+
+
+def template_count(ablation: pd.DataFrame, *, ax=None):
+    """Fig 6's shape: mean vote accuracy over all subsets of k templates (line) and their min-max (band)."""
+    import seaborn as sns
+
+    ax = _ax(ax)
+    ablation = ablation.copy()
+    ablation["k"] = ablation["k"].astype(int)
+    sns.lineplot(data=ablation, x="k", y="mean", hue="notes_strategy", marker="o", ax=ax)
+    palette = dict(
+        zip(ablation["notes_strategy"].unique(), sns.color_palette(n_colors=ablation["notes_strategy"].nunique()))
+    )
+    for strategy, g in ablation.groupby("notes_strategy", sort=False):
+        ax.fill_between(g["k"], g["min"], g["max"], alpha=0.12, color=palette[strategy])
+    ax.set_xticks(sorted(ablation["k"].unique()))
+    ax.set_xlabel("number of templates voting (k)")
+    ax.set_ylabel("vote accuracy (mean over subsets; band = min-max)")
+    ax.legend(title="note strategy")
+    ax.set_title("Vote accuracy against the number of templates")
+    return ax
+
+
+def agreement_heatmap(counts: pd.DataFrame, *, strategy: str, ax=None, cbar: bool = True):
+    """Fig 12: questions counted by (templates correct, largest group agreeing on one wrong answer).
+
+    ``counts`` is tables.answer_counts output. Cells with correct >= wrong lie on or below the
+    diagonal: the regex-upper bound; strictly below it: the regex-lower bound.
+    """
+    import seaborn as sns
+
+    ax = _ax(ax)
+    grid = fig12_grid(counts, strategy)
+    sns.heatmap(grid, annot=True, fmt="d", cmap="Blues", cbar=cbar, ax=ax, square=True, annot_kws={"fontsize": 8})
+    ax.invert_yaxis()
+    ax.set_xlabel("templates correct (accuracy x n)")
+    ax.set_ylabel("largest wrong group (incorrect consistency x n)")
+    ax.set_title(f"{strategy} (n = {int(grid.to_numpy().sum())})")
+    return ax
+
+
+def notes_count(table: pd.DataFrame, *, ax=None):
+    """Fig 9: accuracy of one template against the number of notes, per strategy, with 95% CI bars.
+
+    ``table``: tables.notes_count_table output (notes_strategy, n_notes, accuracy, ci_low, ci_high).
+    """
+    import seaborn as sns
+
+    ax = _ax(ax)
+    palette = dict(zip(table["notes_strategy"].unique(), sns.color_palette(n_colors=table["notes_strategy"].nunique())))
+    for strategy, g in table.groupby("notes_strategy", sort=False):
+        g = g.sort_values("n_notes")
+        ax.errorbar(
+            g["n_notes"],
+            g["accuracy"],
+            yerr=[g["accuracy"] - g["ci_low"], g["ci_high"] - g["accuracy"]],
+            marker="o",
+            capsize=3,
+            label=strategy,
+            color=palette[strategy],
+        )
+    ax.set_xticks(sorted(table["n_notes"].unique()))
+    ax.set_xlabel("number of notes in the prompt (n)")
+    ax.set_ylabel("accuracy (95% CI)")
+    ax.set_ylim(0, 1)
+    ax.legend(title="note strategy")
+    ax.set_title("Accuracy against the number of notes")
+    return ax
+
+
+def vote_types(table: pd.DataFrame, *, ax=None):
+    """Figs 7-8 / Table 8: regex vote, LLM vote and the regex bounds per strategy (bars with 95% CI).
+
+    ``table``: rows method, notes_strategy, accuracy, ci_low, ci_high.
+    """
+    import seaborn as sns
+
+    ax = _ax(ax)
+    sns.barplot(data=table, x="notes_strategy", y="accuracy", hue="method", ax=ax, errorbar=None)
+    methods = list(dict.fromkeys(table["method"]))
+    for container, method in zip(ax.containers, methods):
+        rows = table[table["method"] == method].set_index("notes_strategy")
+        for bar, strategy in zip(container, dict.fromkeys(table["notes_strategy"])):
+            if strategy in rows.index:
+                r = rows.loc[strategy]
+                x = bar.get_x() + bar.get_width() / 2
+                ax.errorbar(
+                    x,
+                    r["accuracy"],
+                    yerr=[[r["accuracy"] - r["ci_low"]], [r["ci_high"] - r["accuracy"]]],
+                    color="black",
+                    capsize=2,
+                    lw=1,
+                )
+    ax.set_ylim(0, 1)
+    ax.set_xlabel("note strategy")
+    ax.set_ylabel("accuracy (95% CI)")
+    ax.legend(title="", fontsize=8)
+    ax.set_title("Regex vote, LLM vote and the regex bounds")
+    return ax
+
+
+def pareto(table: pd.DataFrame, *, ax=None):
+    """Cost vs accuracy per cell, the Pareto front joined by a line (cost.cost_accuracy output)."""
+    import seaborn as sns
+
+    ax = _ax(ax)
+    sns.scatterplot(data=table, x="tokens_per_question", y="accuracy", hue="notes_strategy", style="method", ax=ax)
+    front = table[table["pareto"]].sort_values("tokens_per_question")
+    ax.plot(front["tokens_per_question"], front["accuracy"], color="black", lw=1, label="Pareto front")
+    for _, r in front.iterrows():
+        ax.annotate(
+            f"{r['method']}",
+            (r["tokens_per_question"], r["accuracy"]),
+            fontsize=7,
+            xytext=(3, 3),
+            textcoords="offset points",
+        )
+    ax.set_xlabel(f"tokens per question ({table['tokens_source'].iloc[0]})" if len(table) else "tokens per question")
+    ax.set_ylabel("accuracy")
+    ax.legend(fontsize=6, ncol=2)
+    ax.set_title("Cost against accuracy")
+    return ax
+
+
+def matrix(m: pd.DataFrame, *, ax=None, title: str = "", fmt: str = ".2f", cmap: str = "viridis_r", **kwargs):
+    """A square matrix (p-values, kappas) as an annotated heatmap."""
+    import seaborn as sns
+
+    ax = _ax(ax)
+    sns.heatmap(m.astype(float), annot=len(m) <= 12, fmt=fmt, cmap=cmap, ax=ax, annot_kws={"fontsize": 6}, **kwargs)
+    ax.set_title(title)
+    return ax

@@ -1,0 +1,115 @@
+"""Paired inference between cells (method x strategy) answered on the same questions: exact McNemar (statsmodels),
+a paired bootstrap of the accuracy difference, and Holm-corrected p-values (statsmodels.stats.multitest);
+``holm_matrix`` lays them out as a Table 3 matrix. Pure pandas/numpy/statsmodels; no LLM calls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import combinations
+
+import numpy as np
+import pandas as pd
+
+from olakit.analysis.tables import sc_vote
+from olakit.names import AUTO_COT, LLM_VOTE, REGEX_VOTE, SC
+from olakit.olagpt.vote import regex_vote
+
+
+def cell_outcomes(df: pd.DataFrame, templates: Sequence[str], tie: str = "first", seed: int = 0) -> pd.DataFrame:
+    """Correctness per question (rows) and cell (columns "method | strategy"): templates at sample 0, the regex
+    vote, SC, and single-answer methods (auto_cot, llm_vote) when present."""
+    parts = []
+    base = df[df["template"].isin(templates) & (df["sample"] == 0)]
+    for t in templates:
+        g = base[base["template"] == t]
+        parts.append(g.assign(method=t)[["method", "notes_strategy", "question_id", "correct"]])
+    vote = regex_vote(base, templates, tie=tie, seed=seed).assign(method=REGEX_VOTE)
+    parts.append(vote[["method", "notes_strategy", "question_id", "correct"]])
+    if (df["template"] == SC).any():
+        parts.append(sc_vote(df, tie=tie).assign(method=SC)[["method", "notes_strategy", "question_id", "correct"]])
+    for m in (AUTO_COT, LLM_VOTE):
+        g = df[df["template"] == m]
+        if len(g):
+            parts.append(g.assign(method=m)[["method", "notes_strategy", "question_id", "correct"]])
+    long = pd.concat(parts, ignore_index=True)
+    long["cell"] = long["method"] + " | " + long["notes_strategy"]
+    return long.pivot_table(index="question_id", columns="cell", values="correct", aggfunc="first", sort=False)
+
+
+def mcnemar_exact(a, b) -> tuple[int, int, float]:
+    """Discordant counts (a right & b wrong, a wrong & b right) and the exact two-sided McNemar p-value.
+
+    ``mcnemar_exact([1, 1, 0], [0, 0, 0]) -> (2, 0, 0.5)``
+    """
+    from statsmodels.stats.contingency_tables import mcnemar
+
+    a, b = np.asarray(a, bool), np.asarray(b, bool)
+    table = [[int((a & b).sum()), int((a & ~b).sum())], [int((~a & b).sum()), int((~a & ~b).sum())]]
+    n10, n01 = table[0][1], table[1][0]
+    p = 1.0 if n10 + n01 == 0 else float(mcnemar(table, exact=True).pvalue)
+    return n10, n01, p
+
+
+def paired_bootstrap(a, b, n_boot: int = 2000, seed: int = 0) -> tuple[float, float, float, float]:
+    """Accuracy difference a - b, its 95% CI and a two-sided p-value, resampling questions (pairs kept)."""
+    d = np.asarray(a, float) - np.asarray(b, float)
+    rng = np.random.default_rng(seed)
+    means = d[rng.integers(0, d.size, size=(n_boot, d.size))].mean(axis=1)
+    lo, hi = np.quantile(means, [0.025, 0.975])
+    # share of resampled differences on the other side of zero, doubled (percentile test)
+    p = min(1.0, 2 * min((means <= 0).mean(), (means >= 0).mean())) if d.any() else 1.0
+    return float(d.mean()), float(lo), float(hi), float(p)
+
+
+def holm(pvalues: Sequence[float]) -> np.ndarray:
+    """Holm-adjusted p-values (statsmodels)."""
+    from statsmodels.stats.multitest import multipletests
+
+    p = np.asarray(pvalues, float)
+    return multipletests(p, method="holm")[1] if p.size else p
+
+
+def paired_tests(
+    outcomes: pd.DataFrame, cells: Sequence[str] | None = None, n_boot: int = 2000, seed: int = 0
+) -> pd.DataFrame:
+    """All pairs of cells on the questions both answered: accuracies, discordant counts, exact McNemar p,
+    paired-bootstrap difference with CI and p, Holm-adjusted p-values (over all pairs), and significance."""
+    cells = list(cells) if cells is not None else list(outcomes.columns)
+    rows = []
+    for a, b in combinations(cells, 2):
+        both = outcomes[[a, b]].dropna()
+        x, y = both[a].astype(bool).to_numpy(), both[b].astype(bool).to_numpy()
+        n10, n01, p_mc = mcnemar_exact(x, y)
+        diff, lo, hi, p_bs = paired_bootstrap(x, y, n_boot=n_boot, seed=seed)
+        rows.append(
+            {
+                "a": a,
+                "b": b,
+                "n": len(both),
+                "acc_a": x.mean(),
+                "acc_b": y.mean(),
+                "a_only": n10,
+                "b_only": n01,
+                "p_mcnemar": p_mc,
+                "diff": diff,
+                "diff_ci_low": lo,
+                "diff_ci_high": hi,
+                "p_bootstrap": p_bs,
+            }
+        )
+    out = pd.DataFrame(rows)
+    if len(out):
+        out["p_mcnemar_holm"] = holm(out["p_mcnemar"])
+        out["p_bootstrap_holm"] = holm(out["p_bootstrap"])
+        out["significant"] = out["p_mcnemar_holm"] < 0.05
+    return out
+
+
+def holm_matrix(tests: pd.DataFrame, value: str = "p_mcnemar_holm") -> pd.DataFrame:
+    """Square matrix of a pairwise column (default: Holm-adjusted McNemar p) over the cells."""
+    cells = list(dict.fromkeys([*tests["a"], *tests["b"]]))
+    m = pd.DataFrame(np.nan, index=cells, columns=cells)
+    for a, b, v in zip(tests["a"], tests["b"], tests[value]):
+        m.loc[a, b] = m.loc[b, a] = v
+    return m

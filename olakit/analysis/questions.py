@@ -1,0 +1,50 @@
+"""Per-question views over answer counts (what the explorers show): question filters, the one-line agreement
+summary, and Fig 12's grid of templates correct against the largest wrong group.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from olakit.errors import lookup
+
+FILTERS = {
+    "all": "every question",
+    "split": "templates disagree",
+    "vote_wrong_some_right": "vote wrong but some template right",
+    "unparsed": "some answer unparsed",
+}
+
+
+def filter_questions(counts: pd.DataFrame, vote: pd.DataFrame, kind: str) -> pd.Series:
+    """Boolean mask over answer_counts rows for a FILTERS name (vote: regex_vote rows in the same order)."""
+    lookup(FILTERS, kind, "question filter")
+    if kind == "all":
+        return pd.Series(True, index=counts.index)
+    if kind == "split":
+        return counts["n_plurality"] < counts["n_templates"] - counts["n_unparsed"]
+    if kind == "unparsed":
+        return counts["n_unparsed"] > 0
+    return (~vote["correct"].to_numpy()) & (counts["n_correct"] > 0)
+
+
+def agreement_summary(answers: dict, gold: str) -> str:
+    """One line: ``"3 of 5 templates say B (correct); 1 unparsed"``."""
+    labels = [a for a in answers.values() if a is not None]
+    if not labels:
+        return f"no template gave a parseable answer (gold {gold})"
+    counts = pd.Series(labels).value_counts()
+    top, n = counts.index[0], int(counts.iloc[0])
+    verdict = "correct" if top == gold else f"wrong; gold {gold}"
+    extra = len(answers) - len(labels)
+    return f"{n} of {len(answers)} templates say {top} ({verdict}); {sum(a == gold for a in labels)} correct" + (
+        f"; {extra} unparsed" if extra else ""
+    )
+
+
+def fig12_grid(counts: pd.DataFrame, strategy: str) -> pd.DataFrame:
+    """Fig 12's grid: questions counted by (largest wrong group, templates correct) for one strategy (rows w,
+    columns a), from answer_counts output."""
+    s = counts[counts["notes_strategy"] == strategy]
+    n = int(counts["n_templates"].max())
+    return pd.crosstab(s["n_wrong_top"], s["n_correct"]).reindex(index=range(n + 1), columns=range(n + 1), fill_value=0)

@@ -1,0 +1,72 @@
+"""File helpers every layer shares: the repository root, atomic writes, JSON and JSON Lines reading with errors
+that name file and line, and writing tables as CSV.
+
+``write_atomic(p, lambda t: t.write_text("x"))`` -> ``p``: a crash leaves the old file or none, never half a file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from olakit.errors import DataError
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+"""The checkout olakit runs from (data/, notebooks/ and sweeps/ live there)."""
+
+
+def write_atomic(path: str | os.PathLike, write) -> Path:
+    """Call ``write(tmp)`` on a temporary file beside ``path``, then rename it into place."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    write(tmp)
+    os.replace(tmp, path)
+    return path
+
+
+def write_tables(tables: dict, out_dir: str | os.PathLike) -> None:
+    """Each DataFrame as out_dir/tables/NAME.csv (atomically); a non-default index is written too."""
+    import pandas as pd
+
+    for name, table in tables.items():
+        index = not isinstance(table.index, pd.RangeIndex)
+        write_atomic(Path(out_dir) / "tables" / f"{name}.csv", lambda p, t=table, i=index: t.to_csv(p, index=i))
+
+
+def read_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
+    """Yield (line number, object) for each non-blank line of a JSON Lines file."""
+    with open(path, encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise DataError(f"{path} line {lineno}: malformed JSON ({exc.msg} at column {exc.colno})") from None
+            if not isinstance(obj, dict):
+                raise DataError(f"{path} line {lineno}: expected a JSON object, got {type(obj).__name__}")
+            yield lineno, obj
+
+
+def read_json(path: Path) -> Any:
+    """Load a whole JSON file; a syntax error names file and line."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return json.load(fh)
+    except json.JSONDecodeError as exc:
+        raise DataError(f"{path} line {exc.lineno}: malformed JSON ({exc.msg} at column {exc.colno})") from None
+
+
+def require(obj: dict, key: str, where: str):
+    """``obj[key]`` or DataError naming the missing field and where.
+
+    >>> require({"a": 1}, "a", "x.json line 3")
+    1
+    """
+    if key not in obj:
+        raise DataError(f"{where}: field {key!r} missing")
+    return obj[key]

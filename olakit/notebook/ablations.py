@@ -1,0 +1,322 @@
+"""What the ablation notebooks share: get records (recorded or live), write figures and a run manifest.
+
+Each notebook is parameters, a call to ``get_records``, one or two analysis calls and ``finish``:
+
+    records, templates, info = get_records("recorded", "aqua", strategies=["zero-shot", "retrieval"])
+    table = tables.template_count_ablation(records, templates)
+    finish(out_dir, "template_count", parameters("template_count", globals()), records, info,
+           tables={"template_count": table}, figures={...})
+
+``finish`` writes tables/NAME.csv, figures/NAME.png and .pdf, and manifest.json (model, endpoint identity,
+prompt hashes, seeds, package versions; never a key) into out_dir.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import os
+import platform
+import re
+import subprocess
+from collections.abc import Sequence
+from importlib import metadata
+from pathlib import Path
+
+import pandas as pd
+
+from olakit.analysis import figures
+from olakit.analysis.inference import holm_matrix
+from olakit.analysis.similarity import nearest_note_similarity, similarity_bands
+from olakit.analysis.tables import answer_counts, bounds_long, method_accuracy
+from olakit.data.files import REPO_ROOT, write_atomic, write_tables
+from olakit.data.loaders import DEFAULT_SPLIT, load_questions
+from olakit.data.recorded import OLAGPT_TOP_N, RECORDED_TEMPLATES, import_olagpt
+from olakit.data.records import to_frame
+from olakit.errors import DataError
+from olakit.llm import LLM
+from olakit.names import LLM_VOTE, LLM_VOTE_SHUFFLED, NON_TEMPLATES, REGEX_VOTE, STRATEGIES
+from olakit.olagpt.llm_vote import llm_vote_audit, llm_vote_records
+from olakit.olagpt.notes import resolve_library
+from olakit.olagpt.run import RunConfig, run
+from olakit.olagpt.vote import regex_vote
+
+PACKAGES = (
+    "olakit",
+    "openai",
+    "numpy",
+    "pandas",
+    "scipy",
+    "statsmodels",
+    "scikit-learn",
+    "faiss-cpu",
+    "sentence-transformers",
+    "torch",
+    "xllamacpp",
+    "papermill",
+    "seaborn",
+    "matplotlib",
+)
+NOTEBOOKS = REPO_ROOT / "notebooks"
+
+
+def parameters(notebook: str, namespace: dict) -> dict:
+    """The values of a notebook's parameters (the names papermill finds in its ``parameters`` cell) in
+    ``namespace`` (the notebook's globals, after papermill's injected cell): what the manifest records.
+
+    ``parameters("template_count", globals())`` -> ``{"source": "recorded", ...}``.
+    """
+    import papermill as pm
+
+    names = pm.inspect_notebook(str(NOTEBOOKS / f"{notebook}.ipynb"))
+    return {name: namespace[name] for name in names}
+
+
+def get_records(
+    source: str,
+    dataset: str = "aqua",
+    *,
+    n_questions: int | None = None,
+    offset: int = 0,
+    templates: Sequence[str] | None = None,
+    strategies: Sequence[str] = STRATEGIES,
+    n_notes: Sequence[int] = (3,),
+    library: str | None = "olagpt",
+    baselines: Sequence[str] = (),
+    votes: Sequence[str] = (REGEX_VOTE,),
+    sc_k: int = 3,
+    max_tokens: int = 256,
+    vote_max_tokens: int = 192,
+    seed: int = 0,
+    extractor: str | None = None,
+    data_dir=None,
+    concurrency: int = 4,
+) -> tuple[pd.DataFrame, list[str], dict]:
+    """(records, template names, info) from the OlaGPT recorded outputs or a live run of the runner.
+
+    ``source``: ``"recorded"`` (AQuA only: the authors' gpt-3.5 outputs, n_notes 3; every question unless a slice
+    is asked for) or ``"live"`` (the endpoint from the environment, or the embedded model).
+    """
+    if source == "recorded":
+        if dataset != "aqua":
+            raise DataError(f"recorded outputs exist for AQuA only, not {dataset!r}; use source='live'")
+        df = import_olagpt(data_dir, extractor=extractor or "olagpt")
+        names = list(templates) if templates else RECORDED_TEMPLATES
+        unknown = sorted(set(names) - set(RECORDED_TEMPLATES))
+        if unknown:
+            raise DataError(f"templates {unknown} are not in the recorded outputs; recorded: {RECORDED_TEMPLATES}")
+        df = df[df["template"].isin(names) & df["notes_strategy"].isin(strategies)]
+        ids = list(dict.fromkeys(df["question_id"]))
+        keep = ids[offset : None if n_questions is None else offset + n_questions]
+        df = df[df["question_id"].isin(keep)].reset_index(drop=True)
+        info = {
+            "source": "olagpt-recorded",
+            "model": "gpt-3.5-turbo",
+            "endpoint": "recorded (OlaGPT repository)",
+            "n_notes": OLAGPT_TOP_N,
+            "calls": {"requests": 0},
+        }
+        return df, names, info
+    if source == "live":
+        cfg = RunConfig(
+            dataset=dataset,
+            n_questions=n_questions,
+            offset=offset,
+            templates=templates,
+            strategies=tuple(strategies),
+            n_notes=tuple(n_notes),
+            library=library,
+            baselines=tuple(baselines),
+            votes=tuple(votes),
+            sc_k=sc_k,
+            max_tokens=max_tokens,
+            vote_max_tokens=vote_max_tokens,
+            seed=seed,
+            extractor=extractor or "strict",
+            data_dir=data_dir,
+        )
+        with LLM(concurrency=concurrency) as llm:
+            res = run(cfg, llm=llm)
+            info = {
+                "source": "live",
+                "model": llm.endpoint.model,
+                "endpoint": llm.endpoint.identity,
+                "calls": res.calls,
+            }
+        names = [t for t in dict.fromkeys(res.records["template"]) if t not in NON_TEMPLATES]
+        return res.records, names, info
+    raise DataError(f"source {source!r}: use 'recorded' or 'live'")
+
+
+def add_llm_vote(
+    records: pd.DataFrame,
+    names: Sequence[str],
+    info: dict,
+    *,
+    dataset: str,
+    n_questions: int,
+    audit: bool = True,
+    seed: int = 0,
+    max_tokens: int = 192,
+    data_dir=None,
+) -> pd.DataFrame:
+    """Recorded records plus an LLM vote by the configured model over the first ``n_questions`` questions'
+    recorded answers (``info`` gets the vote's model and endpoint). ``n_questions = 0`` returns the records."""
+    if not n_questions:
+        return records
+    questions = {q.id: q for q in load_questions(dataset, DEFAULT_SPLIT[dataset], data_dir)}
+    first = list(dict.fromkeys(records["question_id"]))[:n_questions]
+    with LLM() as llm:
+        votes = llm_vote_records(
+            llm,
+            records[records["question_id"].isin(first)],
+            questions,
+            names,
+            audit=audit,
+            seed=seed,
+            max_tokens=max_tokens,
+        )
+        info["vote_model"], info["vote_endpoint"] = llm.endpoint.model, llm.endpoint.identity
+    return pd.concat([records, to_frame(votes)], ignore_index=True)
+
+
+def vote_type_tables(
+    records: pd.DataFrame, names: Sequence[str], *, tie: str = "first", seed: int = 0, n_boot: int = 2000
+) -> dict[str, pd.DataFrame]:
+    """Figs 7-8 / Table 8: the regex bounds, the regex vote and any LLM vote, with CIs (``vote_type``); and the
+    LLM-vote audit over the questions that have an LLM vote (``llm_vote_audit``) when there is one."""
+    base = records[records["template"].isin(names)]
+    counts = answer_counts(base, names)
+    bounds = bounds_long(counts, regex_vote(base, names, tie=tie, seed=seed), seed=seed, n_boot=n_boot)
+    votes = method_accuracy(records, [], seed=seed, n_boot=n_boot)
+    tables = {"vote_type": pd.concat([bounds, votes], ignore_index=True)}
+    if {LLM_VOTE, LLM_VOTE_SHUFFLED} <= set(records["template"]):
+        voted = set(records.loc[records["template"] == LLM_VOTE, "question_id"])
+        tables["llm_vote_audit"] = llm_vote_audit(records[records["question_id"].isin(voted)], names, tie=tie)
+    return tables
+
+
+def similarity_table(
+    records: pd.DataFrame,
+    names: Sequence[str],
+    *,
+    source: str,
+    dataset: str,
+    library: str | None,
+    edges: Sequence[float],
+    seed: int = 0,
+    n_boot: int = 2000,
+    data_dir=None,
+) -> pd.DataFrame:
+    """Accuracy by retrieval-similarity band: live records carry the shown notes' similarities; recorded runs did
+    not keep their notes, so each question's similarity to its nearest library note is used (one embedder load)."""
+    templated = records[records["template"].isin(names)]
+    if source != "recorded":
+        return similarity_bands(templated, edges=edges, seed=seed, n_boot=n_boot)
+    ids = set(records["question_id"])
+    questions = [q for q in load_questions(dataset, DEFAULT_SPLIT[dataset], data_dir) if q.id in ids]
+    sims = nearest_note_similarity(questions, resolve_library(library, data_dir))
+    return similarity_bands(templated, sims, edges=edges, seed=seed, n_boot=n_boot)
+
+
+def note_strategy_figures(tests: pd.DataFrame, kappas: pd.DataFrame, cost: pd.DataFrame) -> dict:
+    """The note-strategy figures: Holm matrix of the paired tests, Pareto plot, Cohen's kappa per strategy."""
+    import matplotlib.pyplot as plt
+
+    with figures.paper_style():
+        fig_p, ax = plt.subplots(figsize=(7, 4.5))
+        figures.pareto(cost, ax=ax)
+        fig_m, ax = plt.subplots(figsize=(11, 9))
+        figures.matrix(holm_matrix(tests), ax=ax, title="Holm-adjusted exact McNemar p between cells")
+        n = max(1, kappas["notes_strategy"].nunique())
+        fig_k, axes = plt.subplots(1, n, figsize=(4 * n, 3.8), squeeze=False)
+        for ax, (strategy, g) in zip(axes[0], kappas.groupby("notes_strategy", sort=False)):
+            m = holm_matrix(g.rename(columns={"cohen_kappa": "v"}), value="v")
+            figures.matrix(m, ax=ax, title=f"Cohen's kappa, {strategy}", cmap="mako", vmin=-0.2, vmax=1)
+        fig_k.tight_layout()
+    return {"table3_holm_matrix": fig_m, "pareto_cost_accuracy": fig_p, "template_kappa": fig_k}
+
+
+def save_figure(fig, out_dir: str | os.PathLike, name: str) -> list[Path]:
+    """figures/NAME.png and figures/NAME.pdf under out_dir (each written atomically)."""
+    folder = Path(out_dir) / "figures"
+    return [
+        write_atomic(folder / f"{name}.{ext}", lambda p, e=ext: fig.savefig(p, format=e, dpi=150, bbox_inches="tight"))
+        for ext in ("png", "pdf")
+    ]
+
+
+def package_versions(names: Sequence[str] = PACKAGES) -> dict[str, str | None]:
+    out = {}
+    for n in names:
+        try:
+            out[n] = metadata.version(n)
+        except metadata.PackageNotFoundError:
+            out[n] = None
+    return out
+
+
+def _commit() -> str | None:
+    try:
+        return (
+            subprocess.run(
+                ["git", "-C", str(REPO_ROOT), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10
+            ).stdout.strip()
+            or None
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+SECRET_NAME = re.compile(r"(^|_)(api_?key|key|secret|password|token|auth)$", re.IGNORECASE)
+
+
+def manifest(notebook: str, parameters: dict, records: pd.DataFrame, info: dict) -> dict:
+    """What a run used: parameters (anything named like a secret refused), model, endpoint identity, prompt
+    hashes, seeds, package versions, python, git commit."""
+    bad = [k for k, v in parameters.items() if SECRET_NAME.search(k) or (isinstance(v, str) and v.startswith("sk-"))]
+    if bad:
+        raise DataError(f"parameters {bad} look like secrets; keys come from the environment only")
+    hashes = sorted(set(records["prompt_hash"]))
+    return {
+        "notebook": notebook,
+        "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        "parameters": parameters,
+        "source": info.get("source"),
+        "model": sorted(set(records["model"])) or [info.get("model")],
+        "endpoint": info.get("endpoint"),
+        "calls": info.get("calls", {}),
+        "records": len(records),
+        "prompt_hashes": hashes,
+        "prompts_digest": hashlib.sha256("".join(hashes).encode()).hexdigest(),
+        "seeds": {k: v for k, v in parameters.items() if "seed" in k},
+        "packages": package_versions(),
+        "python": platform.python_version(),
+        "olakit_commit": _commit(),
+    }
+
+
+def finish(
+    out_dir: str | os.PathLike,
+    notebook: str,
+    parameters: dict,
+    records: pd.DataFrame,
+    info: dict,
+    *,
+    tables: dict[str, pd.DataFrame],
+    figures: dict,
+) -> dict:
+    """Write tables (CSV), figures (PNG and PDF) and manifest.json into out_dir; close the figures."""
+    import matplotlib.pyplot as plt
+
+    out = Path(out_dir)
+    write_tables(tables, out)
+    written = {name: [str(p) for p in save_figure(fig, out, name)] for name, fig in figures.items()}
+    for fig in figures.values():
+        plt.close(fig)
+    man = manifest(notebook, parameters, records, info)
+    man["tables"] = sorted(tables)
+    man["figures"] = written
+    write_atomic(out / "manifest.json", lambda p: p.write_text(json.dumps(man, indent=1, default=str)))
+    return man

@@ -1,0 +1,110 @@
+"""Baselines of the paper's Table 3 besides the templates: turbo, SC and Auto-CoT.
+
+- turbo: the ``turbo`` template (no prefix) at temperature 0, run like every template.
+- SC (self-consistency): k samples of one template (ST by default) at temperature > 0, majority vote.
+- Auto-CoT (Zhang et al. 2022): cluster the questions with the embedder (KMeans), take per cluster the question
+  nearest its centre whose zero-shot-CoT rationale ("Let's think step by step.") yields an answer, and show
+  those as demonstrations. ``published_demos()`` reads the AuRoRA copies of published Auto-CoT demos (AQuA,
+  StrategyQA) to compare with.
+
+All baselines use the same intention enhancement (the framed question), as the paper does.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from olakit.data.loaders import data_file
+from olakit.errors import DataError
+from olakit.extract import extract_strict
+from olakit.llm import Request
+from olakit.olagpt.intent import answer_format, show_question
+from olakit.retrieval.embedder import embed
+from olakit.types import Question
+
+COT_TRIGGER = "Let's think step by step."
+
+
+@dataclass(frozen=True)
+class Demo:
+    question_id: str
+    question: str
+    rationale: str
+    answer: str | None
+
+
+def cot_prompt(demos: Sequence[Demo], question_text: str) -> str:
+    """Auto-CoT's layout: ``Q: ...\\nA: Let's think step by step. ...`` per demo, then the question."""
+    blocks = [f"Q: {d.question}\nA: {COT_TRIGGER} {d.rationale.strip()}" for d in demos]
+    blocks.append(f"Q: {question_text}\nA: {COT_TRIGGER}")
+    return "\n\n".join(blocks)
+
+
+def cluster_candidates(pool: Sequence[Question], k: int, seed: int = 0) -> list[list[Question]]:
+    """Per KMeans cluster of the pool's question embeddings, the members nearest the centre first."""
+    from sklearn.cluster import KMeans
+
+    if len(pool) < k:
+        raise DataError(f"Auto-CoT: {len(pool)} pool questions for {k} clusters; give at least k questions")
+    vecs = embed([q.text for q in pool])
+    km = KMeans(n_clusters=k, n_init=10, random_state=seed).fit(vecs)
+    out = []
+    for c in range(k):
+        members = np.flatnonzero(km.labels_ == c)
+        dist = np.linalg.norm(vecs[members] - km.cluster_centers_[c], axis=1)
+        out.append([pool[i] for i in members[np.argsort(dist, kind="stable")]])
+    return out
+
+
+def demo_question(q: Question) -> str:
+    """A demo's question: the question, its choices and the answer-format sentence (no type call needed)."""
+    return f"{show_question(q)}\n{answer_format(list(q.options))}"
+
+
+def auto_cot_demos(
+    llm, pool: Sequence[Question], k: int = 4, tries: int = 3, seed: int = 0, max_tokens: int = 256, batch=None
+) -> list[Demo]:
+    """One zero-shot-CoT demo per cluster: the first of the ``tries`` nearest members whose rationale gives an
+    answer (Auto-CoT's simple heuristic; wrong answers are kept, as Auto-CoT does without labels).
+    ``batch(requests, desc) -> results`` replaces ``llm.batch`` (the runner uses it to count calls)."""
+    clusters = cluster_candidates(pool, k, seed)
+    tried = [c[:tries] for c in clusters]
+    flat = [q for c in tried for q in c]
+    reqs = [Request.make(cot_prompt([], demo_question(q)), temperature=0, max_tokens=max_tokens) for q in flat]
+    answers = (batch or (lambda r, desc: llm.batch(r, desc=desc)))(reqs, "Auto-CoT demos")
+    results = dict(zip((q.id for q in flat), answers))
+    demos = []
+    for members in tried:
+        for q in members:
+            r = results[q.id]
+            text = r.text if r.ok else ""
+            answer = extract_strict(text, list(q.options))
+            if answer is not None or q is members[-1]:
+                demos.append(Demo(q.id, demo_question(q), text, answer))
+                break
+    return demos
+
+
+def published_demos(dataset: str, data_dir=None) -> list[Demo]:
+    """The AuRoRA copies of published Auto-CoT demos (``aqua`` or ``strategyqa``)."""
+    names = {"aqua": "autocot/aurora_demos/aqua", "strategyqa": "autocot/aurora_demos/strategyqa"}
+    if dataset not in names:
+        raise DataError(f"no published Auto-CoT demos for {dataset!r}; available: {sorted(names)}")
+    path = data_file(data_dir, names[dataset])
+    try:
+        items = json.loads(path.read_text(encoding="utf-8"))["demo"]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise DataError(f"{path}: not an Auto-CoT demo file ({exc})") from None
+    demos = []
+    for i, d in enumerate(items):
+        q = d["question"].strip()
+        q = q[3:] if q.startswith("Q: ") else q
+        q = q[:-2].rstrip() if q.endswith("A:") else q
+        rationale = d["rationale"].strip()
+        rationale = rationale[len(COT_TRIGGER) :].strip() if rationale.startswith(COT_TRIGGER) else rationale
+        demos.append(Demo(f"published-{i}", q, rationale, d.get("pred_ans")))
+    return demos

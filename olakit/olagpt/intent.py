@@ -1,0 +1,89 @@
+"""Intention enhancement (paper 3.2, Table 5): the LLM names the question type, the question is reframed.
+
+The type prompt is the paper's, per dataset; the framed question starts "Now give you the {type} question and
+choices:" and ends with the answer-format sentence. Type calls are ordinary cached LLM calls.
+
+``frame_question(q, "probability")`` ->
+``"Now give you the probability question and choices:\\nquestion: ...\\nchoices:\\nA)...\\n...\\n"
+"The answer must end with JSON format: Answer: one of options[A,B,C,D,E]."``
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+
+from olakit.errors import lookup
+from olakit.llm import Request
+from olakit.types import Question
+
+TYPE_PROMPTS = {
+    "aqua": (
+        "As a mathematics professor, you need to judge the type of the following question and don't give an "
+        "explanation\n\nQuestion: {question}\n\nAnswer: The output must only be in a strict JSON format: "
+        '"task_type": "question type".'
+    ),
+    "ekar_zh": (
+        "You are the examiner of the Chinese Civil Service Examination, and you need to judge the specific "
+        "question types of the following analogy questions and don't give an explanation.\n\n"
+        "Question: {question}\n\nAnswer: The output must only be in a strict JSON format: "
+        '"task_type": "question type".'
+    ),
+}
+"""Table 5 of the paper, keyed by dataset."""
+TYPE_PARAMS = {"temperature": 0, "max_tokens": 24}
+DEFAULT_TYPE = {"aqua": "math", "ekar_zh": "analogy"}
+"""Used when the model's reply holds no usable type."""
+
+
+def show_question(question: Question) -> str:
+    """The question with its options, as every prompt shows it."""
+    options = "\n".join(f"{label}){text}" for label, text in question.options.items())
+    return f"question: {question.text}\nchoices:\n{options}"
+
+
+def type_request(question: Question) -> Request:
+    """The Table 5 call for one question."""
+    prompt = lookup(TYPE_PROMPTS, question.dataset, "dataset with a type prompt")
+    return Request.make(prompt.format(question=show_question(question)), **TYPE_PARAMS)
+
+
+def parse_type(text: str | None, dataset: str = "aqua") -> str:
+    """The type from a reply like ``{"task_type": "probability question"}`` (or a bare phrase).
+
+    ``parse_type('{"task_type": "Geometry"}') -> "geometry"``
+    """
+    text = (text or "").strip()
+    m = re.search(r"task_type[\"']?\s*[:：]\s*[\"']?([^\"'}\n]+)", text)
+    value = m.group(1) if m else text.splitlines()[0] if text else ""
+    if not m and value.startswith("{"):
+        try:
+            obj = json.loads(value)
+            value = next((str(v) for v in obj.values()), "") if isinstance(obj, dict) else ""
+        except ValueError:
+            value = ""
+    value = re.sub(r"\s+", " ", value).strip(" .\"'`{}:")
+    if not value or len(value) > 60 or value.lower() in ("question type", "question_type", "type"):
+        return DEFAULT_TYPE.get(dataset, "multiple-choice")
+    return value.lower()
+
+
+def answer_format(labels: Sequence[str]) -> str:
+    return f"The answer must end with JSON format: Answer: one of options[{','.join(labels)}]."
+
+
+def frame_question(question: Question, qtype: str) -> str:
+    """The question as the paper asks it: type sentence, question and choices, answer-format sentence."""
+    return (
+        f"Now give you the {qtype} question and choices:\n{show_question(question)}\n"
+        f"{answer_format(list(question.options))}"
+    )
+
+
+def question_types(llm, questions: Sequence[Question], batch=None) -> dict[str, str]:
+    """question id -> type, one cached call per question (a failed call gives the dataset's default type).
+    ``batch(requests, desc) -> results`` replaces ``llm.batch`` (the runner uses it to count calls)."""
+    reqs = [type_request(q) for q in questions]
+    results = (batch or (lambda r, desc: llm.batch(r, desc=desc)))(reqs, "question types")
+    return {q.id: parse_type(r.text if r.ok else None, q.dataset) for q, r in zip(questions, results)}

@@ -1,0 +1,163 @@
+"""The LLM vote (paper 3.7): the model reads the templates' answers with their rationales and picks the most
+consistent one; and its audit (the same vote with the candidates in a seeded shuffled order measures position
+bias; overrides of a correct regex majority and rescues of a wrong one are counted).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pandas as pd
+
+from olakit.data.records import prompt_hash
+from olakit.extract import get_extractor
+from olakit.llm import Request, cache_key
+from olakit.names import LLM_VOTE, LLM_VOTE_SHUFFLED
+from olakit.olagpt.intent import DEFAULT_TYPE, show_question
+from olakit.olagpt.vote import GROUP, answer_matrix, regex_vote
+from olakit.rng import keyed_rng
+from olakit.types import Record
+
+LLM_VOTE_INTRO = "Several solvers answered the same multiple-choice question. Their reasoning and answers follow."
+LLM_VOTE_ASK = (
+    "Choose the most consistent answer among the solvers' answers. Give a short rationale, then end "
+    "with JSON format: Answer: one of options[{labels}]."
+)
+RATIONALE_CHARS = 700
+"""Each candidate's rationale is cut to its last RATIONALE_CHARS characters (the conclusion is at the end)."""
+
+
+def llm_vote_prompt(question, qtype: str, candidates) -> str:
+    """The LLM vote prompt: the question, each candidate's rationale and extracted answer, the ask.
+
+    ``candidates``: ``[(raw_output, extracted_label_or_None), ...]`` in the order shown.
+    """
+    blocks = []
+    for i, (text, label) in enumerate(candidates, 1):
+        text = (text or "").strip()
+        if len(text) > RATIONALE_CHARS:
+            text = "..." + text[-RATIONALE_CHARS:]
+        blocks.append(f"Solver {i} (answer: {label or 'unclear'}):\n{text}")
+    return (
+        f"{LLM_VOTE_INTRO}\n\nThe {qtype} question:\n{show_question(question)}\n\n"
+        + "\n\n".join(blocks)
+        + "\n\n"
+        + LLM_VOTE_ASK.format(labels=",".join(question.options))
+    )
+
+
+def candidate_order(n: int, seed: int, key: str, shuffled: bool) -> list[int]:
+    """Template order, or a seeded permutation (the position-bias audit)."""
+    order = list(range(n))
+    if shuffled:
+        rng = keyed_rng(seed, "llm-vote", key)
+        while n > 1 and order == list(range(n)):
+            order = [int(i) for i in rng.permutation(n)]
+    return order
+
+
+def llm_vote_audit(records: pd.DataFrame, templates: Sequence[str], tie: str = "first") -> pd.DataFrame:
+    """Per note strategy: LLM vote vs regex vote, and the vote in template order vs shuffled order.
+
+    Records must hold templates, ``llm_vote`` and ``llm_vote_shuffled`` rows. Columns: n, llm_correct,
+    regex_correct, overrides_correct_majority (regex vote right, LLM vote wrong), rescues (regex wrong, LLM
+    right), order_changes (the LLM vote differs when the candidates are shuffled), position_bias_rate.
+    """
+    votes = regex_vote(records, templates, tie=tie)
+    key = ["dataset", "notes_strategy", "n_notes", "question_id"]
+    llm = records[records["template"] == LLM_VOTE].set_index(key)
+    shuf = records[records["template"] == LLM_VOTE_SHUFFLED].set_index(key)
+    v = votes.set_index(key)
+    both = v.join(
+        llm[["extracted", "correct"]].rename(columns={"extracted": "llm", "correct": "llm_correct"}), how="inner"
+    )
+    both = both.join(shuf[["extracted"]].rename(columns={"extracted": "shuffled"}), how="left")
+    rows = []
+    for strategy, g in both.groupby(level="notes_strategy", sort=False):
+        changed = (g["llm"].fillna("-") != g["shuffled"].fillna("-")) & g["shuffled"].notna()
+        rows.append(
+            {
+                "notes_strategy": strategy,
+                "n": len(g),
+                "llm_correct": int(g["llm_correct"].sum()),
+                "regex_correct": int(g["correct"].sum()),
+                "overrides_correct_majority": int((g["correct"] & ~g["llm_correct"]).sum()),
+                "rescues": int((~g["correct"] & g["llm_correct"]).sum()),
+                "order_changes": int(changed.sum()),
+                "position_bias_rate": float(changed.mean()) if len(g) else float("nan"),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def llm_vote_records(
+    llm,
+    df: pd.DataFrame,
+    questions: dict,
+    templates: Sequence[str],
+    *,
+    audit: bool = True,
+    seed: int = 0,
+    max_tokens: int = 192,
+    extractor: str = "strict",
+    batch=None,
+) -> list:
+    """LLM-vote records for every question and condition of ``df`` that has all ``templates`` (sample 0):
+    ``llm_vote`` (candidates in template order) and, with ``audit``, ``llm_vote_shuffled`` (seeded shuffle).
+
+    Works on live and recorded records alike (e.g. the OlaGPT gpt-3.5 outputs voted by another model).
+    ``questions``: question_id -> Question. ``batch(requests, desc) -> {cache_key: Result}`` replaces the
+    LLM's own batch (the runner counts calls through it).
+    """
+    extract = get_extractor(extractor)
+    wide, _ = answer_matrix(df[df["sample"] == 0], templates)
+    base = df[df["template"].isin(templates) & (df["sample"] == 0)].set_index([*GROUP, "template"])
+    cells = []
+    for key in wide.index:
+        cell = dict(zip(GROUP, key))
+        q = questions[cell["question_id"]]
+        rows = [base.loc[(*key, t)] for t in templates]
+        qtype = next((r["question_type"] for r in rows if r["question_type"]), DEFAULT_TYPE.get(q.dataset, "math"))
+        cands = [(r["raw_output"], r["extracted"]) for r in rows]
+        for label, shuffled in ((LLM_VOTE, False), (LLM_VOTE_SHUFFLED, True)):
+            if shuffled and not audit:
+                continue
+            order = candidate_order(len(cands), seed, "|".join(map(str, key)), shuffled)
+            prompt = llm_vote_prompt(q, qtype, [cands[i] for i in order])
+            cells.append((cell, q, qtype, label, prompt, Request.make(prompt, temperature=0, max_tokens=max_tokens)))
+    reqs = [c[-1] for c in cells]
+    if batch is None:
+        results = dict(zip((cache_key(llm.endpoint.identity, r) for r in reqs), llm.batch(reqs, desc="LLM votes")))
+    else:
+        results = batch(reqs, "LLM votes")
+    out = []
+    for cell, q, qtype, label, prompt, req in cells:
+        res = results[cache_key(llm.endpoint.identity, req)]
+        if not res.ok:
+            continue
+        got = extract(res.text, list(q.options))
+        out.append(
+            Record(
+                dataset=cell["dataset"],
+                question_id=q.id,
+                template=label,
+                notes_strategy=cell["notes_strategy"],
+                n_notes=int(cell["n_notes"]),
+                sample=0,
+                model=llm.endpoint.model,
+                prompt_hash=prompt_hash(prompt),
+                prompt_chars=len(prompt),
+                raw_output=res.text or "",
+                extracted=got,
+                gold=q.gold,
+                correct=got == q.gold,
+                prompt_tokens=res.prompt_tokens,
+                completion_tokens=res.completion_tokens,
+                cost=res.cost,
+                latency=res.latency,
+                cached=res.cached,
+                source="live",
+                question_type=qtype,
+            )
+        )
+    return out

@@ -1,0 +1,181 @@
+"""The notes library (paper 3.4): hard questions with answers and explanations, shown to the model as examples.
+
+A ``NotesLibrary`` is a list of ``Note`` (schema: question, answer, error_reason, model_expert, explanation,
+llm_task_type, plus id, source, options, dataset), saved as JSON Lines, with embedding indexes over its questions
+and its question types. ``olagpt_library()`` is the OlaGPT authors' 81 AQuA notes, ``olagpt_ekar_library()``
+their 2 E-KAR notes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from olakit.data.files import write_atomic
+from olakit.data.loaders import load_olagpt_notes
+from olakit.errors import DataError
+from olakit.retrieval.dense import flat_index, search
+from olakit.retrieval.embedder import embed
+from olakit.types import Note, Question
+
+NOTE_FIELDS = [f.name for f in dataclasses.fields(Note)]
+
+
+class NotesLibrary:
+    """Notes with a FAISS index over their questions and one over their question types."""
+
+    def __init__(self, notes: Iterable[Note], name: str = "notes"):
+        self.notes = list(notes)
+        self.name = name
+        ids = [n.id for n in self.notes]
+        dup = sorted({i for i in ids if ids.count(i) > 1})
+        if dup:
+            raise DataError(f"notes library {name!r}: duplicate note ids {dup[:5]}")
+        self._by_id = {n.id: n for n in self.notes}
+        self._vecs = None
+        self._types: list[str] | None = None
+
+    def __len__(self) -> int:
+        return len(self.notes)
+
+    def __getitem__(self, note_id: str) -> Note:
+        return self._by_id[note_id]
+
+    # -- persistence
+    def save(self, path: str | os.PathLike) -> Path:
+        """JSON Lines, one note per line, written atomically (also how a person gets drafts to complete)."""
+        text = "".join(json.dumps(dataclasses.asdict(n), ensure_ascii=False) + "\n" for n in self.notes)
+        return write_atomic(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> NotesLibrary:
+        """Read a JSON Lines library (as written by save, or edited by hand); errors name file and line."""
+        path = Path(path)
+        if not path.is_file():
+            raise DataError(f"{path}: notes library not found")
+        notes = []
+        for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if not line.strip():
+                continue
+            where = f"{path} line {lineno}"
+            try:
+                obj = json.loads(line)
+            except ValueError as exc:
+                raise DataError(f"{where}: not valid JSON ({exc})") from None
+            notes.append(note_from_dict(obj, where))
+        return cls(notes, name=path.stem)
+
+    # -- indexes
+    def _ensure_index(self) -> None:
+        if self._vecs is None:
+            self._vecs = embed([n.question for n in self.notes])
+            self._types = list(dict.fromkeys(n.llm_task_type for n in self.notes))
+            self._type_index = flat_index(embed(self._types))
+            self._note_index = flat_index(self._vecs)
+
+    def ranked_types(self, qtype: str) -> list[tuple[str, float]]:
+        """The library's question types, most similar to ``qtype`` first."""
+        self._ensure_index()
+        return [(self._types[i], s) for i, s in search(self._type_index, embed([qtype])[0], len(self._types))]
+
+    def similarities(self, text: str) -> np.ndarray:
+        """Cosine similarity of ``text`` to every note's question (library order)."""
+        self._ensure_index()
+        return self._vecs @ embed([text])[0]
+
+    def ranked_notes(self, text: str) -> list[tuple[int, float]]:
+        """(note position, similarity), most similar first, by FAISS."""
+        self._ensure_index()
+        return search(self._note_index, embed([text])[0], len(self.notes))
+
+
+def note_from_dict(obj: dict, where: str) -> Note:
+    """A Note from a JSON object, checked: id, question, options and answer present, answer among the options."""
+    if not isinstance(obj, dict):
+        raise DataError(f"{where}: a note must be a JSON object")
+    missing = [k for k in ("id", "question", "options", "answer") if not obj.get(k)]
+    if missing:
+        raise DataError(f"{where}: note lacks {missing}; a note needs id, question, options and answer")
+    unknown = sorted(set(obj) - set(NOTE_FIELDS))
+    if unknown:
+        raise DataError(f"{where}: unknown note fields {unknown}; known: {NOTE_FIELDS}")
+    if not isinstance(obj["options"], dict):
+        raise DataError(f"{where}: options must be an object of label -> text")
+    answer = str(obj["answer"]).strip()
+    label = answer if answer in obj["options"] else answer[:1]
+    if label not in obj["options"]:
+        raise DataError(f"{where}: answer {answer!r} is not one of the options {sorted(obj['options'])}")
+    return Note(
+        **{
+            **{k: "" for k in NOTE_FIELDS if k not in ("options",)},
+            **obj,
+            "answer": label,
+            "id": str(obj["id"]),
+            "source": str(obj.get("source") or "manual"),
+        }
+    )
+
+
+def olagpt_library(data_dir=None) -> NotesLibrary:
+    """The OlaGPT authors' AQuA notes library (81 notes from AQuA train, LLM-labelled types)."""
+    notes = [note_from_dict(d, f"OlaGPT note {d['id']}") for d in load_olagpt_notes(data_dir, "aqua")]
+    return NotesLibrary(notes, name="olagpt-aqua")
+
+
+def olagpt_ekar_library(data_dir=None) -> NotesLibrary:
+    """The two E-KAR (Chinese) notes of the OlaGPT repository: a tiny library for tests and demos; build a real one
+    from E-KAR train by active learning (olakit.olagpt.active_learning.build_library)."""
+    notes = [note_from_dict(d, f"OlaGPT note {d['id']}") for d in load_olagpt_notes(data_dir, "ekar_zh")]
+    return NotesLibrary(notes, name="olagpt-ekar")
+
+
+LIBRARIES = {"olagpt": olagpt_library, "olagpt-ekar": olagpt_ekar_library}
+"""Built-in libraries by name; anything else names a JSON Lines file."""
+
+
+def resolve_library(spec: str | None, data_dir=None) -> NotesLibrary | None:
+    """A library by name (``"olagpt"``, ``"olagpt-ekar"``) or file path; None for None."""
+    if spec is None:
+        return None
+    if spec in LIBRARIES:
+        return LIBRARIES[spec](data_dir)
+    return NotesLibrary.load(spec)
+
+
+def error_reason(wrong: Sequence[str | None], gold: str) -> str:
+    """The error reason a note records when its explanation comes from the dataset or a draft.
+
+    >>> error_reason(["B", None], "C")
+    'answered B, unparsed instead of C'
+    """
+    answers = ", ".join("unparsed" if a is None else str(a) for a in wrong)
+    return f"answered {answers} instead of {gold}"
+
+
+def note_from_question(
+    q: Question,
+    *,
+    explanation: str = "",
+    error_reason: str = "",
+    model_expert: str = "",
+    llm_task_type: str = "",
+    source: str = "",
+) -> Note:
+    """A note of a dataset question (id ``dataset:question id``)."""
+    return Note(
+        id=f"{q.dataset}:{q.id}",
+        source=source or f"active-learning:{q.dataset}",
+        question=q.text,
+        options=dict(q.options),
+        answer=q.gold,
+        explanation=explanation,
+        error_reason=error_reason,
+        model_expert=model_expert,
+        llm_task_type=llm_task_type,
+        dataset=q.dataset,
+    )

@@ -1,0 +1,92 @@
+"""The regex vote: combine the extracted answers of several templates for one question into one answer (pure; no
+LLM calls). OlaGPT's "vote by regex": count the extracted labels, the most frequent wins. Unparsed answers (None)
+abstain.
+
+Ties are resolved by an explicit rule (``TIE_RULES``):
+
+- ``"first"``: the tied label given first in template order. This is what OlaGPT's code does
+  (``max(votes, key=votes.get)`` over a dict filled in template order dst, dt, pt, st, turbo).
+- ``"random"``: a seeded random choice among the tied labels (seed and question decide it).
+- ``"none"``: no answer, which counts as wrong; the strictest reading of "majority".
+
+``majority(["A", "B", "A"]) -> "A"``; ``majority(["B", "A", None]) -> "B"`` (tie, first rule);
+``majority(["B", "A"], tie="none") -> None``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from olakit.errors import DataError, lookup
+from olakit.rng import keyed_rng
+
+TIE_RULES = ("first", "random", "none")
+
+
+def check_tie_rule(tie: str) -> str:
+    """Return ``tie`` if it is a known tie rule, else UnknownNameError."""
+    return lookup({t: t for t in TIE_RULES}, tie, "tie rule")
+
+
+def majority(answers: Sequence[str | None], tie: str = "first", rng: np.random.Generator | None = None) -> str | None:
+    """Most frequent non-None answer; ties resolved by ``tie``; None when nobody answered."""
+    check_tie_rule(tie)
+    counts = Counter(a for a in answers if a is not None)
+    if not counts:
+        return None
+    top = max(counts.values())
+    tied = [a for a in counts if counts[a] == top]  # Counter keeps first-seen order
+    if len(tied) == 1 or tie == "first":
+        return tied[0]
+    if tie == "none":
+        return None
+    rng = rng if rng is not None else np.random.default_rng(0)
+    return tied[int(rng.integers(len(tied)))]
+
+
+GROUP = ["dataset", "notes_strategy", "n_notes", "sample", "question_id"]
+"""A vote combines the templates' records that share these columns."""
+
+
+def answer_matrix(df: pd.DataFrame, templates: Sequence[str] | None = None) -> tuple[pd.DataFrame, pd.Series]:
+    """Wide view: one row per GROUP key, one column per template (extracted labels), and the gold labels.
+
+    Raises DataError if a template is missing for some question (votes over unequal sets mislead).
+    """
+    templates = list(templates) if templates is not None else list(dict.fromkeys(df["template"]))
+    missing = sorted(set(templates) - set(df["template"]))
+    if missing:
+        raise DataError(f"templates {missing} have no records; present: {sorted(set(df['template']))}")
+    sub = df[df["template"].isin(templates)]
+    wide = sub.pivot(index=GROUP, columns="template", values="extracted")[templates]
+    gold = sub.groupby(GROUP)["gold"].first()
+    counts = sub.groupby(GROUP)["template"].nunique()
+    if (counts < len(templates)).any():
+        bad = counts[counts < len(templates)].index[0]
+        raise DataError(f"question {dict(zip(GROUP, bad))} lacks records for some of the templates {templates}")
+    wide = wide.astype(object).where(wide.notna(), None)
+    return wide, gold.loc[wide.index]
+
+
+def regex_vote(
+    df: pd.DataFrame, templates: Sequence[str] | None = None, tie: str = "first", seed: int = 0
+) -> pd.DataFrame:
+    """Regex majority vote over ``templates`` for every question and condition.
+
+    Returns one row per GROUP key with columns ``voted``, ``gold``, ``correct``.
+    """
+    check_tie_rule(tie)
+    wide, gold = answer_matrix(df, templates)
+    voted = [
+        majority(list(row), tie, keyed_rng(seed, *key) if tie == "random" else None)
+        for key, row in zip(wide.index, wide.itertuples(index=False, name=None))
+    ]
+    out = pd.DataFrame(
+        {"voted": pd.Series(voted, index=wide.index, dtype=object), "gold": gold.values}, index=wide.index
+    )
+    out["correct"] = out["voted"].eq(out["gold"]) & out["voted"].notna()
+    return out.reset_index()

@@ -1,0 +1,1 @@
+"""Retrieval shared by the methods: the sentence embedder (embedder) and exact inner-product search (dense)."""
