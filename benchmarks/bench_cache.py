@@ -8,6 +8,8 @@ import sys
 import tempfile
 import time
 
+from goal import check
+
 from olakit.llm import LLM, Endpoint, Request
 from olakit.llm.loopback import Loopback
 
@@ -22,7 +24,13 @@ with Loopback() as srv, tempfile.TemporaryDirectory() as cache:
     replay = llm.batch(requests)
     wall = time.perf_counter() - t0
     assert all(r.cached for r in replay) and srv.requests == n
-print(
-    f"filled {n} entries through the server in {fill:.1f} s; replayed {n} cached calls in {wall:.2f} s: "
-    f"{n / wall:,.0f} hits/s (goal >= 5,000)"
+check(
+    "cache_replay",
+    n / wall,
+    5000,
+    higher_is_better=True,
+    unit="hits/s",
+    calls=n,
+    fill_s=round(fill, 2),
+    replay_s=round(wall, 3),
 )

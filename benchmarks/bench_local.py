@@ -11,6 +11,8 @@ import tempfile
 import time
 import urllib.request
 
+from goal import check
+
 from olakit.llm import LLM, Endpoint, Request
 from olakit.llm.local import LocalServer
 
@@ -42,7 +44,15 @@ with LocalServer(n_parallel=1, n_ctx=4096) as srv, tempfile.TemporaryDirectory()
     served = server_seconds(srv.base_url) - before
 assert all(r.ok for r in res)
 tokens = sum(r.completion_tokens for r in res)
-print(
-    f"{n} calls, {tokens} tokens generated: kit wall {wall:.2f} s, server-reported {served:.2f} s, "
-    f"ratio {wall / served:.3f} (goal <= 1.1); {tokens / wall:.1f} tokens/s end to end"
+check(
+    "embedded_overhead",
+    wall / served,
+    1.1,
+    higher_is_better=False,
+    unit="x server time",
+    calls=n,
+    tokens=tokens,
+    kit_wall_s=round(wall, 3),
+    server_s=round(served, 3),
+    tokens_per_s=round(tokens / wall, 1),
 )

@@ -11,6 +11,8 @@ import sys
 import tempfile
 import time
 
+from goal import check
+
 from olakit.llm import LLM, Endpoint, Request
 
 n = int(sys.argv[1]) if len(sys.argv) > 1 else 1600
@@ -33,7 +35,15 @@ finally:
 assert all(r.ok for r in results)
 rate = n / wall
 ceiling = concurrency / delay
-print(
-    f"{n} requests, {concurrency} concurrent, server delay {delay * 1000:.0f} ms: {wall:.2f} s, "
-    f"{rate:.1f} requests/s, ratio to ceiling {ceiling:.0f}/s = {rate / ceiling:.3f} (goal >= 0.9)"
+check(
+    "throughput",
+    rate / ceiling,
+    0.9,
+    higher_is_better=True,
+    unit="x ceiling",
+    requests=n,
+    concurrency=concurrency,
+    server_delay_s=delay,
+    wall_s=round(wall, 3),
+    requests_per_s=round(rate, 1),
 )

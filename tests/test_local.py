@@ -64,3 +64,16 @@ def test_server_side_n_choices(server):
         max_tokens=5,
     )
     assert len(resp.choices) == 3 and all(c.message.content for c in resp.choices)
+
+
+def test_close_stops_the_server_for_real():
+    import socket
+    import urllib.parse
+
+    srv = LocalServer(n_parallel=1, n_ctx=1024)
+    url = urllib.parse.urlsplit(srv.base_url)
+    socket.create_connection((url.hostname, url.port), timeout=5).close()  # it answers while running
+    srv.close()
+    with pytest.raises(OSError):
+        socket.create_connection((url.hostname, url.port), timeout=5)
+    srv.close()  # a second close is harmless

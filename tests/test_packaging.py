@@ -1,5 +1,6 @@
 """pyproject.toml and environment.yml name the same packages with the same lower bounds."""
 
+import json
 import re
 import tomllib
 from pathlib import Path
@@ -32,3 +33,14 @@ def test_ci_runs_the_readme_test_command():
     readme = (ROOT / "README.md").read_text()
     assert "make test" in readme and "make paper" in readme
     assert "make test" in (ROOT / ".ci" / "run").read_text()
+
+
+def test_benchmark_files_cited_in_the_readme_exist_and_met_their_goals():
+    readme = (ROOT / "README.md").read_text()
+    cited = sorted(set(re.findall(r"results/benchmarks/([a-z_]+)\.json", readme)))
+    assert {"throughput", "cache_replay", "embedded_overhead", "widgets"} <= set(cited)
+    for name in cited:
+        record = json.loads((ROOT / "results" / "benchmarks" / f"{name}.json").read_text())
+        assert record["met"] is True and record["benchmark"] == name, name
+        goal, figure = record["goal"], record["figure"]
+        assert figure >= goal if record["goal_is"] == "at least" else figure <= goal, name

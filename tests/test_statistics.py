@@ -1,0 +1,123 @@
+"""The statistics beyond the paper, each against an answer worked out by hand: exact McNemar, the paired bootstrap,
+Holm, Cohen's and Fleiss' kappa, leave-one-out, the Pareto front and the similarity bands."""
+
+import numpy as np
+import pytest
+
+from olakit.analysis.agreement import agreement, cohen_kappa, leave_one_out
+from olakit.analysis.cost import cost_accuracy
+from olakit.analysis.inference import holm, mcnemar_exact, paired_bootstrap
+from olakit.analysis.similarity import SHOWN_NOTES, similarity_bands
+from olakit.data.records import to_frame
+from olakit.types import Record
+
+
+def rec(qid, template, extracted, gold="A", prompt_tokens=None, completion_tokens=None, note_sims=()):
+    return Record(
+        dataset="toy",
+        question_id=qid,
+        template=template,
+        notes_strategy="zero-shot",
+        n_notes=0,
+        sample=0,
+        model="m",
+        prompt_hash="h",
+        raw_output="x",
+        extracted=extracted,
+        gold=gold,
+        correct=extracted == gold,
+        prompt_tokens=prompt_tokens,
+        completion_tokens=completion_tokens,
+        cost=0.0,
+        note_sims=tuple(note_sims),
+    )
+
+
+def test_mcnemar_exact_by_hand():
+    # 3 questions only a gets right, 1 only b, 2 both, 1 neither: discordant 3 vs 1.
+    a = [1, 1, 1, 0, 1, 1, 0]
+    b = [0, 0, 0, 1, 1, 1, 0]
+    # exact two-sided: 2 * P(X <= 1), X ~ Binomial(4, 1/2) = 2 * (1 + 4) / 16
+    assert mcnemar_exact(a, b) == (3, 1, pytest.approx(10 / 16))
+    assert mcnemar_exact([1, 0], [1, 0]) == (0, 0, 1.0)  # no discordant pair: nothing to test
+
+
+def test_paired_bootstrap_by_hand():
+    diff, lo, hi, p = paired_bootstrap([1, 1, 1, 1], [0, 0, 0, 0], n_boot=200)
+    assert (diff, lo, hi, p) == (1.0, 1.0, 1.0, 0.0)  # every resample differs by exactly 1
+    diff, lo, hi, p = paired_bootstrap([1, 0, 1], [1, 0, 1], n_boot=200)
+    assert (diff, p) == (0.0, 1.0)
+    diff, lo, hi, _ = paired_bootstrap([1, 0, 1, 0, 1], [0, 0, 1, 0, 0], n_boot=2000, seed=1)
+    # differences 1, 0, 0, 0, 1: mean 0.4; a resample's mean lies on the grid 0, .2, ..., 1
+    assert diff == pytest.approx(0.4) and 0.0 <= lo <= 0.4 <= hi <= 1.0
+    assert lo * 5 == pytest.approx(round(lo * 5)) and hi * 5 == pytest.approx(round(hi * 5))
+
+
+def test_holm_by_hand():
+    # sorted 0.01, 0.03, 0.04 times 3, 2, 1 = 0.03, 0.06, 0.04; made monotone: 0.03, 0.06, 0.06
+    assert holm([0.01, 0.04, 0.03]).tolist() == pytest.approx([0.03, 0.06, 0.06])
+    assert holm([0.5, 0.9]).tolist() == pytest.approx([1.0, 1.0])
+
+
+def test_cohen_and_fleiss_kappa_by_hand():
+    # T1 A A B B, T2 A B B B: observed 3/4, expected .5 * .25 + .5 * .75 = .5, kappa = .25 / .5
+    assert cohen_kappa("AABB", "ABBB") == pytest.approx(0.5)
+    assert np.isnan(cohen_kappa("AAAA", "AAAA"))
+    answers = {"q1": "AAA", "q2": "AAB", "q3": "BBB", "q4": "ABB"}
+    df = to_frame([rec(q, f"T{i + 1}", a) for q, labels in answers.items() for i, a in enumerate(labels)])
+    out = agreement(df, ["T1", "T2", "T3"])
+    # Fleiss: per-question agreement 1, 1/3, 1, 1/3 -> mean 2/3; category shares .5/.5 -> chance .5;
+    # kappa = (2/3 - 1/2) / (1 - 1/2) = 1/3
+    assert out["fleiss_kappa"]["fleiss_kappa"].item() == pytest.approx(1 / 3)
+    k = out["cohen_kappa"].set_index(["a", "b"])
+    # T1 A A B A vs T3 A B B B: observed 2/4; expected .75 * .25 + .25 * .75 = .375; kappa = .125 / .625
+    assert k.loc[("T1", "T3"), "cohen_kappa"] == pytest.approx(0.2)
+    # gold A: both wrong where both say B: T1 and T3 on q3 only; wrong by either: q2, q3, q4
+    ov = out["error_overlap"].set_index(["a", "b"])
+    assert ov.loc[("T1", "T3"), "both_wrong"] == 1 and ov.loc[("T1", "T3"), "jaccard_wrong"] == pytest.approx(1 / 3)
+
+
+def test_leave_one_out_by_hand():
+    # gold A; ties go to the template first in order. Votes with all three / without T1 / T2 / T3:
+    # q1 A A B: A / A(A,B tie) / A / A      q2 A B B: B / B / A(tie) / A(tie)
+    # q3 B A A: A / A / B(tie) / B(tie)      q4 A A C: A / A(tie) / A(tie) / A
+    answers = {"q1": "AAB", "q2": "ABB", "q3": "BAA", "q4": "AAC"}
+    df = to_frame([rec(q, f"T{i + 1}", a) for q, labels in answers.items() for i, a in enumerate(labels)])
+    loo = leave_one_out(df, ["T1", "T2", "T3"]).set_index("left_out")
+    assert loo["vote_all"].tolist() == [0.75, 0.75, 0.75]
+    assert loo["vote_without"].to_dict() == {"T1": 0.75, "T2": 0.75, "T3": 0.75}
+    assert loo["adds_least"].all()
+    # q2 B A B: all B / without T1 A(tie) / without T2 B / without T3 B(tie): only leaving T1 out helps
+    answers["q2"] = "BAB"
+    df = to_frame([rec(q, f"T{i + 1}", a) for q, labels in answers.items() for i, a in enumerate(labels)])
+    loo = leave_one_out(df, ["T1", "T2", "T3"]).set_index("left_out")
+    assert loo.loc["T1", "vote_without"] == 1.0 and loo.loc["T1", "delta"] == pytest.approx(-0.25)
+    assert loo["adds_least"].to_dict() == {"T1": True, "T2": False, "T3": False}
+
+
+def test_pareto_front_by_hand():
+    # 2 questions, gold A. T1 A A (acc 1, 10 tokens), T2 A B (.5, 5 tokens), T3 B A (.5, 20 tokens);
+    # the vote: A A B -> A, A B A -> A (acc 1, 35 tokens). Front: T2 (cheapest) and T1 (best at 10 tokens).
+    rows = []
+    for t, labels, tokens in (("T1", "AA", 10), ("T2", "AB", 5), ("T3", "BA", 20)):
+        rows += [rec(f"q{i}", t, a, prompt_tokens=tokens - 2, completion_tokens=2) for i, a in enumerate(labels)]
+    out = cost_accuracy(to_frame(rows), ["T1", "T2", "T3"]).set_index("method")
+    assert out["tokens_per_question"].to_dict() == {"T1": 10, "T2": 5, "T3": 20, "regex_vote": 35}
+    assert out["accuracy"].to_dict() == {"T1": 1.0, "T2": 0.5, "T3": 0.5, "regex_vote": 1.0}
+    assert out["pareto"].to_dict() == {"T1": True, "T2": True, "T3": False, "regex_vote": False}
+    assert set(out["tokens_source"]) == {"reported"}
+
+
+def test_similarity_bands_by_hand():
+    rows = [
+        rec("q1", "T1", "A", note_sims=[0.2]),
+        rec("q2", "T1", "B", note_sims=[0.5, 0.4]),
+        rec("q3", "T1", "A", note_sims=[0.7]),
+        rec("q4", "T1", "C", note_sims=[0.65]),
+        rec("q5", "T1", "A"),
+    ]
+    out = similarity_bands(to_frame(rows), n_boot=50).set_index("band")
+    # q1 .2 in (-1, .3]; q2 mean .45 in (.3, .45]; q3 .7 and q4 .65 in (.6, 1]; q5 has no notes: left out
+    assert out["n"].to_dict() == {"(-1.001, 0.3]": 1, "(0.3, 0.45]": 1, "(0.6, 1.0]": 2}
+    assert out["accuracy"].to_dict() == {"(-1.001, 0.3]": 1.0, "(0.3, 0.45]": 0.0, "(0.6, 1.0]": 0.5}
+    assert set(out["similarity_measure"]) == {SHOWN_NOTES}
