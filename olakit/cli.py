@@ -29,6 +29,7 @@ from olakit.names import NON_TEMPLATES
 from olakit.notebook.sweep import run_sweep
 from olakit.olagpt.active_learning import build_library
 from olakit.olagpt.run import BASELINE_NAMES, RunConfig, run
+from olakit.olagpt.settings import SettingsError, resolve, vote_order
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -54,6 +55,7 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--tie-rule", default="first", help="vote tie rule: first (default), random or none")
     r.add_argument("--seed", type=int, default=0, help="seed of the bootstrap and random tie-breaks")
     r.add_argument("--n-boot", type=int, default=2000, help="bootstrap resamples per confidence interval")
+    _settings_args(r)
     s = sub.add_parser("serve", help="serve the embedded model (or any GGUF) on 127.0.0.1 until interrupted")
     s.add_argument("--model", default=None, help="path of a GGUF file (default: the embedded Qwen2.5-Coder-0.5B)")
     s.add_argument("--port", type=int, default=0, help="port (default: a free one)")
@@ -74,14 +76,22 @@ def _parser() -> argparse.ArgumentParser:
         help="baselines besides the templates ('' for none; the turbo baseline is the turbo template)",
     )
     lv.add_argument("--votes", default="regex_vote,llm_vote", help="votes to compute ('regex_vote' makes no calls)")
-    lv.add_argument("--sc-k", type=int, default=3, help="self-consistency samples")
+    lv.add_argument("--sc-k", type=int, default=5, help="self-consistency samples (default 5)")
+    lv.add_argument("--sc-template", default="turbo", help="the template SC samples (default turbo, the plain prompt)")
     lv.add_argument("--autocot-demos", default="generated", help="generated or published")
     lv.add_argument("--max-tokens", type=int, default=256, help="answer length limit")
+    lv.add_argument(
+        "--answer-stages",
+        type=int,
+        default=1,
+        help="1 (the paper) or 2: a cut-off or answerless output gets a second call with the answer trigger",
+    )
     lv.add_argument("--vote-max-tokens", type=int, default=192, help="LLM-vote answer length limit")
     lv.add_argument("--seed", type=int, default=0)
     lv.add_argument("--concurrency", type=int, default=4, help="calls in flight at once")
     lv.add_argument("--data-dir", default=None)
     lv.add_argument("--out", required=True, help="output directory (records.parquet, tables/)")
+    _settings_args(lv)
 
     sw = sub.add_parser("sweep", help="run notebooks over parameter grids through papermill, in parallel")
     sw.add_argument("file", help="sweep file (YAML)")
@@ -108,6 +118,29 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--data-dir", default=None)
     b.add_argument("--out", required=True, help="library file (JSON Lines)")
     return p
+
+
+def _settings_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--preset", default=None, help="settings preset: paper (default: the authors' behaviour) or olakit")
+    p.add_argument(
+        "--setting",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="one setting (repeatable): vote_order, unparsed, notes_layout, template_position, fill_up, "
+        "llm_vote_prompt; see olakit.olagpt.settings",
+    )
+
+
+def _settings(args) -> dict:
+    """--setting NAME=VALUE pairs as a dict (true/false for fill_up)."""
+    out = {}
+    for item in args.setting:
+        name, sep, value = item.partition("=")
+        if not sep:
+            raise SettingsError(f"--setting {item!r}: write NAME=VALUE, e.g. unparsed=abstain")
+        out[name.strip()] = {"true": True, "false": False}.get(value.strip().lower(), value.strip())
+    return out
 
 
 def _names(text: str | None) -> list[str] | None:
@@ -141,6 +174,8 @@ def main(argv: list[str] | None = None) -> int:
                 tie=args.tie_rule,
                 seed=args.seed,
                 n_boot=args.n_boot,
+                preset=args.preset,
+                **_settings(args),
             )
             print(rep.tables["accuracy"].round(4).to_string())
             print(f"wrote {rep.out_dir}/records.parquet, {len(rep.tables)} tables and {len(rep.figures)} figures")
@@ -157,16 +192,20 @@ def main(argv: list[str] | None = None) -> int:
                 baselines=_names(args.baselines),
                 votes=_names(args.votes),
                 sc_k=args.sc_k,
+                sc_template=args.sc_template,
                 autocot_demos=args.autocot_demos,
                 max_tokens=args.max_tokens,
+                answer_stages=args.answer_stages,
                 vote_max_tokens=args.vote_max_tokens,
                 seed=args.seed,
                 data_dir=args.data_dir,
+                settings=resolve(args.preset, **_settings(args)),
             )
             with LLM(concurrency=args.concurrency) as llm:
                 res = run(cfg, llm=llm, out_dir=args.out)
-            templates = [t for t in dict.fromkeys(res.records["template"]) if t not in NON_TEMPLATES]
-            tables = run_tables(res.records, templates, tie=cfg.tie, seed=cfg.seed)
+            names = [t for t in dict.fromkeys(res.records["template"]) if t not in NON_TEMPLATES]
+            templates = vote_order(names, cfg.settings.vote_order)
+            tables = run_tables(res.records, templates, tie=cfg.tie, seed=cfg.seed, unparsed=cfg.settings.unparsed)
             write_tables(tables, args.out)
             print(tables["methods_wide"].round(4).to_string())
             print(json.dumps(res.calls))

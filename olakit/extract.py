@@ -101,3 +101,29 @@ def get_extractor(name: str) -> Callable[[str, Sequence[str]], str | None]:
 def extract(name: str, text: str, labels: Sequence[str]) -> str | None:
     """Extract with the named extractor."""
     return get_extractor(name)(text, labels)
+
+
+_ANY_LABEL_STATEMENT = re.compile(
+    r"(?i:answer)[\"']?\s*(?:(?i:is|would be|should be)\s*)?[:=]?\s*[\"'(\[{]*\s*([A-Z]|yes|no)(?![A-Za-z])"
+)
+UNPARSED_CAUSES = ("cut_off", "not_an_option", "no_answer")
+"""Why an answer is unparsed: the output stopped at the token limit (``cut_off``), it states an answer that is not
+one of the question's labels (``not_an_option``), or it finished without an answer statement (``no_answer``)."""
+
+
+def unparsed_cause(text: str | None, labels: Sequence[str], finish_reason: str | None = None) -> str:
+    """Why an output gave no answer (see UNPARSED_CAUSES); ``finish_reason`` is the endpoint's (None: unknown).
+
+    >>> unparsed_cause("Step 1: 3 + 4", ["A", "B"], "length")
+    'cut_off'
+    >>> unparsed_cause("So the Answer: F", ["A", "B", "C", "D", "E"], "stop")
+    'not_an_option'
+    >>> unparsed_cause("I think it is one of them.", ["A", "B"], "stop")
+    'no_answer'
+    """
+    if finish_reason == "length":
+        return "cut_off"
+    for m in _ANY_LABEL_STATEMENT.finditer(text or ""):
+        if m.group(1) not in labels and m.group(1).lower() not in {label.lower() for label in labels}:
+            return "not_an_option"
+    return "no_answer"

@@ -66,9 +66,19 @@ class Record:
     """Characters of the prompt sent (recorded runs: of the recorded input), for token estimates when the
     endpoint reported none."""
     completion_tokens: int | None = None
-    """Completion tokens reported by the endpoint (None when unknown)."""
+    """Completion tokens reported by the endpoint (None when unknown); with a second answer stage, both calls'."""
+    finish_reason: str | None = None
+    """Why the (first) output ended, as the endpoint said: ``"stop"``, ``"length"`` (cut off at max_tokens), ...;
+    None when unknown (recorded runs)."""
+    answer_stage: int = 1
+    """Which stage gave ``extracted``: 1 (the output itself) or 2 (a second call with the answer trigger)."""
+    stage2_output: str = ""
+    """The second stage's output (empty when there was none)."""
+    unparsed_cause: str = ""
+    """Why the answer is unparsed (``cut_off``, ``not_an_option``, ``no_answer``; olakit.extract.UNPARSED_CAUSES),
+    judged on the first output; empty when it parsed at the first stage."""
     cost: float | None = None
-    """Cost in USD from the price table (None when unknown)."""
+    """Cost in USD from the price table (None when unknown); with a second answer stage, both calls'."""
     latency: float | None = None
     """Seconds the call took (None for recorded runs or cache hits)."""
     cached: bool = False
@@ -124,6 +134,12 @@ class Template:
     """Human-readable name, e.g. ``"Step Thinking"``."""
     path: str = ""
     """The file it was read from."""
+    note_prefix: str = ""
+    """What the authors' note layout puts before each note's explanation for this template (their
+    ``templates_prefix``, e.g. ``"Let's think with planning_thought:"``)."""
+    paper_position: str = "before"
+    """Where the authors' prompts put the template's text: ``"before"`` the question or ``"after"`` the
+    answer-format sentence (ST's trigger)."""
 
     def suits(self, dataset: str) -> bool:
         return "*" in self.datasets or dataset in self.datasets

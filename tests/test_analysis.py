@@ -38,6 +38,10 @@ def toy(strategy="zero-shot"):
                     "extracted": label,
                     "gold": "A",
                     "correct": label == "A",
+                    # q3 is cut off at the limit for every template; T5's unparsed q2 finished without an answer
+                    "finish_reason": "length" if i == 3 else "stop",
+                    "unparsed_cause": "" if label else ("cut_off" if i == 3 else "no_answer"),
+                    "answer_stage": 1,
                 }
             )
     return pd.DataFrame(rows)
@@ -87,8 +91,11 @@ def test_template_count_by_hand():
 
 
 def test_extraction_audit():
-    a = analysis.extraction_audit(toy()).set_index("template")["unparsed"]
-    assert a.to_dict() == {"T1": 1, "T2": 1, "T3": 1, "T4": 1, "T5": 2}
+    a = analysis.extraction_audit(toy()).set_index("template")
+    assert a["unparsed"].to_dict() == {"T1": 1, "T2": 1, "T3": 1, "T4": 1, "T5": 2}
+    assert a["cut_off"].to_dict() == {"T1": 1, "T2": 1, "T3": 1, "T4": 1, "T5": 1}
+    assert a["no_answer"].to_dict() == {"T1": 0, "T2": 0, "T3": 0, "T4": 0, "T5": 1}
+    assert a["not_an_option"].sum() == 0 and a["second_stage"].sum() == 0 and a["cut_off_outputs"].eq(1).all()
 
 
 def test_bootstrap_ci():

@@ -59,3 +59,28 @@ def test_a_demo_is_the_nearest_member_whose_rationale_answers(tmp_path):
         demos = auto_cot_demos(llm, pool(), k=2, tries=3, seed=0)
     assert [d.question_id for d in demos] == [clusters[0][1].id, clusters[1][0].id]
     assert all(d.answer == "B" and d.rationale == "So the answer is (B)." for d in demos)
+
+
+def test_auto_cot_filters_long_rationales_and_long_questions(tmp_path):
+    """Auto-CoT's filters: a rationale of more than 5 reasoning steps, or a question of more than 60 tokens, is
+    passed over for the next member nearest the centre."""
+    from olakit.llm import LLM, Endpoint
+    from olakit.llm.loopback import Loopback
+
+    questions = pool()
+    long_text = questions[1].text + " Also" + " very" * 60 + " long."
+    questions[1] = Question(id=questions[1].id, dataset="aqua", text=long_text, options=OPTS, gold="B")
+    clusters = cluster_candidates(questions, k=2, seed=0)
+    verbose = {clusters[0][0].id}  # the nearest member answers, but in 7 steps
+    assert [q for c in clusters for q in c if len(q.text.split()) > 60] == [questions[1]]
+
+    def reply(prompt, req):
+        if any(f"question: {q.text}" in prompt for q in questions if q.id in verbose):
+            return "\n".join(f"Step {i}." for i in range(1, 7)) + "\nSo the answer is (B)."
+        return "Step 1.\nSo the answer is (B)."
+
+    with Loopback(reply=reply) as srv, LLM(Endpoint(srv.base_url, "toy"), cache_dir=tmp_path, progress=False) as llm:
+        demos = auto_cot_demos(llm, questions, k=2, tries=3, seed=0)
+    short = [[q for q in c if len(q.text.split()) <= 60] for c in clusters]
+    assert [d.question_id for d in demos] == [short[0][1].id, short[1][0].id]
+    assert all(d.answer == "B" and d.rationale == "Step 1.\nSo the answer is (B)." for d in demos)

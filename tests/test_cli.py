@@ -56,12 +56,14 @@ def test_reproduce_cli_end_to_end(tmp_path, data_dir):
         assert (out / "figures" / f"{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     acc = pd.read_csv(out / "tables" / "accuracy.csv", index_col=0)
     assert list(acc.columns) == ["zero-shot", "random", "retrieval", "combine"]
-    assert list(acc.index) == ["DST", "DT", "PT", "ST", "turbo", "regex_vote"]
+    assert list(acc.index) == ["DST", "DT", "PT", "ST", "turbo", "regex_vote", "llm_vote"]
+    settings = json.loads((out / "settings.json").read_text())
+    assert settings["unparsed"] == "raw" and settings["templates_in_vote_order"] == ["DT", "DST", "PT", "ST", "turbo"]
     for folder, template in (("st", "ST"), ("turbo", "turbo"), ("dst", "DST")):
         for strategy, suffix in STRATEGY_FILES.items():
             assert acc.loc[template, strategy] == pytest.approx(count_correct(data_dir, folder, suffix) / 254)
     ext = pd.read_csv(out / "tables" / "extraction.csv")
-    assert ext["n"].eq(254).all() and len(ext) == 20
+    assert ext["n"].eq(254).all() and len(ext) == 24  # 5 templates and the LLM vote x 4 strategies
 
 
 def test_cli_errors_are_one_line_and_write_nothing(tmp_path, data_dir):
@@ -73,6 +75,10 @@ def test_cli_errors_are_one_line_and_write_nothing(tmp_path, data_dir):
     assert r.returncode == 2 and "nowhere does not exist" in r.stderr and not out.exists()
     r = olakit("reproduce-olagpt", "--data-dir", str(data_dir), "--out", str(out), "--tie-rule", "coin")
     assert r.returncode == 2 and "unknown tie rule 'coin'" in r.stderr and not out.exists()
+    r = olakit("reproduce-olagpt", "--out", str(out), "--preset", "paper", "--setting", "unparsed=abstain")
+    assert r.returncode == 2 and "preset 'paper' sets unparsed='raw' but unparsed='abstain'" in r.stderr
+    r = olakit("reproduce-olagpt", "--out", str(out), "--setting", "order=paper")
+    assert r.returncode == 2 and "unknown setting 'order'" in r.stderr and not out.exists()
 
 
 @pytest.fixture
@@ -114,6 +120,17 @@ def test_bad_prediction_file_names_file_and_line_and_leaves_output_alone(tmp_pat
     with pytest.raises(DataError, match=r"pt/aqua_predict_few_shot_random\.json line \d+: malformed JSON"):
         reproduce_olagpt(data_copy, out)
     assert [p.name for p in out.iterdir()] == ["keep.txt"]
+
+
+def test_recorded_llm_vote_in_another_candidate_order_is_refused(tmp_path, data_copy):
+    path = data_copy / "olagpt/data/predictions/cos_llm_vote/dst_dt_pt_st_turbo/aqua_predict_few_shot_combine.json"
+    doc = json.loads(path.read_text())
+    cands = doc["predictions"][4]["candidate_outputs"]
+    cands[0], cands[1] = cands[1], cands[0]
+    path.write_text(json.dumps(doc))
+    with pytest.raises(DataError, match=r"prediction 4: candidates in the order \['dst', 'dt', 'pt', 'st', 'turbo'\]"):
+        reproduce_olagpt(data_copy, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
 
 
 def test_prediction_with_wrong_gold_is_refused(tmp_path, data_copy):

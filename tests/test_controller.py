@@ -8,6 +8,7 @@ from olakit.errors import DataError, UnknownNameError
 from olakit.olagpt.controller import build_prompt, plan, unique_requests
 from olakit.olagpt.intent import frame_question, parse_type, type_request
 from olakit.olagpt.notes import NotesLibrary
+from olakit.olagpt.settings import SettingsError, resolve
 from olakit.olagpt.templates import load_templates, templates_for
 from olakit.types import Note, Question
 
@@ -47,14 +48,53 @@ C)6
 The answer must end with JSON format: Answer: one of options[A,B,C]."""
 
 
-def test_prompt_order_of_fig3_against_golden_text():
+FRAMED = GOLDEN.split("\n\n")[-1]
+# The authors' note layout (their notes/prompts.py construct_note, whitespace included), written out by hand
+PAPER_NOTE = (
+    "\n        This is a kind of addition: question: What is 1 + 1?\n\nchoices: \nA)2\nB)3\n\n \n\n"
+    "        {prefix} 1 + 1 = 2..\n"
+    '        Therefore, the answer is: {{"Answer": "A)2"}}.\n'
+    "        "
+)
+PAPER_HEADER = (
+    "Here are some similar questions, and the solving process that may assist you in answering your questions: \n"
+)
+
+
+def test_prompt_order_of_fig3_against_golden_text_olakit_preset():
     st = load_templates()["ST"]
-    assert build_prompt(Q, "arithmetic", st, [NOTE]) == GOLDEN
+    assert build_prompt(Q, "arithmetic", st, [NOTE], resolve("olakit")) == GOLDEN
+
+
+def test_paper_preset_golden_prompts():
+    """The authors' layout: their header, each note with the template's own note prefix and the answer at the end;
+    ST's trigger after the answer-format sentence, DT's text before the question."""
+    templates = load_templates()
+    st = build_prompt(Q, "arithmetic", templates["ST"], [NOTE], resolve("paper"))
+    want_note = PAPER_NOTE.format(prefix="Let's think step by step.")
+    assert st == PAPER_HEADER + want_note + "\n" + "\n\n" + FRAMED + "\n\nLet's think step by step."
+    dt = build_prompt(Q, "arithmetic", templates["DT"], [NOTE, NOTE], resolve("paper"))
+    want_note = PAPER_NOTE.format(prefix="Let's think with disaggregated_thought:")
+    assert dt == (PAPER_HEADER + 2 * (want_note + "\n") + "\n\n" + templates["DT"].prefix + "\n\n" + FRAMED)
+    # zero-shot under the paper preset: ST's trigger still follows the question
+    assert build_prompt(Q, "arithmetic", templates["ST"], []) == FRAMED + "\n\nLet's think step by step."
+
+
+def test_a_preset_contradicted_by_a_setting_is_refused_before_anything_runs():
+    with pytest.raises(SettingsError, match="preset 'paper' sets unparsed='raw' but unparsed='abstain'"):
+        resolve("paper", unparsed="abstain")
+    with pytest.raises(SettingsError, match="unknown setting 'notes'"):
+        resolve(None, notes="paper")
+    with pytest.raises(SettingsError, match="unknown preset 'authors'"):
+        resolve("authors")
+    with pytest.raises(SettingsError, match="fill_up=1"):
+        resolve(None, fill_up=1)
+    assert resolve(None, unparsed="abstain").unparsed == "abstain"
 
 
 def test_turbo_and_zero_shot_prompt_is_the_framed_question():
     turbo = load_templates()["turbo"]
-    assert build_prompt(Q, "arithmetic", turbo, []) == frame_question(Q, "arithmetic") == GOLDEN.split("\n\n")[-1]
+    assert build_prompt(Q, "arithmetic", turbo, []) == frame_question(Q, "arithmetic") == FRAMED
 
 
 def test_builtin_templates_carry_the_paper_texts():

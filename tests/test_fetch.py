@@ -46,7 +46,7 @@ def mirror(data_dir):
 def test_fetch_downloads_and_verifies_everything(tmp_path, mirror, data_dir):
     url, state, manifest = mirror
     status = fetch(tmp_path, base_url=url)
-    assert len(status) == len(manifest["files"]) == 36 and set(status.values()) == {"fetched"}
+    assert len(status) == len(manifest["files"]) == 46 and set(status.values()) == {"fetched"}
     assert verify(tmp_path) == []
     assert (tmp_path / "aqua/test.json").read_bytes() == (data_dir / "aqua/test.json").read_bytes()
     # the fetched directory works as a data directory

@@ -18,6 +18,7 @@ ALL = sorted(p.name for p in NOTEBOOKS.glob("*.ipynb"))
 
 def test_every_notebook_is_here():
     assert ALL == [
+        "answer_stages.ipynb",
         "explore.ipynb",
         "note_strategy.ipynb",
         "notes_count.ipynb",
@@ -34,6 +35,9 @@ def test_committed_clean(name):
     assert all(not c.get("outputs") and c.get("execution_count") is None for c in nb.cells if c.cell_type == "code")
     names = re.findall(r"^(\w+)\s*=", nb.cells[0].source, re.M)
     assert names and not [n for n in names if SECRET_NAME.search(n)]
+    # papermill sees every parameter (a second "=" on a line, even in a comment, hides it from inspect_notebook,
+    # and so from the manifest)
+    assert list(pm.inspect_notebook(str(NOTEBOOKS / name))) == names
 
 
 def run(name, tmp_path, **params):
@@ -55,7 +59,7 @@ def test_reproduce_olagpt(tmp_path, data_dir):
     images = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if "image/png" in o.get("data", {})]
     assert len(images) == 3
     acc = pd.read_csv(out / "tables" / "accuracy.csv", index_col=0)
-    assert acc.shape == (6, 4)
+    assert acc.shape == (7, 4)  # 5 templates, the regex vote and the recorded LLM vote
     assert len(list((out / "figures").glob("*.png"))) == 3
 
 
@@ -78,9 +82,11 @@ def test_template_count_on_recorded_slice(tmp_path):
 def test_notes_count_on_recorded_slice(tmp_path):
     out, _ = run("notes_count.ipynb", tmp_path, source="recorded", n_questions=20, n_boot=100)
     t = pd.read_csv(out / "tables" / "notes_count.csv")
-    # recorded runs have n = 0 (zero-shot) and n = 3 per strategy
-    assert sorted(set(t["n_notes"])) == [0, 3] and set(t["notes_strategy"]) == {"random", "retrieval", "combine"}
-    assert (t["n"] == 20).all()
+    # recorded ST runs have n = 0 (zero-shot), 1, 3 and 5 notes per strategy
+    assert sorted(set(t["n_notes"])) == [0, 1, 3, 5] and set(t["notes_strategy"]) == {"random", "retrieval", "combine"}
+    assert (t["n"] == 20).all() and len(t) == 3 * 4
+    m = manifest(out)
+    assert m["n_questions"] == 20 and m["settings"]["unparsed"] == "raw" and m["parameters"]["source"] == "recorded"
 
 
 def test_note_strategy_with_statistics_on_recorded_slice(tmp_path):
@@ -120,7 +126,8 @@ def test_vote_type_with_a_real_llm_vote_over_recorded_outputs(tmp_path):
     )
     t = pd.read_csv(out / "tables" / "vote_type.csv")
     assert set(t["method"]) == {"regex_upper", "regex_lower", "regex_vote", "llm_vote"}
-    assert t.loc[t["method"] == "llm_vote", "n"].item() == 1 and t.loc[t["method"] == "regex_vote", "n"].item() == 10
+    # the embedded model re-votes the first question; the other 9 keep the authors' recorded LLM vote
+    assert t.loc[t["method"] == "llm_vote", "n"].item() == 10 and t.loc[t["method"] == "regex_vote", "n"].item() == 10
     m = manifest(out)
     from olakit.llm.local import DEFAULT_MODEL
 
@@ -143,3 +150,28 @@ def test_explore_runs_through_papermill(tmp_path):
         if "application/vnd.jupyter.widget-view+json" in o.get("data", {})
     ]
     assert len(widgets) == 2
+
+
+def test_answer_stages_notebook_against_a_loopback_endpoint(tmp_path, monkeypatch):
+    """The notebook's wiring, with an endpoint that cuts every first answer off and answers the trigger with (B)."""
+    from olakit.llm.loopback import Loopback
+
+    def reply(prompt, req):
+        if prompt.startswith("As a mathematics professor"):
+            return '{"task_type": "arithmetic"}'
+        if prompt.rstrip().endswith("the answer is"):
+            return " (B).", "stop"
+        return "Let us compute step by step the", "length"
+
+    with Loopback(reply=reply) as srv:
+        monkeypatch.setenv("OLAKIT_BASE_URL", srv.base_url)
+        monkeypatch.setenv("OLAKIT_MODEL", "loopback")
+        out, _ = run("answer_stages.ipynb", tmp_path, n_questions=3, templates=["turbo", "ST"], n_boot=50)
+    t = pd.read_csv(out / "tables" / "answer_stages.csv").set_index("template")
+    assert t.loc["all", "unparsed_rate_1"] == 1.0 and t.loc["all", "unparsed_rate_2"] == 0.0
+    assert t.loc["turbo", "second_calls"] == 3 and t.loc["all", "cut_off_1"] == 6
+    audit = pd.read_csv(out / "tables" / "extraction_audit.csv")
+    assert (
+        audit.loc[audit["stages"] == 1, "cut_off"].sum() == 6
+        and audit.loc[audit["stages"] == 2, "second_stage"].sum() == 6
+    )

@@ -63,10 +63,15 @@ def test_retrieval_nearest_type_then_most_similar(library):
     assert ids(select("retrieval", library, TRI_Q, "geometry", 1)) == ["triangle"]
     two = ids(select("retrieval", library, TRI_Q, "geometry", 2))
     assert two == ["triangle", "circle"]
-    # four notes: the three probability notes, most similar first, then the best note of the next type
-    four = select("retrieval", library, COIN_Q, "probability", 4)
-    assert ids(four)[0] == "coin" and set(ids(four)[:3]) == {"coin", "dice", "balls"}
-    assert ids(four)[3] in {"triangle", "circle", "interest"}
+    # four asked, three probability notes: the authors' code gives the three (fill_up off, the paper setting) ...
+    three = select("retrieval", library, COIN_Q, "probability", 4)
+    assert ids(three)[0] == "coin" and set(ids(three)) == {"coin", "dice", "balls"}
+    # ... olakit's fill-up adds the best note of the next type
+    four = select("retrieval", library, COIN_Q, "probability", 4, fill_up=True)
+    assert ids(four)[:3] == ids(three) and ids(four)[3] in {"triangle", "circle", "interest"}
+    combine = select("combine", library, COIN_Q, "probability", 4)
+    assert set(ids(combine)) == {"coin", "dice", "balls"}
+    assert len(select("combine", library, COIN_Q, "probability", 4, fill_up=True)) == 4
     # the similarities recorded are the cosine of the embeddings, and decrease within the type
     q = embed([COIN_Q.text])[0]
     for n, sim in four:
@@ -102,7 +107,7 @@ def test_a_note_that_is_the_question_itself_is_never_given(library):
     lib = NotesLibrary([*library.notes, own])
     for strategy in ("random", "retrieval", "combine"):
         for seed in range(5):
-            picked = ids(select(strategy, lib, COIN_Q, "probability", len(lib), seed=seed))
+            picked = ids(select(strategy, lib, COIN_Q, "probability", len(lib), seed=seed, fill_up=True))
             assert "own" not in picked and len(picked) == len(library)
 
 

@@ -1,14 +1,17 @@
-"""The README's numbers on the OlaGPT recorded outputs are pinned: Table 3 (templates and the regex vote), Table 4,
-Table 8 and paper_comparison.csv, each cell checked against a count computed in this test from the raw files
-(tests/recorded_counts.py, plain Python, independent of olakit) and against the README's own tables."""
+"""The README's numbers on the OlaGPT recorded outputs are pinned: Table 3 (templates, the regex vote and the
+authors' LLM vote), Table 4, Table 8, Fig 9's ST curve, the settings comparison and paper_comparison.csv, each
+cell checked against a count computed in this test from the raw files (tests/recorded_counts.py, plain Python,
+independent of olakit) and against the README's own tables."""
 
 import re
 from pathlib import Path
 
 import pytest
 
-from olakit.analysis.reproduce import paper_comparison
-from olakit.analysis.tables import compute_tables
+from olakit.analysis.reproduce import paper_comparison, settings_comparison
+from olakit.analysis.tables import compute_tables, notes_count_table
+from olakit.data.recorded import RECORDED_TEMPLATES, import_olagpt
+from olakit.olagpt.settings import resolve, vote_order
 from tests import recorded_counts as raw
 
 README = Path(__file__).resolve().parent.parent / "README.md"
@@ -29,18 +32,26 @@ def readme_table(title: str) -> dict[str, list[float]]:
 
 
 @pytest.fixture(scope="module")
-def tables(olagpt_records):
-    return compute_tables(olagpt_records, n_boot=10)
+def records(data_dir):
+    return import_olagpt(data_dir, parts=("templates", "llm_vote", "st_notes_count"))
 
 
-def test_table3_templates_and_vote(tables, data_dir):
+@pytest.fixture(scope="module")
+def tables(records):
+    """The tables under the authors' settings (the default for recorded data)."""
+    st = resolve()
+    main = records[records["n_notes"].isin([0, 3])]
+    return compute_tables(main, vote_order(RECORDED_TEMPLATES, st.vote_order), n_boot=10, unparsed=st.unparsed)
+
+
+def test_table3_templates_and_both_votes(tables, data_dir):
     acc = tables["accuracy"]
     readme = readme_table("Table 3")
-    for template in raw.FOLDERS:
+    for template in [*raw.FOLDERS, "llm_vote"]:
         want = [raw.correct(data_dir, template, s) / raw.N for s in STRATEGIES]
         assert acc.loc[template, STRATEGIES].tolist() == pytest.approx(want, abs=1e-12), template
-        assert readme[template] == pytest.approx([round(w, 4) for w in want], abs=1e-9), template
-    want = [raw.vote_correct(data_dir, s) / raw.N for s in STRATEGIES]
+        assert readme[template.replace("_", " ")] == pytest.approx([round(w, 4) for w in want], abs=1e-9), template
+    want = [raw.vote_correct(data_dir, s, "paper") / raw.N for s in STRATEGIES]
     assert acc.loc["regex_vote", STRATEGIES].tolist() == pytest.approx(want, abs=1e-12)
     assert readme["regex vote"] == pytest.approx([round(w, 4) for w in want], abs=1e-9)
 
@@ -49,36 +60,77 @@ def test_table4_consistency(tables, data_dir):
     t4 = tables["consistency"]
     readme = readme_table("Table 4")
     for s in STRATEGIES:
-        want = raw.consistency(data_dir, s)
+        want = raw.consistency(data_dir, s, "paper")
         assert t4[s].to_dict() == {c: want.get(c, 0) for c in range(6)}, s
     for c in (2, 3, 4, 5):
-        assert readme[f"c = {c}"] == [raw.consistency(data_dir, s)[c] for s in STRATEGIES]
+        assert readme[f"c = {c}"] == [raw.consistency(data_dir, s, "paper")[c] for s in STRATEGIES]
 
 
-def test_table8_bounds(tables, data_dir):
+def test_table8_bounds_and_votes(tables, data_dir):
     b = tables["bounds"].pivot(index="method", columns="notes_strategy", values="correct")
     readme = readme_table("Table 8")
-    upper = [raw.bounds(data_dir, s)[0] for s in STRATEGIES]
-    lower = [raw.bounds(data_dir, s)[1] for s in STRATEGIES]
+    upper = [raw.bounds(data_dir, s, "paper")[0] for s in STRATEGIES]
+    lower = [raw.bounds(data_dir, s, "paper")[1] for s in STRATEGIES]
+    llm = [raw.correct(data_dir, "llm_vote", s) for s in STRATEGIES]
     assert b.loc["regex_upper", STRATEGIES].tolist() == upper
     assert b.loc["regex_lower", STRATEGIES].tolist() == lower
-    assert readme["regex_upper"] == pytest.approx([round(u / raw.N, 4) for u in upper], abs=1e-9)
-    assert readme["regex_lower"] == pytest.approx([round(x / raw.N, 4) for x in lower], abs=1e-9)
+    assert b.loc["llm_vote", STRATEGIES].tolist() == llm
+    for name, counts in (("regex_upper", upper), ("regex_lower", lower), ("llm_vote", llm)):
+        assert readme[name] == pytest.approx([round(x / raw.N, 4) for x in counts], abs=1e-9), name
+
+
+def test_fig9_st_curve_from_recorded_notes_counts(records, data_dir):
+    t = notes_count_table(records, "ST", n_boot=10).set_index(["notes_strategy", "n_notes"])
+    readme = readme_table("Fig 9 (ST)")
+    for s in STRATEGIES[1:]:
+        want = [
+            raw.correct(data_dir, "ST", "zero-shot"),
+            raw.correct(data_dir, "ST", s, 1),
+            raw.correct(data_dir, "ST", s),
+            raw.correct(data_dir, "ST", s, 5),
+        ]
+        assert [t.loc[(s, n), "correct"] for n in (0, 1, 3, 5)] == want, s
+        assert (t.loc[s, "n"] == raw.N).all()
+        assert readme[s] == pytest.approx([round(w / raw.N, 4) for w in want], abs=1e-9), s
+
+
+def test_settings_comparison_counts_what_each_setting_changes(records, data_dir):
+    cmp = settings_comparison(records[records["n_notes"].isin([0, 3])])
+    vote = cmp[cmp["table"] == "table3"].set_index("notes_strategy")
+    readme = readme_table("Settings")
+    for s in STRATEGIES:
+        a = [v == g for v, g in ((raw.vote(x), g) for x, g in raw.per_question(data_dir, s, "paper"))]
+        b = [v == g for v, g in ((raw.vote(x), g) for x, g in raw.per_question(data_dir, s, "olakit"))]
+        assert vote.loc[s, "authors_settings"] == pytest.approx(sum(a) / raw.N)
+        assert vote.loc[s, "olakit_settings"] == pytest.approx(sum(b) / raw.N)
+        assert vote.loc[s, "questions_changed"] == sum(x != y for x, y in zip(a, b))
+    assert readme["regex vote, authors' settings"] == pytest.approx(
+        [round(raw.vote_correct(data_dir, s, "paper") / raw.N, 4) for s in STRATEGIES], abs=1e-9
+    )
+    assert readme["regex vote, olakit's settings"] == pytest.approx(
+        [round(raw.vote_correct(data_dir, s, "olakit") / raw.N, 4) for s in STRATEGIES], abs=1e-9
+    )
+    assert readme["questions whose vote changes"] == list(vote.loc[STRATEGIES, "questions_changed"])
 
 
 def test_paper_comparison_cells(tables, data_dir):
     cmp = paper_comparison(tables).set_index(["table", "row", "column"])
-    for template in raw.FOLDERS:
+    for template in [*raw.FOLDERS, "llm_vote"]:
         for s in STRATEGIES:
             if (t := ("table3", template, s)) in cmp.index:
                 assert cmp.loc[t, "recomputed"] == pytest.approx(raw.correct(data_dir, template, s) / raw.N)
                 assert cmp.loc[t, "diff"] == pytest.approx(cmp.loc[t, "recomputed"] - cmp.loc[t, "paper"])
     for s in STRATEGIES:
-        assert cmp.loc[("table3", "regex_vote", s), "recomputed"] == pytest.approx(
-            raw.vote_correct(data_dir, s) / raw.N
+        vote = raw.vote_correct(data_dir, s, "paper") / raw.N
+        assert cmp.loc[("table3", "regex_vote", s), "recomputed"] == pytest.approx(vote)
+        assert cmp.loc[("table3", "llm_vote", s), "recomputed"] == pytest.approx(
+            raw.correct(data_dir, "llm_vote", s) / raw.N
+        )
+        assert cmp.loc[("table8", "llm_vote", s), "recomputed"] == pytest.approx(
+            raw.correct(data_dir, "llm_vote", s) / raw.N
         )
         assert cmp.loc[("table4", "3", s), "recomputed"] == raw.consistency(data_dir, s)[3]
         assert cmp.loc[("table8", "regex_upper", s), "recomputed"] == pytest.approx(raw.bounds(data_dir, s)[0] / raw.N)
     # the paper's printed numbers come from data/paper_tables.json, e.g. Table 3 turbo zero-shot 0.3228
     assert cmp.loc[("table3", "turbo", "zero-shot"), "paper"] == pytest.approx(0.3228)
-    assert cmp["recomputed"].notna().sum() > 50
+    assert cmp["recomputed"].notna().sum() > 60

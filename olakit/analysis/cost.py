@@ -19,6 +19,7 @@ def cost_accuracy(
     price: tuple[float, float] | None = None,
     tie: str = "first",
     seed: int = 0,
+    unparsed: str = "abstain",
 ) -> pd.DataFrame:
     """Per cell: accuracy, tokens per question and cost per question, and whether it is on the Pareto front.
 
@@ -36,7 +37,7 @@ def cost_accuracy(
         d["usd"] = d["cost"].astype("Float64")
     d["tokens"] = d["tok_in"] + d["tok_out"]
     per_q = d.groupby(["template", "notes_strategy", "question_id"], sort=False)[["tokens", "usd"]].sum()
-    acc = cell_outcomes(df, templates, tie=tie, seed=seed)
+    acc = cell_outcomes(df, templates, tie=tie, seed=seed, unparsed=unparsed)
     rows = []
     for cell in acc.columns:
         method, strategy = cell.split(" | ")

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from olakit.analysis.questions import fig12_grid
-from olakit.names import BASELINES, REGEX_VOTE
+from olakit.names import BASELINES, NON_TEMPLATES, VOTES
 
 
 @contextlib.contextmanager
@@ -31,32 +31,36 @@ def _ax(ax):
     return ax
 
 
-def before_after_voting(long: pd.DataFrame, *, vote: str = REGEX_VOTE, exclude=BASELINES, ax=None):
-    """Fig 7: per note strategy, each template's accuracy (dots), their mean, and the vote (bars, 95% CI).
+def before_after_voting(long: pd.DataFrame, *, votes=VOTES, exclude=BASELINES, ax=None):
+    """Fig 7: per note strategy, each template's accuracy (dots), their mean, and each vote present in ``long``
+    (the regex vote and the LLM vote: bars with 95% CIs).
 
-    ``long`` is tables.accuracy_long output.
+    ``long`` is tables.accuracy_long or tables.method_accuracy output.
     """
     ax = _ax(ax)
     strategies = list(dict.fromkeys(long["notes_strategy"]))
-    single = long[~long["method"].isin([vote, *exclude])]
-    voted = long[long["method"] == vote].set_index("notes_strategy").loc[strategies]
+    votes = [v for v in votes if v in set(long["method"])]
+    single = long[~long["method"].isin([*votes, *exclude, *NON_TEMPLATES])]
     mean = single.groupby("notes_strategy")["accuracy"].mean().loc[strategies]
     x = np.arange(len(strategies))
-    width = 0.38
-    ax.bar(x - width / 2, mean.values, width, label="templates (mean)", color="#9ecae1")
-    ax.bar(
-        x + width / 2,
-        voted["accuracy"].values,
-        width,
-        label=vote.replace("_", " "),
-        color="#3182bd",
-        yerr=[voted["accuracy"] - voted["ci_low"], voted["ci_high"] - voted["accuracy"]],
-        capsize=3,
-    )
+    width = 0.8 / (1 + len(votes))
+    ax.bar(x - 0.4 + width / 2, mean.values, width, label="templates (mean)", color="#9ecae1")
+    colours = ["#3182bd", "#e6550d", "#31a354"]
+    for i, vote in enumerate(votes, 1):
+        voted = long[long["method"] == vote].set_index("notes_strategy").reindex(strategies)
+        ax.bar(
+            x - 0.4 + width / 2 + i * width,
+            voted["accuracy"].values,
+            width,
+            label=vote.replace("_", " "),
+            color=colours[(i - 1) % len(colours)],
+            yerr=[voted["accuracy"] - voted["ci_low"], voted["ci_high"] - voted["accuracy"]],
+            capsize=3,
+        )
     for i, s in enumerate(strategies):
         accs = single[single["notes_strategy"] == s]["accuracy"].to_numpy()
         ax.scatter(
-            np.full(accs.size, i - width / 2),
+            np.full(accs.size, i - 0.4 + width / 2),
             accs,
             color="black",
             s=12,
@@ -67,8 +71,9 @@ def before_after_voting(long: pd.DataFrame, *, vote: str = REGEX_VOTE, exclude=B
     ax.set_xlabel("note strategy")
     ax.set_ylabel("accuracy")
     ax.set_ylim(0, 1)
-    ax.legend(loc="upper left", frameon=True)
-    ax.set_title("Accuracy before and after voting")
+    ax.legend(loc="upper left", frameon=True, fontsize=8)
+    n = int(long["n"].max()) if len(long) else 0
+    ax.set_title(f"Accuracy before and after voting (n = {n} questions)")
     return ax
 
 

@@ -16,7 +16,9 @@ from olakit.names import AUTO_COT, LLM_VOTE, REGEX_VOTE, SC
 from olakit.olagpt.vote import regex_vote
 
 
-def cell_outcomes(df: pd.DataFrame, templates: Sequence[str], tie: str = "first", seed: int = 0) -> pd.DataFrame:
+def cell_outcomes(
+    df: pd.DataFrame, templates: Sequence[str], tie: str = "first", seed: int = 0, unparsed: str = "abstain"
+) -> pd.DataFrame:
     """Correctness per question (rows) and cell (columns "method | strategy"): templates at sample 0, the regex
     vote, SC, and single-answer methods (auto_cot, llm_vote) when present."""
     parts = []
@@ -24,7 +26,7 @@ def cell_outcomes(df: pd.DataFrame, templates: Sequence[str], tie: str = "first"
     for t in templates:
         g = base[base["template"] == t]
         parts.append(g.assign(method=t)[["method", "notes_strategy", "question_id", "correct"]])
-    vote = regex_vote(base, templates, tie=tie, seed=seed).assign(method=REGEX_VOTE)
+    vote = regex_vote(base, templates, tie=tie, seed=seed, unparsed=unparsed).assign(method=REGEX_VOTE)
     parts.append(vote[["method", "notes_strategy", "question_id", "correct"]])
     if (df["template"] == SC).any():
         parts.append(sc_vote(df, tie=tie).assign(method=SC)[["method", "notes_strategy", "question_id", "correct"]])

@@ -28,12 +28,20 @@ from pathlib import Path
 import pandas as pd
 
 from olakit.analysis import figures
-from olakit.analysis.tables import compare_with_paper, compute_tables, ordered_strategies
+from olakit.analysis.tables import (
+    answer_counts,
+    compare_with_paper,
+    compute_tables,
+    ordered_strategies,
+    template_count_ablation,
+)
 from olakit.data.files import REPO_ROOT, write_atomic, write_tables
-from olakit.data.recorded import import_olagpt
+from olakit.data.recorded import RECORDED_TEMPLATES, import_olagpt
 from olakit.data.records import save_records
 from olakit.errors import DataError
-from olakit.olagpt.vote import check_tie_rule
+from olakit.names import NON_TEMPLATES, REGEX_LOWER, REGEX_UPPER, REGEX_VOTE
+from olakit.olagpt.settings import resolve, vote_order
+from olakit.olagpt.vote import check_tie_rule, regex_vote
 
 log = logging.getLogger("olakit")
 PAPER_TABLES = REPO_ROOT / "data" / "paper_tables.json"
@@ -54,6 +62,7 @@ class Reproduction:
 
     records: pd.DataFrame
     tables: dict[str, pd.DataFrame]
+    settings: dict = field(default_factory=dict)
     figures: dict[str, Path] = field(default_factory=dict)
     out_dir: Path | None = None
 
@@ -108,6 +117,78 @@ def write_outputs(rep: Reproduction, out_dir: Path, figures_dir: Path, figs: dic
     rep.out_dir = out_dir
 
 
+def settings_comparison(records: pd.DataFrame, tie: str = "first", dataset: str = "aqua") -> pd.DataFrame:
+    """The recorded-data numbers that the vote settings move, under the authors' settings (preset ``paper``) and
+    olakit's (preset ``olakit``), beside the paper: Table 3's regex vote, Table 4, Table 8's bounds and Fig 6's
+    mean vote accuracy per k, with the number of questions whose vote (or count) each setting changes."""
+    paper = load_paper_tables(dataset)
+    per_preset = {}
+    for name in ("paper", "olakit"):
+        st = resolve(name)
+        templates = vote_order([t for t in dict.fromkeys(records["template"]) if t not in NON_TEMPLATES], st.vote_order)
+        base = records[records["template"].isin(templates)]
+        per_preset[name] = {
+            "vote": regex_vote(base, templates, tie=tie, unparsed=st.unparsed),
+            "counts": answer_counts(base, templates, st.unparsed),
+            "fig6": template_count_ablation(base, templates, tie=tie, unparsed=st.unparsed),
+        }
+    rows = []
+    a, b = per_preset["paper"], per_preset["olakit"]
+    for strategy in ordered_strategies(records["notes_strategy"]):
+        va, vb = (x["vote"][x["vote"]["notes_strategy"] == strategy] for x in (a, b))
+        changed = int((va["correct"].to_numpy() != vb["correct"].to_numpy()).sum())
+        rows.append(
+            (
+                "table3",
+                REGEX_VOTE,
+                strategy,
+                paper["table3"].get(REGEX_VOTE, {}).get(strategy),
+                va["correct"].mean(),
+                vb["correct"].mean(),
+                changed,
+            )
+        )
+        ca, cb = (x["counts"][x["counts"]["notes_strategy"] == strategy] for x in (a, b))
+        moved = int((ca["n_plurality"].to_numpy() != cb["n_plurality"].to_numpy()).sum())
+        for c in range(2, int(ca["n_templates"].max()) + 1):
+            rows.append(
+                (
+                    "table4",
+                    f"c = {c}",
+                    strategy,
+                    paper["table4"].get(str(c), {}).get(strategy),
+                    int((ca["n_plurality"] == c).sum()),
+                    int((cb["n_plurality"] == c).sum()),
+                    moved,
+                )
+            )
+        for bound, hit in (
+            (REGEX_UPPER, lambda x: (x["n_correct"] >= x["n_wrong_top"]) & (x["n_correct"] > 0)),
+            (REGEX_LOWER, lambda x: x["n_correct"] > x["n_wrong_top"]),
+        ):
+            ha, hb = hit(ca).to_numpy(), hit(cb).to_numpy()
+            rows.append(
+                (
+                    "table8",
+                    bound,
+                    strategy,
+                    paper["table8"].get(bound, {}).get(strategy),
+                    ha.mean(),
+                    hb.mean(),
+                    int((ha != hb).sum()),
+                )
+            )
+        fa, fb = (x["fig6"][x["fig6"]["notes_strategy"] == strategy].set_index("k") for x in (a, b))
+        for k in fa.index:
+            rows.append(
+                ("fig6", f"mean over subsets, k = {k}", strategy, None, fa.loc[k, "mean"], fb.loc[k, "mean"], None)
+            )
+    return pd.DataFrame(
+        rows,
+        columns=["table", "row", "notes_strategy", "paper", "authors_settings", "olakit_settings", "questions_changed"],
+    )
+
+
 def reproduce_olagpt(
     data_dir=None,
     out_dir="results/reproduce_olagpt",
@@ -116,15 +197,24 @@ def reproduce_olagpt(
     tie: str = "first",
     seed: int = 0,
     n_boot: int = 2000,
+    preset: str | None = None,
+    **settings,
 ) -> Reproduction:
-    """Import the OlaGPT recorded outputs, compute the paper's tables and figures, write them to out_dir."""
+    """Import the OlaGPT recorded outputs (the 5 templates and the authors' LLM vote), compute the paper's tables
+    and figures under the named settings (olakit.olagpt.settings: default the ``paper`` preset, the authors' vote
+    order and unparsed rule), write them to out_dir with the settings used (settings.json)."""
     check_tie_rule(tie)
-    records = import_olagpt(data_dir, extractor=extractor)
+    chosen = resolve(preset, **settings)
+    records = import_olagpt(data_dir, extractor=extractor, parts=("templates", "llm_vote"))
     log.info("imported %d OlaGPT records with extractor %r", len(records), extractor)
-    tables = compute_tables(records, tie=tie, seed=seed, n_boot=n_boot)
+    templates = vote_order(RECORDED_TEMPLATES, chosen.vote_order)
+    tables = compute_tables(records, templates, tie=tie, seed=seed, n_boot=n_boot, unparsed=chosen.unparsed)
     tables["paper_comparison"] = paper_comparison(tables)
+    tables["settings_comparison"] = settings_comparison(records, tie=tie)
     figs = draw_figures(tables)
-    rep = Reproduction(records=records, tables=tables)
+    rep = Reproduction(records=records, tables=tables, settings=chosen.as_dict())
     out_dir = Path(out_dir)
     write_outputs(rep, out_dir, Path(figures_dir) if figures_dir else out_dir / "figures", figs)
+    doc = {"preset": preset, **rep.settings, "tie": tie, "extractor": extractor, "templates_in_vote_order": templates}
+    write_atomic(out_dir / "settings.json", lambda p: p.write_text(json.dumps(doc, indent=1) + "\n"))
     return rep

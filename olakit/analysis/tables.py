@@ -17,11 +17,13 @@ import pandas as pd
 from olakit.analysis.intervals import accuracy_row
 from olakit.data.overrides import without_overrides
 from olakit.errors import DataError
+from olakit.extract import UNPARSED_CAUSES
 from olakit.names import (
     AUTO_COT,
     BASELINES,
     LLM_VOTE,
     LLM_VOTE_SHUFFLED,
+    NON_TEMPLATES,
     REGEX_LOWER,
     REGEX_UPPER,
     REGEX_VOTE,
@@ -30,7 +32,7 @@ from olakit.names import (
     ZERO_SHOT,
 )
 from olakit.olagpt.llm_vote import llm_vote_audit
-from olakit.olagpt.vote import answer_matrix, check_tie_rule, majority, regex_vote
+from olakit.olagpt.vote import RAW, check_tie_rule, majority, regex_vote, vote_labels
 
 
 def _ordered(values, order: Sequence[str]) -> list[str]:
@@ -54,16 +56,22 @@ def sort_rows(df: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
 
 
 def accuracy_long(
-    df: pd.DataFrame, templates: Sequence[str] | None = None, tie: str = "first", seed: int = 0, n_boot: int = 2000
+    df: pd.DataFrame,
+    templates: Sequence[str] | None = None,
+    tie: str = "first",
+    seed: int = 0,
+    n_boot: int = 2000,
+    unparsed: str = "abstain",
 ) -> pd.DataFrame:
     """Accuracy of each template and of the regex vote, per note strategy, with 95% CIs.
 
     Columns: method, notes_strategy, n, correct, accuracy, ci_low, ci_high. Method REGEX_VOTE is the
-    majority of ``templates`` (default: every template present).
+    majority of ``templates`` (default: every template present), ties and unparsed answers by ``tie`` and
+    ``unparsed`` (olakit.olagpt.vote).
     """
     templates = list(templates) if templates is not None else list(dict.fromkeys(df["template"]))
     parts = [df[df["template"].isin(templates)].rename(columns={"template": "method"})]
-    vote = regex_vote(df, templates, tie=tie, seed=seed).assign(method=REGEX_VOTE)
+    vote = regex_vote(df, templates, tie=tie, seed=seed, unparsed=unparsed).assign(method=REGEX_VOTE)
     parts.append(vote)
     rows = [
         accuracy_row(method, strategy, g["correct"], seed, n_boot)
@@ -72,9 +80,6 @@ def accuracy_long(
         )
     ]
     out = sort_rows(pd.DataFrame(rows), ["method", "notes_strategy"])
-    if "overridden" in df and df["overridden"].any():  # how many answers in each cell were corrected by hand
-        n = df[df["overridden"]].groupby(["template", "notes_strategy"]).size()
-        out["overrides"] = [int(n.get((m, s), 0)) for m, s in zip(out["method"], out["notes_strategy"])]
     return out
 
 
@@ -85,17 +90,18 @@ def accuracy_wide(long: pd.DataFrame) -> pd.DataFrame:
     return wide.loc[list(dict.fromkeys(long["method"]))]
 
 
-def answer_counts(df: pd.DataFrame, templates: Sequence[str] | None = None) -> pd.DataFrame:
+def answer_counts(df: pd.DataFrame, templates: Sequence[str] | None = None, unparsed: str = "abstain") -> pd.DataFrame:
     """Per question and condition: how the templates' answers split (one row per question and condition).
 
     Columns: n_templates, n_correct (templates answering correctly), n_wrong_top (size of the largest group
     agreeing on one wrong label: the paper's "incorrect consistency" count), n_plurality (size of the
-    largest group agreeing on any label), n_unparsed.
+    largest group agreeing on any label), n_unparsed. With ``unparsed="raw"`` an unparsed answer is a label of its
+    own (its raw text), as in the authors' vote.
     """
-    wide, gold = answer_matrix(df, templates)
+    wide, gold = vote_labels(df, templates, unparsed)
     values = wide.to_numpy(dtype=object)
     g = gold.to_numpy(dtype=object)
-    n_correct, wrong_top, plurality, unparsed = [], [], [], []
+    n_correct, wrong_top, plurality, n_unparsed = [], [], [], []
     for row, gl in zip(values, g):
         labels = [a for a in row if a is not None]
         counts: dict = {}
@@ -104,14 +110,14 @@ def answer_counts(df: pd.DataFrame, templates: Sequence[str] | None = None) -> p
         n_correct.append(counts.get(gl, 0))
         wrong_top.append(max((c for a, c in counts.items() if a != gl), default=0))
         plurality.append(max(counts.values(), default=0))
-        unparsed.append(len(row) - len(labels))
+        n_unparsed.append(sum(a is None or a.startswith(RAW) for a in row))
     return pd.DataFrame(
         {
             "n_templates": values.shape[1],
             "n_correct": n_correct,
             "n_wrong_top": wrong_top,
             "n_plurality": plurality,
-            "n_unparsed": unparsed,
+            "n_unparsed": n_unparsed,
         },
         index=wide.index,
     ).reset_index()
@@ -129,7 +135,7 @@ def consistency_table(counts: pd.DataFrame) -> pd.DataFrame:
 
 
 def bounds_long(counts: pd.DataFrame, vote: pd.DataFrame, seed: int = 0, n_boot: int = 2000) -> pd.DataFrame:
-    """Table 8: regex-upper, regex-lower and the regex vote per strategy, with 95% CIs.
+    """Table 8: regex_upper, regex_lower and the regex vote per strategy, with 95% CIs.
 
     Appendix A.5 of the paper, per question with a = templates correct and w = largest wrong group:
     upper counts a >= w (a tie the vote could break either way), lower counts a > w (the vote must be right).
@@ -150,16 +156,20 @@ def bounds_long(counts: pd.DataFrame, vote: pd.DataFrame, seed: int = 0, n_boot:
 def precision_table(long: pd.DataFrame, exclude: Sequence[str] = BASELINES) -> pd.DataFrame:
     """Table 7: range (max - min) and mean of the single-template accuracies per strategy.
 
-    Baselines (``turbo``) and the vote are left out, as in the paper.
+    Baselines (``turbo``), the votes and the other methods are left out, as in the paper.
     """
-    single = long[~long["method"].isin([*exclude, REGEX_VOTE])]
+    single = long[~long["method"].isin([*exclude, REGEX_VOTE, *NON_TEMPLATES])]
     g = single.groupby("notes_strategy")["accuracy"]
     t = pd.DataFrame({"Range": g.max() - g.min(), "Mean": g.mean()}).T
     return t[_ordered(long["notes_strategy"], STRATEGIES)]
 
 
 def template_count_ablation(
-    df: pd.DataFrame, templates: Sequence[str] | None = None, tie: str = "first", seed: int = 0
+    df: pd.DataFrame,
+    templates: Sequence[str] | None = None,
+    tie: str = "first",
+    seed: int = 0,
+    unparsed: str = "abstain",
 ) -> pd.DataFrame:
     """Fig 6's shape: vote accuracy over every subset of k templates, k = 1..len(templates).
 
@@ -171,7 +181,7 @@ def template_count_ablation(
     for k in range(1, len(templates) + 1):
         accs: dict[str, list[tuple[float, str]]] = {}
         for subset in combinations(templates, k):
-            vote = regex_vote(df, subset, tie=tie, seed=seed)
+            vote = regex_vote(df, subset, tie=tie, seed=seed, unparsed=unparsed)
             for strategy, acc in vote.groupby("notes_strategy", sort=False)["correct"].mean().items():
                 accs.setdefault(strategy, []).append((float(acc), "+".join(subset)))
         for strategy, vals in accs.items():
@@ -193,10 +203,22 @@ def template_count_ablation(
 
 
 def extraction_audit(df: pd.DataFrame) -> pd.DataFrame:
-    """Unparsed answers per template and strategy: n, unparsed, unparsed_rate."""
-    g = df.assign(unparsed=df["extracted"].isna()).groupby(["template", "notes_strategy"], sort=False)["unparsed"]
-    out = pd.DataFrame({"n": g.size(), "unparsed": g.sum().astype(int)})
+    """Unparsed answers per template and strategy, and why: n, unparsed, unparsed_rate; the unparsed by cause of
+    the first output (cut_off at the token limit, not_an_option, no_answer; olakit.extract.UNPARSED_CAUSES); how
+    many first outputs stopped at the limit (cut_off_outputs, whatever the answer), and how many answers the second
+    stage gave (second_stage; see olakit.llm.two_stage)."""
+    d = df.assign(unparsed=df["extracted"].isna())
+    keys = ["template", "notes_strategy"]
+    g = d.groupby(keys, sort=False)
+    out = pd.DataFrame({"n": g.size(), "unparsed": g["unparsed"].sum().astype(int)})
     out["unparsed_rate"] = out["unparsed"] / out["n"]
+    unparsed = d[d["unparsed"]]
+    for cause in UNPARSED_CAUSES:
+        out[cause] = unparsed[unparsed["unparsed_cause"] == cause].groupby(keys, sort=False).size()
+    out["cut_off_outputs"] = d[d["finish_reason"] == "length"].groupby(keys, sort=False).size()
+    out["second_stage"] = d[d["answer_stage"] == 2].groupby(keys, sort=False).size()
+    cols = [*UNPARSED_CAUSES, "cut_off_outputs", "second_stage"]
+    out[cols] = out[cols].fillna(0).astype(int)
     return out.reset_index()
 
 
@@ -243,14 +265,19 @@ def sc_vote(df: pd.DataFrame, name: str = SC, tie: str = "first") -> pd.DataFram
 
 
 def method_accuracy(
-    df: pd.DataFrame, templates: Sequence[str], tie: str = "first", seed: int = 0, n_boot: int = 2000
+    df: pd.DataFrame,
+    templates: Sequence[str],
+    tie: str = "first",
+    seed: int = 0,
+    n_boot: int = 2000,
+    unparsed: str = "abstain",
 ) -> pd.DataFrame:
-    """Accuracy with 95% CI of every method in live records: each template and the regex vote (sample 0),
+    """Accuracy with 95% CI of every method in the records: each template and the regex vote (sample 0),
     SC (majority over its samples), and single-answer methods (auto_cot, llm_vote, llm_vote_shuffled)."""
     parts = []
     if templates:
         base = df[df["template"].isin(templates) & (df["sample"] == 0)]
-        parts.append(accuracy_long(base, templates, tie=tie, seed=seed, n_boot=n_boot))
+        parts.append(accuracy_long(base, templates, tie=tie, seed=seed, n_boot=n_boot, unparsed=unparsed))
     rows = []
     sc = sc_vote(df, tie=tie)
     for strategy, g in sc.groupby("notes_strategy", sort=False):
@@ -300,37 +327,56 @@ def notes_count_table(df: pd.DataFrame, template: str, seed: int = 0, n_boot: in
 
 
 def compute_tables(
-    records: pd.DataFrame, tie: str = "first", seed: int = 0, n_boot: int = 2000
+    records: pd.DataFrame,
+    templates: Sequence[str] | None = None,
+    tie: str = "first",
+    seed: int = 0,
+    n_boot: int = 2000,
+    unparsed: str = "abstain",
 ) -> dict[str, pd.DataFrame]:
-    """All paper tables from records (any records with several templates per question, not only OlaGPT's)."""
+    """All paper tables from records (any records with several templates per question, not only OlaGPT's).
+
+    ``templates`` (default: every template of the records, in their order) are voted in that order (the ``first``
+    tie rule takes the first); methods that are not templates (an LLM vote, SC, Auto-CoT) join Table 3 and Table 8
+    beside the regex vote.
+    """
     check_tie_rule(tie)
-    templates = list(dict.fromkeys(records["template"]))
-    acc_long = accuracy_long(records, templates, tie=tie, seed=seed, n_boot=n_boot)
-    counts = answer_counts(records, templates)
-    vote = regex_vote(records, templates, tie=tie, seed=seed)
+    if templates is None:
+        templates = [t for t in dict.fromkeys(records["template"]) if t not in NON_TEMPLATES]
+    templates = list(templates)
+    base = records[records["template"].isin(templates)]
+    acc_long = method_accuracy(records, templates, tie=tie, seed=seed, n_boot=n_boot, unparsed=unparsed)
+    if "overridden" in base and base["overridden"].any():  # how many answers in each cell were corrected by hand
+        n = base[base["overridden"]].groupby(["template", "notes_strategy"]).size()
+        acc_long["overrides"] = [int(n.get((m, s), 0)) for m, s in zip(acc_long["method"], acc_long["notes_strategy"])]
+    counts = answer_counts(base, templates, unparsed)
+    vote = regex_vote(base, templates, tie=tie, seed=seed, unparsed=unparsed)
+    others = acc_long[acc_long["method"].isin(NON_TEMPLATES)]
     tables = {
         "accuracy": accuracy_wide(acc_long),
         "accuracy_ci": acc_long,
         "consistency": consistency_table(counts),
         "precision": precision_table(acc_long),
-        "bounds": bounds_long(counts, vote, seed=seed, n_boot=n_boot),
-        "template_count": template_count_ablation(records, templates, tie=tie, seed=seed),
+        "bounds": pd.concat([bounds_long(counts, vote, seed=seed, n_boot=n_boot), others], ignore_index=True),
+        "template_count": template_count_ablation(base, templates, tie=tie, seed=seed, unparsed=unparsed),
         "extraction": extraction_audit(records),
         "answer_counts": counts,
     }
-    if "overridden" in records and records["overridden"].any():
-        tables["overrides"] = override_effect(records, templates, tie=tie)
+    if "overridden" in base and base["overridden"].any():
+        tables["overrides"] = override_effect(base, templates, tie=tie, unparsed=unparsed)
     return tables
 
 
-def override_effect(df: pd.DataFrame, templates: Sequence[str], tie: str = "first") -> pd.DataFrame:
+def override_effect(
+    df: pd.DataFrame, templates: Sequence[str], tie: str = "first", unparsed: str = "abstain"
+) -> pd.DataFrame:
     """Per strategy: overrides, how many changed a record's correctness, and how many changed the regex vote."""
     if "overridden" not in df or not df["overridden"].any():
         return pd.DataFrame(columns=["notes_strategy", "overrides", "records_changed", "votes_changed"])
     before = without_overrides(df)
     sub = [t for t in templates if t in set(df["template"])]
-    v_after = regex_vote(df[df["template"].isin(sub)], sub, tie=tie)
-    v_before = regex_vote(before[before["template"].isin(sub)], sub, tie=tie)
+    v_after = regex_vote(df[df["template"].isin(sub)], sub, tie=tie, unparsed=unparsed)
+    v_before = regex_vote(before[before["template"].isin(sub)], sub, tie=tie, unparsed=unparsed)
     rows = []
     for strategy in dict.fromkeys(df.loc[df["overridden"], "notes_strategy"]):
         m = (df["notes_strategy"] == strategy) & df["overridden"]
@@ -350,14 +396,21 @@ def override_effect(df: pd.DataFrame, templates: Sequence[str], tie: str = "firs
 
 
 def run_tables(
-    df: pd.DataFrame, templates: Sequence[str], tie: str = "first", seed: int = 0, n_boot: int = 2000
+    df: pd.DataFrame,
+    templates: Sequence[str],
+    tie: str = "first",
+    seed: int = 0,
+    n_boot: int = 2000,
+    unparsed: str = "abstain",
 ) -> dict[str, pd.DataFrame]:
-    """The foundation tables over the templates, plus every method's accuracy (templates, regex vote, LLM vote,
-    SC, Auto-CoT) with CIs, the LLM-vote audit and usage per method."""
+    """The foundation tables over the templates (voted in the order given), plus every method's accuracy
+    (templates, regex vote, LLM vote, SC, Auto-CoT) with CIs, the LLM-vote audit and usage per method."""
     present = [t for t in templates if t in set(df["template"])]
     base = df[df["template"].isin(present) & (df["sample"] == 0)]
-    tables = compute_tables(_label_n(base), tie=tie, seed=seed, n_boot=n_boot) if present else {}
-    tables["methods"] = method_accuracy(_label_n(df), present, tie=tie, seed=seed, n_boot=n_boot)
+    tables = (
+        compute_tables(_label_n(base), present, tie=tie, seed=seed, n_boot=n_boot, unparsed=unparsed) if present else {}
+    )
+    tables["methods"] = method_accuracy(_label_n(df), present, tie=tie, seed=seed, n_boot=n_boot, unparsed=unparsed)
     tables["methods_wide"] = accuracy_wide(tables["methods"])
     if {LLM_VOTE, LLM_VOTE_SHUFFLED} <= set(df["template"]):
         tables["llm_vote_audit"] = llm_vote_audit(_label_n(df), present, tie=tie)
@@ -373,3 +426,57 @@ def _label_n(df: pd.DataFrame) -> pd.DataFrame:
     mask = out["notes_strategy"] != ZERO_SHOT
     out.loc[mask, "notes_strategy"] = out.loc[mask, "notes_strategy"] + " n=" + out.loc[mask, "n_notes"].astype(str)
     return out
+
+
+def answer_stages_table(one: pd.DataFrame, two: pd.DataFrame, seed: int = 0, n_boot: int = 2000) -> pd.DataFrame:
+    """Per template and strategy, the same slice answered with one stage and with two (olakit.llm.two_stage):
+    accuracy with CIs, unparsed rate, and what the second stage cost (extra calls and their tokens).
+
+    ``one`` and ``two``: records of the same grid with answer_stages 1 and 2 (sample 0; the first calls are shared,
+    so the second run pays only the second stage)."""
+    keys = ["template", "notes_strategy"]
+    a, b = (d[d["sample"] == 0].set_index([*keys, "question_id"]) for d in (one, two))
+    if set(a.index) != set(b.index):
+        raise DataError("one-stage and two-stage records cover different questions or cells; run the same grid")
+    b = b.loc[a.index]
+    rows = []
+    for (template, strategy), g1 in a.groupby(level=keys, sort=False):
+        g2 = b.loc[g1.index]
+        r1 = accuracy_row(template, strategy, g1["correct"].to_numpy(), seed, n_boot)
+        r2 = accuracy_row(template, strategy, g2["correct"].to_numpy(), seed, n_boot)
+        extra = g2["answer_stage"] == 2
+        tokens = (
+            g2["prompt_tokens"].astype("Float64")
+            + g2["completion_tokens"].astype("Float64")
+            - g1["prompt_tokens"].astype("Float64")
+            - g1["completion_tokens"].astype("Float64")
+        )
+        rows.append(
+            {
+                "template": template,
+                "notes_strategy": strategy,
+                "n": r1["n"],
+                "accuracy_1": r1["accuracy"],
+                "ci_low_1": r1["ci_low"],
+                "ci_high_1": r1["ci_high"],
+                "unparsed_rate_1": float(g1["extracted"].isna().mean()),
+                "accuracy_2": r2["accuracy"],
+                "ci_low_2": r2["ci_low"],
+                "ci_high_2": r2["ci_high"],
+                "unparsed_rate_2": float(g2["extracted"].isna().mean()),
+                "cut_off_1": int((g1["finish_reason"] == "length").sum()),
+                "second_calls": int(extra.sum()),
+                "second_tokens": float(tokens.sum()) if tokens.notna().all() else float("nan"),
+            }
+        )
+    out = pd.DataFrame(rows)
+    total = {"template": "all", "notes_strategy": "all", "n": int(out["n"].sum())}
+    for stage, g in (("1", a), ("2", b)):
+        total[f"accuracy_{stage}"] = float(g["correct"].mean())
+        total[f"unparsed_rate_{stage}"] = float(g["extracted"].isna().mean())
+    total.update(
+        second_calls=int(out["second_calls"].sum()),
+        second_tokens=float(out["second_tokens"].sum()),
+        cut_off_1=int(out["cut_off_1"].sum()),
+    )
+    return pd.concat([out, pd.DataFrame([total])], ignore_index=True)

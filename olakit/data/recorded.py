@@ -4,6 +4,7 @@ serves recorded and live runs alike.
 
 from __future__ import annotations
 
+import ast
 import json
 
 import pandas as pd
@@ -12,8 +13,8 @@ from olakit.data.files import read_json, require
 from olakit.data.loaders import data_file, load_aqua
 from olakit.data.records import check_frame, prompt_hash, to_frame
 from olakit.errors import DataError
-from olakit.extract import get_extractor
-from olakit.names import TURBO
+from olakit.extract import get_extractor, unparsed_cause
+from olakit.names import LLM_VOTE, TURBO, ZERO_SHOT
 from olakit.types import Record
 
 OLAGPT_TEMPLATES = {"dst": "DST", "dt": "DT", "pt": "PT", "st": "ST", "turbo": TURBO}
@@ -30,67 +31,111 @@ OLAGPT_TOP_N = 3
 
 
 RECORDED_TEMPLATES = list(OLAGPT_TEMPLATES.values())
-"""The template names of the recorded records, in OlaGPT's vote order."""
+"""The template names of the recorded records, in the order of the folders."""
+CANDIDATE_ORDER = ["dt", "dst", "pt", "st", "turbo"]
+"""The order of the templates' outputs in every recorded LLM-vote input (and so of the authors' regex vote)."""
+PARTS = ("templates", "llm_vote", "st_notes_count")
+"""What import_olagpt can read: the 5 templates x 4 strategies (n = 3 notes), the authors' LLM vote over them
+(cos_llm_vote/dst_dt_pt_st_turbo), and ST with 1 and 5 notes (st/few_shot_1, st/few_shot_5)."""
 
 
-def import_olagpt(data_dir=None, extractor: str = "olagpt") -> pd.DataFrame:
-    """The OlaGPT gpt-3.5 outputs on AQuA test (5 templates x 4 note strategies x 254) as records.
+def _files(parts) -> list[tuple[str, str, str, int]]:
+    """(relative path, template, strategy, n_notes) of every recorded file of ``parts``."""
+    unknown = sorted(set(parts) - set(PARTS))
+    if unknown:
+        raise DataError(f"unknown recorded parts {unknown}; known: {', '.join(PARTS)}")
+    out = []
+    root = "olagpt/data/predictions"
+    for strategy, suffix in OLAGPT_STRATEGIES.items():
+        n = 0 if strategy == ZERO_SHOT else OLAGPT_TOP_N
+        if "templates" in parts:
+            out += [(f"{root}/{f}/aqua_predict{suffix}.json", t, strategy, n) for f, t in OLAGPT_TEMPLATES.items()]
+        if "llm_vote" in parts:
+            out.append((f"{root}/cos_llm_vote/dst_dt_pt_st_turbo/aqua_predict{suffix}.json", LLM_VOTE, strategy, n))
+        if "st_notes_count" in parts and strategy != ZERO_SHOT:
+            out += [(f"{root}/st/few_shot_{k}/aqua_predict{suffix}.json", "ST", strategy, k) for k in (1, 5)]
+    return out
 
-    Each prediction is checked against aqua/test.json (same question text, same gold answer) so that a
-    shifted or edited file is caught rather than scored against the wrong gold label.
+
+def _check_candidate_order(pred: dict, where: str) -> None:
+    """A recorded LLM vote must list its candidates in CANDIDATE_ORDER (the vote order depends on it)."""
+    cands = require(pred, "candidate_outputs", where)
+    if isinstance(cands, str):  # some copies hold the list's Python text
+        try:
+            cands = ast.literal_eval(cands)
+        except (ValueError, SyntaxError):
+            cands = None
+    if not isinstance(cands, list):
+        raise DataError(f"{where}: field 'candidate_outputs' is not a list of outputs")
+    order = [str(c).split(":", 1)[0].strip() for c in cands]
+    if order != CANDIDATE_ORDER:
+        raise DataError(
+            f"{where}: candidates in the order {order}, expected {CANDIDATE_ORDER} (the order the "
+            "authors' vote depends on)"
+        )
+
+
+def import_olagpt(data_dir=None, extractor: str = "olagpt", parts=("templates",)) -> pd.DataFrame:
+    """The OlaGPT gpt-3.5 outputs on AQuA test as records: by default the 5 templates x 4 note strategies x 254;
+    ``parts`` adds the authors' LLM vote (template ``llm_vote``) and ST with 1 and 5 notes (n_notes 1 and 5).
+
+    Each prediction is checked against aqua/test.json (same question text, same gold answer) so that a shifted or
+    edited file is caught rather than scored against the wrong gold label; a recorded LLM vote must list its
+    candidates in the order dt, dst, pt, st, turbo.
     """
     fn = get_extractor(extractor)
     questions = load_aqua("test", data_dir)
     records = []
-    for folder, template in OLAGPT_TEMPLATES.items():
-        for strategy, suffix in OLAGPT_STRATEGIES.items():
-            path = data_file(data_dir, f"olagpt/data/predictions/{folder}/aqua_predict{suffix}.json")
-            doc = read_json(path)
-            preds = doc.get("predictions") if isinstance(doc, dict) else None
-            if not isinstance(preds, list):
-                raise DataError(f'{path}: expected {{"predictions": [...]}}')
-            if len(preds) != len(questions):
+    for rel, template, strategy, n_notes in _files(parts):
+        path = data_file(data_dir, rel)
+        doc = read_json(path)
+        preds = doc.get("predictions") if isinstance(doc, dict) else None
+        if not isinstance(preds, list):
+            raise DataError(f'{path}: expected {{"predictions": [...]}}')
+        if len(preds) != len(questions):
+            raise DataError(f"{path}: {len(preds)} predictions, expected {len(questions)} (one per AQuA test question)")
+        for index, pred in enumerate(preds):
+            where = f"{path} prediction {index}"
+            qid = require(pred, "question_id", where)
+            if not isinstance(qid, int) or not 0 <= qid < len(questions):
+                raise DataError(f"{where}: question_id {qid!r} is not an AQuA test index 0..{len(questions) - 1}")
+            q = questions[qid]
+            answer = str(require(pred, "answer", where))
+            if answer[:1] != q.gold:
                 raise DataError(
-                    f"{path}: {len(preds)} predictions, expected {len(questions)} (one per AQuA test question)"
+                    f"{where}: answer {answer!r} disagrees with aqua/test.json gold {q.gold!r} for question {qid}"
                 )
-            for index, pred in enumerate(preds):
-                where = f"{path} prediction {index}"
-                qid = require(pred, "question_id", where)
-                if not isinstance(qid, int) or not 0 <= qid < len(questions):
-                    raise DataError(f"{where}: question_id {qid!r} is not an AQuA test index 0..{len(questions) - 1}")
-                q = questions[qid]
-                answer = str(require(pred, "answer", where))
-                if answer[:1] != q.gold:
-                    raise DataError(
-                        f"{where}: answer {answer!r} disagrees with aqua/test.json gold {q.gold!r} for question {qid}"
-                    )
-                prompt = require(pred, "input", where)
-                try:
-                    recorded_q = json.loads(prompt).get("question", "")
-                except (json.JSONDecodeError, AttributeError):
-                    raise DataError(f"{where}: field 'input' is not a JSON object string") from None
-                if " ".join(recorded_q.replace("question:", "", 1).split()) != " ".join(q.text.split()):
-                    raise DataError(f"{where}: question text differs from aqua/test.json question {qid}")
-                raw = require(pred, "output", where)
-                if not isinstance(raw, str):
-                    raise DataError(f"{where}: field 'output' is not text")
-                got = fn(raw, list(q.options))
-                records.append(
-                    Record(
-                        dataset="aqua",
-                        question_id=q.id,
-                        template=template,
-                        notes_strategy=strategy,
-                        n_notes=0 if strategy == "zero-shot" else OLAGPT_TOP_N,
-                        sample=0,
-                        model="gpt-3.5-turbo",
-                        prompt_hash=prompt_hash(prompt),
-                        prompt_chars=len(prompt),
-                        raw_output=raw,
-                        extracted=got,
-                        gold=q.gold,
-                        correct=got == q.gold,
-                        source="olagpt-recorded",
-                    )
+            prompt = require(pred, "input", where)
+            try:
+                recorded_q = json.loads(prompt).get("question", "")
+            except (json.JSONDecodeError, AttributeError):
+                raise DataError(f"{where}: field 'input' is not a JSON object string") from None
+            if " ".join(recorded_q.replace("question:", "", 1).split()) != " ".join(q.text.split()):
+                raise DataError(f"{where}: question text differs from aqua/test.json question {qid}")
+            if template == LLM_VOTE:
+                _check_candidate_order(pred, where)
+            raw = require(pred, "output", where)
+            if not isinstance(raw, str):
+                raise DataError(f"{where}: field 'output' is not text")
+            got = fn(raw, list(q.options))
+            cause = "" if got is not None else unparsed_cause(raw, list(q.options))
+            records.append(
+                Record(
+                    dataset="aqua",
+                    question_id=q.id,
+                    template=template,
+                    notes_strategy=strategy,
+                    n_notes=n_notes,
+                    sample=0,
+                    model="gpt-3.5-turbo",
+                    prompt_hash=prompt_hash(prompt),
+                    prompt_chars=len(prompt),
+                    raw_output=raw,
+                    extracted=got,
+                    gold=q.gold,
+                    correct=got == q.gold,
+                    unparsed_cause=cause,
+                    source="olagpt-recorded",
                 )
+            )
     return check_frame(to_frame(records), "OlaGPT predictions")

@@ -40,6 +40,7 @@ _DTYPES = {
     "prompt_tokens": "Int64",
     "prompt_chars": "Int64",
     "completion_tokens": "Int64",
+    "answer_stage": "int64",
     "cost": "Float64",
     "latency": "Float64",
 }
@@ -52,6 +53,9 @@ def normalise(df: pd.DataFrame) -> pd.DataFrame:
     df["note_ids"] = df["note_ids"].map(lambda ids: [str(i) for i in ids])
     df["note_sims"] = df["note_sims"].map(lambda sims: [float(x) for x in sims])
     df["question_type"] = df["question_type"].fillna("").astype(str)
+    df["finish_reason"] = df["finish_reason"].astype(object).where(df["finish_reason"].notna(), None)
+    for col in ("stage2_output", "unparsed_cause"):
+        df[col] = df[col].fillna("").astype(str)
     return df
 
 

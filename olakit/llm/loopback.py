@@ -38,7 +38,7 @@ class Loopback:
         seed: int = 0,
         reply=None,
     ):
-        self.reply = reply  # optional fn(prompt, request) -> text, for answers a test must control
+        self.reply = reply  # optional fn(prompt, request) -> text or (text, finish_reason), for answers a test controls
         self.delay, self.fault_rate, self.faults, self.stall = delay, fault_rate, tuple(faults), stall
         self.retry_after, self.seed = retry_after, seed
         self.requests = 0
@@ -129,6 +129,7 @@ class Loopback:
     @staticmethod
     def _reply(prompt: str, req: dict, reply=None) -> bytes:
         text = reply(prompt, req) if reply else f"echo: {prompt}"
+        text, finish = text if isinstance(text, tuple) else (text, "stop")  # reply may say why the output ended
         if req.get("seed") is not None and not reply:
             text += f" (seed {req['seed']})"
         return json.dumps(
@@ -137,7 +138,7 @@ class Loopback:
                 "object": "chat.completion",
                 "created": 0,
                 "model": req.get("model", "x"),
-                "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
+                "choices": [{"index": 0, "finish_reason": finish, "message": {"role": "assistant", "content": text}}],
                 "usage": {
                     "prompt_tokens": len(prompt.split()),
                     "completion_tokens": len(text.split()),
@@ -165,7 +166,7 @@ class Loopback:
 
 
 def main(argv=None) -> None:
-    """``python -m olakit.loopback --delay 0.2``: serve in a process of its own; prints the base URL."""
+    """``python -m olakit.llm.loopback --delay 0.2``: serve in a process of its own; prints the base URL."""
     import argparse
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])

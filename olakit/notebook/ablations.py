@@ -32,7 +32,7 @@ from olakit.analysis.similarity import nearest_note_similarity, similarity_bands
 from olakit.analysis.tables import answer_counts, bounds_long, method_accuracy
 from olakit.data.files import REPO_ROOT, write_atomic, write_tables
 from olakit.data.loaders import DEFAULT_SPLIT, load_questions
-from olakit.data.recorded import OLAGPT_TOP_N, RECORDED_TEMPLATES, import_olagpt
+from olakit.data.recorded import RECORDED_TEMPLATES, import_olagpt
 from olakit.data.records import to_frame
 from olakit.errors import DataError
 from olakit.llm import LLM
@@ -40,6 +40,7 @@ from olakit.names import LLM_VOTE, LLM_VOTE_SHUFFLED, NON_TEMPLATES, REGEX_VOTE,
 from olakit.olagpt.llm_vote import llm_vote_audit, llm_vote_records
 from olakit.olagpt.notes import resolve_library
 from olakit.olagpt.run import RunConfig, run
+from olakit.olagpt.settings import resolve, vote_order
 from olakit.olagpt.vote import regex_vote
 
 PACKAGES = (
@@ -85,28 +86,42 @@ def get_records(
     library: str | None = "olagpt",
     baselines: Sequence[str] = (),
     votes: Sequence[str] = (REGEX_VOTE,),
-    sc_k: int = 3,
+    sc_k: int = 5,
     max_tokens: int = 256,
     vote_max_tokens: int = 192,
     seed: int = 0,
     extractor: str | None = None,
     data_dir=None,
     concurrency: int = 4,
+    preset: str | None = None,
+    settings: dict | None = None,
+    answer_stages: int = 1,
 ) -> tuple[pd.DataFrame, list[str], dict]:
-    """(records, template names, info) from the OlaGPT recorded outputs or a live run of the runner.
+    """(records, template names in vote order, info) from the OlaGPT recorded outputs or a live run.
 
-    ``source``: ``"recorded"`` (AQuA only: the authors' gpt-3.5 outputs, n_notes 3; every question unless a slice
-    is asked for) or ``"live"`` (the endpoint from the environment, or the embedded model).
+    ``source``: ``"recorded"`` (AQuA only: the authors' gpt-3.5 outputs; every question unless a slice is asked
+    for; n_notes 3, and for ST also 1 and 5; with all five templates and an LLM vote asked for, the authors'
+    recorded LLM vote) or ``"live"`` (the endpoint from the environment, or the embedded model). ``preset`` and
+    ``settings`` name the settings (olakit.olagpt.settings; default the ``paper`` preset); ``info["settings"]``
+    holds the ones used.
     """
+    chosen = resolve(preset, **(settings or {}))
     if source == "recorded":
         if dataset != "aqua":
             raise DataError(f"recorded outputs exist for AQuA only, not {dataset!r}; use source='live'")
-        df = import_olagpt(data_dir, extractor=extractor or "olagpt")
         names = list(templates) if templates else RECORDED_TEMPLATES
         unknown = sorted(set(names) - set(RECORDED_TEMPLATES))
         if unknown:
             raise DataError(f"templates {unknown} are not in the recorded outputs; recorded: {RECORDED_TEMPLATES}")
-        df = df[df["template"].isin(names) & df["notes_strategy"].isin(strategies)]
+        parts = ["templates"]
+        if LLM_VOTE in votes and set(names) == set(RECORDED_TEMPLATES):
+            parts.append("llm_vote")
+        if "ST" in names and {1, 5} & set(n_notes):
+            parts.append("st_notes_count")
+        df = import_olagpt(data_dir, extractor=extractor or "olagpt", parts=parts)
+        keep_n = {0, *n_notes}
+        df = df[df["template"].isin([*names, LLM_VOTE]) & df["notes_strategy"].isin(strategies)]
+        df = df[df["n_notes"].isin(keep_n)]
         ids = list(dict.fromkeys(df["question_id"]))
         keep = ids[offset : None if n_questions is None else offset + n_questions]
         df = df[df["question_id"].isin(keep)].reset_index(drop=True)
@@ -114,10 +129,12 @@ def get_records(
             "source": "olagpt-recorded",
             "model": "gpt-3.5-turbo",
             "endpoint": "recorded (OlaGPT repository)",
-            "n_notes": OLAGPT_TOP_N,
+            "n_notes": sorted(set(df["n_notes"])),
+            "n_questions": len(keep),
+            "settings": chosen.as_dict(),
             "calls": {"requests": 0},
         }
-        return df, names, info
+        return df, vote_order(names, chosen.vote_order), info
     if source == "live":
         cfg = RunConfig(
             dataset=dataset,
@@ -135,6 +152,8 @@ def get_records(
             seed=seed,
             extractor=extractor or "strict",
             data_dir=data_dir,
+            settings=chosen,
+            answer_stages=answer_stages,
         )
         with LLM(concurrency=concurrency) as llm:
             res = run(cfg, llm=llm)
@@ -143,9 +162,12 @@ def get_records(
                 "model": llm.endpoint.model,
                 "endpoint": llm.endpoint.identity,
                 "calls": res.calls,
+                "n_questions": res.records["question_id"].nunique(),
+                "settings": chosen.as_dict(),
+                "run_config": res.config,
             }
         names = [t for t in dict.fromkeys(res.records["template"]) if t not in NON_TEMPLATES]
-        return res.records, names, info
+        return res.records, vote_order(names, chosen.vote_order), info
     raise DataError(f"source {source!r}: use 'recorded' or 'live'")
 
 
@@ -160,9 +182,11 @@ def add_llm_vote(
     seed: int = 0,
     max_tokens: int = 192,
     data_dir=None,
+    prompt: str = "paper",
 ) -> pd.DataFrame:
     """Recorded records plus an LLM vote by the configured model over the first ``n_questions`` questions'
-    recorded answers (``info`` gets the vote's model and endpoint). ``n_questions = 0`` returns the records."""
+    recorded answers, in place of the authors' recorded LLM vote on those questions (``info`` gets the vote's model
+    and endpoint). ``n_questions = 0`` returns the records."""
     if not n_questions:
         return records
     questions = {q.id: q for q in load_questions(dataset, DEFAULT_SPLIT[dataset], data_dir)}
@@ -176,19 +200,28 @@ def add_llm_vote(
             audit=audit,
             seed=seed,
             max_tokens=max_tokens,
+            prompt=prompt,
         )
         info["vote_model"], info["vote_endpoint"] = llm.endpoint.model, llm.endpoint.identity
-    return pd.concat([records, to_frame(votes)], ignore_index=True)
+    revoted = records["question_id"].isin(first) & records["template"].isin([LLM_VOTE, LLM_VOTE_SHUFFLED])
+    return pd.concat([records[~revoted], to_frame(votes)], ignore_index=True)
 
 
 def vote_type_tables(
-    records: pd.DataFrame, names: Sequence[str], *, tie: str = "first", seed: int = 0, n_boot: int = 2000
+    records: pd.DataFrame,
+    names: Sequence[str],
+    *,
+    tie: str = "first",
+    seed: int = 0,
+    n_boot: int = 2000,
+    unparsed: str = "abstain",
 ) -> dict[str, pd.DataFrame]:
     """Figs 7-8 / Table 8: the regex bounds, the regex vote and any LLM vote, with CIs (``vote_type``); and the
     LLM-vote audit over the questions that have an LLM vote (``llm_vote_audit``) when there is one."""
     base = records[records["template"].isin(names)]
-    counts = answer_counts(base, names)
-    bounds = bounds_long(counts, regex_vote(base, names, tie=tie, seed=seed), seed=seed, n_boot=n_boot)
+    counts = answer_counts(base, names, unparsed)
+    vote = regex_vote(base, names, tie=tie, seed=seed, unparsed=unparsed)
+    bounds = bounds_long(counts, vote, seed=seed, n_boot=n_boot)
     votes = method_accuracy(records, [], seed=seed, n_boot=n_boot)
     tables = {"vote_type": pd.concat([bounds, votes], ignore_index=True)}
     if {LLM_VOTE, LLM_VOTE_SHUFFLED} <= set(records["template"]):
@@ -273,8 +306,8 @@ SECRET_NAME = re.compile(r"(^|_)(api_?key|key|secret|password|token|auth)$", re.
 
 
 def manifest(notebook: str, parameters: dict, records: pd.DataFrame, info: dict) -> dict:
-    """What a run used: parameters (anything named like a secret refused), model, endpoint identity, prompt
-    hashes, seeds, package versions, python, git commit."""
+    """What a run used: parameters (anything named like a secret refused), model, endpoint identity, the named
+    settings (olakit.olagpt.settings), questions, prompt hashes, seeds, package versions, python, git commit."""
     bad = [k for k, v in parameters.items() if SECRET_NAME.search(k) or (isinstance(v, str) and v.startswith("sk-"))]
     if bad:
         raise DataError(f"parameters {bad} look like secrets; keys come from the environment only")
@@ -287,6 +320,9 @@ def manifest(notebook: str, parameters: dict, records: pd.DataFrame, info: dict)
         "model": sorted(set(records["model"])) or [info.get("model")],
         "endpoint": info.get("endpoint"),
         "calls": info.get("calls", {}),
+        "settings": info.get("settings"),
+        "run_config": info.get("run_config"),
+        "n_questions": int(records["question_id"].nunique()),
         "records": len(records),
         "prompt_hashes": hashes,
         "prompts_digest": hashlib.sha256("".join(hashes).encode()).hexdigest(),

@@ -1,11 +1,12 @@
 """Baselines of the paper's Table 3 besides the templates: turbo, SC and Auto-CoT.
 
 - turbo: the ``turbo`` template (no prefix) at temperature 0, run like every template.
-- SC (self-consistency): k samples of one template (ST by default) at temperature > 0, majority vote.
+- SC (self-consistency): k samples (default 5) of one template (the plain turbo prompt by default) at
+  temperature > 0, majority vote.
 - Auto-CoT (Zhang et al. 2022): cluster the questions with the embedder (KMeans), take per cluster the question
-  nearest its centre whose zero-shot-CoT rationale ("Let's think step by step.") yields an answer, and show
-  those as demonstrations. ``published_demos()`` reads the AuRoRA copies of published Auto-CoT demos (AQuA,
-  StrategyQA) to compare with.
+  nearest its centre (of at most 60 tokens) whose zero-shot-CoT rationale ("Let's think step by step.") yields an
+  answer in at most 5 reasoning steps, and show those as demonstrations. ``published_demos()`` reads the AuRoRA
+  copies of published Auto-CoT demos (AQuA, StrategyQA) to compare with.
 
 All baselines use the same intention enhancement (the framed question), as the paper does.
 """
@@ -65,27 +66,45 @@ def demo_question(q: Question) -> str:
     return f"{show_question(q)}\n{answer_format(list(q.options))}"
 
 
+MAX_QUESTION_TOKENS = 60
+"""Auto-CoT's demo filter: a demonstration's question has at most 60 tokens (whitespace-separated words)."""
+MAX_REASONING_STEPS = 5
+"""Auto-CoT's demo filter: a demonstration's rationale has at most 5 reasoning steps (non-empty lines)."""
+
+
+def reasoning_steps(rationale: str) -> int:
+    """Reasoning steps of a rationale, counted as its non-empty lines.
+
+    >>> reasoning_steps("First, 2 + 2 = 4.\\n\\nSo the answer is (B).")
+    2
+    """
+    return sum(1 for line in (rationale or "").splitlines() if line.strip())
+
+
 def auto_cot_demos(
     llm, pool: Sequence[Question], k: int = 4, tries: int = 3, seed: int = 0, max_tokens: int = 256, batch=None
 ) -> list[Demo]:
-    """One zero-shot-CoT demo per cluster: the first of the ``tries`` nearest members whose rationale gives an
-    answer (Auto-CoT's simple heuristic; wrong answers are kept, as Auto-CoT does without labels).
+    """One zero-shot-CoT demo per cluster, with Auto-CoT's filters: among the ``tries`` members nearest the centre
+    whose question has at most MAX_QUESTION_TOKENS tokens, the first whose rationale gives an answer in at most
+    MAX_REASONING_STEPS steps (wrong answers are kept, as Auto-CoT does without labels). When none passes, the first
+    that answers, else the last tried, stands in (so every cluster gives a demo).
     ``batch(requests, desc) -> results`` replaces ``llm.batch`` (the runner uses it to count calls)."""
     clusters = cluster_candidates(pool, k, seed)
-    tried = [c[:tries] for c in clusters]
+    short = [[q for q in c if len(q.text.split()) <= MAX_QUESTION_TOKENS] or c for c in clusters]
+    tried = [c[:tries] for c in short]
     flat = [q for c in tried for q in c]
     reqs = [Request.make(cot_prompt([], demo_question(q)), temperature=0, max_tokens=max_tokens) for q in flat]
     answers = (batch or (lambda r, desc: llm.batch(r, desc=desc)))(reqs, "Auto-CoT demos")
     results = dict(zip((q.id for q in flat), answers))
     demos = []
     for members in tried:
+        found = []
         for q in members:
-            r = results[q.id]
-            text = r.text if r.ok else ""
-            answer = extract_strict(text, list(q.options))
-            if answer is not None or q is members[-1]:
-                demos.append(Demo(q.id, demo_question(q), text, answer))
-                break
+            text = results[q.id].text if results[q.id].ok else ""
+            found.append(Demo(q.id, demo_question(q), text, extract_strict(text, list(q.options))))
+        passing = [d for d in found if d.answer is not None and reasoning_steps(d.rationale) <= MAX_REASONING_STEPS]
+        answering = [d for d in found if d.answer is not None]
+        demos.append((passing or answering or found[-1:])[0])
     return demos
 
 

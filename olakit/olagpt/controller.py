@@ -1,6 +1,7 @@
 """The controller (paper 3.6, Fig 3): assemble prompts and turn a grid of conditions into unique prompts.
 
-A prompt is, in the order of Fig 3: the notes as examples, the template prefix, the framed question
+A prompt is, in the order of Fig 3: the notes as examples (in the authors' layout or olakit's), the template text
+(ST's trigger after the question under the authors' settings), the framed question
 (intent.frame_question). ``plan()`` expands question slice x templates x strategies x n_notes x samples into ``Call``s;
 identical prompts (e.g. zero-shot for every n) share one cache key, so each is paid for once.
 """
@@ -14,9 +15,15 @@ from olakit.llm import Request, cache_key
 from olakit.olagpt.intent import frame_question, show_question
 from olakit.olagpt.notes import NotesLibrary
 from olakit.olagpt.selection import select
+from olakit.olagpt.settings import PRESETS, Settings
 from olakit.types import Note, Question, Template
 
 NOTES_HEADER = "Here are notes on similar questions that were answered wrongly before, with their solutions:"
+"""The header of olakit's own note layout (setting notes_layout="olakit")."""
+PAPER_NOTES_HEADER = (
+    "Here are some similar questions, and the solving process that may assist you in answering your questions: \n"
+)
+"""The header of the authors' note layout (their notes/prompts.py construct_notes)."""
 
 
 def show_note(i: int, note: Note) -> str:
@@ -35,14 +42,46 @@ def show_note(i: int, note: Note) -> str:
     return "\n".join(lines)
 
 
-def build_prompt(question: Question, qtype: str, template: Template | None, notes: Sequence[Note]) -> str:
-    """Notes as examples, then the template prefix, then the framed question (Fig 3)."""
+def paper_note(note: Note, template: Template | None) -> str:
+    """One note as the authors' construct_note writes it (their whitespace included): type and question with its
+    choices, the template's note prefix and the explanation, then the answer in the answer format."""
+    choices = "".join(f"{label}){text}\n" for label, text in note.options.items())
+    question = f"question: {note.question}\n\nchoices: \n{choices}\n"
+    answer = f"{note.answer}){note.options.get(note.answer, '')}"
+    prefix = template.note_prefix if template is not None else ""
+    return f"""
+        This is a kind of {note.llm_task_type}: {question} \n
+        {prefix} {note.explanation}.
+        Therefore, the answer is: {{"Answer": "{answer}"}}.
+        """
+
+
+def notes_block(notes: Sequence[Note], template: Template | None, layout: str = "paper") -> str:
+    """The notes shown before the question: the authors' layout (``paper``: each template sees its own note
+    prefix) or olakit's (``olakit``: the same text for every template, answer before explanation)."""
+    if layout == "paper":
+        return PAPER_NOTES_HEADER + "".join(paper_note(n, template) + "\n" for n in notes)
+    return NOTES_HEADER + "\n\n" + "\n\n".join(show_note(i, n) for i, n in enumerate(notes, 1))
+
+
+def build_prompt(
+    question: Question,
+    qtype: str,
+    template: Template | None,
+    notes: Sequence[Note],
+    settings: Settings = PRESETS["paper"],
+) -> str:
+    """Notes as examples, then the template text, then the framed question (Fig 3); under the authors' settings
+    a template whose text they put after the question (ST's trigger) comes after the answer-format sentence."""
     parts = []
     if notes:
-        parts.append(NOTES_HEADER + "\n\n" + "\n\n".join(show_note(i, n) for i, n in enumerate(notes, 1)))
-    if template is not None and template.prefix:
+        parts.append(notes_block(notes, template, settings.notes_layout))
+    after = settings.template_position == "paper" and template is not None and template.paper_position == "after"
+    if template is not None and template.prefix and not after:
         parts.append(template.prefix)
     parts.append(frame_question(question, qtype))
+    if after and template.prefix:
+        parts.append(template.prefix)
     return "\n\n".join(parts)
 
 
@@ -75,18 +114,20 @@ def plan(
     temperature: float = 0.0,
     max_tokens: int = 256,
     name: str | None = None,
+    settings: Settings = PRESETS["paper"],
 ) -> list[Call]:
     """Every (question, template, strategy, n, sample) cell. Zero-shot takes n = 0 only. ``name`` relabels the
-    template in the records (e.g. ``"SC"`` for self-consistency samples of ST)."""
+    template in the records (e.g. ``"SC"`` for self-consistency samples of ST); ``settings`` picks the note layout,
+    where template texts go and whether further note types fill up (olakit.olagpt.settings)."""
     calls = []
     for q in questions:
         qtype = qtypes[q.id]
         for strategy in strategies:
             for n in [0] if strategy == "zero-shot" else sorted(set(n_notes)):
-                picked = select(strategy, library, q, qtype, n, seed)
+                picked = select(strategy, library, q, qtype, n, seed, fill_up=settings.fill_up)
                 notes = [note for note, _ in picked]
                 for t in templates:
-                    prompt = build_prompt(q, qtype, t, notes)
+                    prompt = build_prompt(q, qtype, t, notes, settings)
                     for s in range(samples):
                         params = {"temperature": temperature, "max_tokens": max_tokens}
                         if samples > 1 or temperature > 0:

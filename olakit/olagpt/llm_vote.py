@@ -10,7 +10,8 @@ from collections.abc import Sequence
 import pandas as pd
 
 from olakit.data.records import prompt_hash
-from olakit.extract import get_extractor
+from olakit.errors import DataError
+from olakit.extract import get_extractor, unparsed_cause
 from olakit.llm import Request, cache_key
 from olakit.names import LLM_VOTE, LLM_VOTE_SHUFFLED
 from olakit.olagpt.intent import DEFAULT_TYPE, show_question
@@ -27,11 +28,47 @@ RATIONALE_CHARS = 700
 """Each candidate's rationale is cut to its last RATIONALE_CHARS characters (the conclusion is at the end)."""
 
 
-def llm_vote_prompt(question, qtype: str, candidates) -> str:
-    """The LLM vote prompt: the question, each candidate's rationale and extracted answer, the ask.
+PAPER_VOTE_TEMPLATE = """Answer the following questions as best you can. 
+You have been given the question and the following possible answers by different tools, please select the most consistent one as the final answer:
 
-    ``candidates``: ``[(raw_output, extracted_label_or_None), ...]`` in the order shown.
-    """
+{answers}
+
+Use the following format:
+
+Question: the input question you must answer
+Final Answer: the final answer to the input question. The answer's format must end with json format: {{Answer: one of options[{labels}]}}
+
+Begin!
+
+Question: {question}
+"""  # noqa: W291, E501 (the authors' text, trailing space included: agents/llm_vote_agent.py)
+"""The authors' LLM-vote prompt (setting llm_vote_prompt="paper"); the candidates are their full outputs."""
+
+
+def paper_vote_prompt(question, qtype: str, candidates, names) -> str:
+    """The authors' LLM vote: one ``Observation[tool]: output`` per candidate, their question framing, the answer
+    format at the end of the instructions."""
+    answers = "".join(f"\nObservation[{name}]: {text or ''}" for name, (text, _) in zip(names, candidates))
+    choices = "".join(f"{label}){text}\n" for label, text in question.options.items())
+    framed = "\n".join(
+        [
+            f"Now give you the {qtype} question and choices:",
+            "",
+            f"\nquestion: {question.text}",
+            f"\nchoices: \n{choices}",
+        ]
+    )
+    return PAPER_VOTE_TEMPLATE.format(answers=answers, labels=",".join(question.options), question=framed)
+
+
+def llm_vote_prompt(question, qtype: str, candidates, names=None, variant: str = "olakit") -> str:
+    """The LLM vote prompt for ``candidates`` ``[(raw_output, extracted_label_or_None), ...]`` in the order shown
+    (``names``: their templates). ``variant``: ``"paper"`` (the authors' wording and full outputs) or ``"olakit"``
+    (the question, each candidate's extracted answer and the end of its rationale, the ask)."""
+    if variant == "paper":
+        return paper_vote_prompt(question, qtype, candidates, names or [f"tool{i}" for i in range(1, 99)])
+    if variant != "olakit":
+        raise DataError(f"LLM vote prompt {variant!r}: use 'paper' or 'olakit'")
     blocks = []
     for i, (text, label) in enumerate(candidates, 1):
         text = (text or "").strip()
@@ -101,9 +138,11 @@ def llm_vote_records(
     max_tokens: int = 192,
     extractor: str = "strict",
     batch=None,
+    prompt: str = "paper",
 ) -> list:
     """LLM-vote records for every question and condition of ``df`` that has all ``templates`` (sample 0):
     ``llm_vote`` (candidates in template order) and, with ``audit``, ``llm_vote_shuffled`` (seeded shuffle).
+    ``prompt``: the prompt variant (setting llm_vote_prompt: ``paper`` or ``olakit``).
 
     Works on live and recorded records alike (e.g. the OlaGPT gpt-3.5 outputs voted by another model).
     ``questions``: question_id -> Question. ``batch(requests, desc) -> {cache_key: Result}`` replaces the
@@ -123,15 +162,15 @@ def llm_vote_records(
             if shuffled and not audit:
                 continue
             order = candidate_order(len(cands), seed, "|".join(map(str, key)), shuffled)
-            prompt = llm_vote_prompt(q, qtype, [cands[i] for i in order])
-            cells.append((cell, q, qtype, label, prompt, Request.make(prompt, temperature=0, max_tokens=max_tokens)))
+            text = llm_vote_prompt(q, qtype, [cands[i] for i in order], [templates[i] for i in order], prompt)
+            cells.append((cell, q, qtype, label, text, Request.make(text, temperature=0, max_tokens=max_tokens)))
     reqs = [c[-1] for c in cells]
     if batch is None:
         results = dict(zip((cache_key(llm.endpoint.identity, r) for r in reqs), llm.batch(reqs, desc="LLM votes")))
     else:
         results = batch(reqs, "LLM votes")
     out = []
-    for cell, q, qtype, label, prompt, req in cells:
+    for cell, q, qtype, label, text, req in cells:
         res = results[cache_key(llm.endpoint.identity, req)]
         if not res.ok:
             continue
@@ -145,8 +184,8 @@ def llm_vote_records(
                 n_notes=int(cell["n_notes"]),
                 sample=0,
                 model=llm.endpoint.model,
-                prompt_hash=prompt_hash(prompt),
-                prompt_chars=len(prompt),
+                prompt_hash=prompt_hash(text),
+                prompt_chars=len(text),
                 raw_output=res.text or "",
                 extracted=got,
                 gold=q.gold,
@@ -156,6 +195,8 @@ def llm_vote_records(
                 cost=res.cost,
                 latency=res.latency,
                 cached=res.cached,
+                finish_reason=res.finish_reason,
+                unparsed_cause="" if got is not None else unparsed_cause(res.text, list(q.options), res.finish_reason),
                 source="live",
                 question_type=qtype,
             )

@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -28,18 +28,22 @@ import pandas as pd
 from olakit.data.loaders import DEFAULT_SPLIT, load_questions
 from olakit.data.records import prompt_hash, save_records, to_frame
 from olakit.errors import DataError, OlakitError
-from olakit.extract import get_extractor
+from olakit.extract import get_extractor, unparsed_cause
 from olakit.llm import LLM, Request, Result, cache_key
-from olakit.names import AUTO_COT, LLM_VOTE, SC, STRATEGIES, VOTES, ZERO_SHOT
+from olakit.llm.two_stage import STAGES, Answer, answers
+from olakit.names import AUTO_COT, LLM_VOTE, SC, STRATEGIES, TURBO, VOTES, ZERO_SHOT
 from olakit.olagpt.baselines import auto_cot_demos, cot_prompt, published_demos
 from olakit.olagpt.controller import Call, plan
 from olakit.olagpt.intent import frame_question, question_types
 from olakit.olagpt.llm_vote import llm_vote_records
 from olakit.olagpt.notes import resolve_library
+from olakit.olagpt.settings import Settings, resolve
 from olakit.olagpt.templates import templates_for
 from olakit.types import Record
 
 log = logging.getLogger("olakit")
+AUTO_COT_STRATEGY = "random"
+"""The column Table 3 reports Auto-CoT in (the paper's): its demonstrations are not notes retrieved for the question."""
 BASELINE_NAMES = (SC, AUTO_COT)
 """Baselines beside the templates (the turbo baseline is the ``turbo`` template itself)."""
 
@@ -66,8 +70,11 @@ class RunConfig:
     notes)."""
     baselines: Sequence[str] = BASELINE_NAMES
     votes: Sequence[str] = VOTES
-    sc_k: int = 3
-    sc_template: str = "ST"
+    sc_k: int = 5
+    """Self-consistency samples (default 5, the number of templates the vote combines)."""
+    sc_template: str = TURBO
+    """The template SC samples: the plain prompt by default (the paper's SC zero-shot, 0.3189, sits by turbo's
+    0.3228, far from ST's 0.5197, which suggests it sampled the plain prompt)."""
     sc_temperature: float = 0.7
     autocot_k: int = 4
     autocot_demos: str = "generated"
@@ -77,8 +84,15 @@ class RunConfig:
     audit: bool = True
     seed: int = 0
     extractor: str = "strict"
+    answer_stages: int = 1
+    """1: the extractor reads each output (the paper); 2: an output cut off or without an answer gets a second
+    call with Zero-shot-CoT's answer trigger (olakit.llm.two_stage)."""
+    second_stage_tokens: int = 16
     tie: str = "first"
     data_dir: str | None = None
+    settings: Settings = field(default_factory=resolve)
+    """The named settings (olakit.olagpt.settings): note layout, template position, fill-up, LLM-vote prompt, and
+    the vote order and unparsed rule the tables use. Default: the ``paper`` preset."""
 
     def check(self) -> RunConfig:
         unknown = [b for b in self.baselines if b not in BASELINE_NAMES]
@@ -92,7 +106,15 @@ class RunConfig:
         if self.autocot_demos not in ("generated", "published"):
             raise DataError(f"autocot_demos {self.autocot_demos!r}: use 'generated' or 'published'")
         get_extractor(self.extractor)
+        if self.answer_stages not in STAGES:
+            raise DataError(f"answer_stages {self.answer_stages!r}: use 1 (the paper) or 2 (two-stage extraction)")
+        if not isinstance(self.settings, Settings):
+            raise DataError(f"settings {self.settings!r}: give olakit.olagpt.settings.resolve(preset, **settings)")
         return self
+
+    def as_dict(self) -> dict:
+        """The configuration as plain data (what a manifest records)."""
+        return {**{k: v for k, v in asdict(self).items() if k != "settings"}, "settings": self.settings.as_dict()}
 
 
 @dataclass
@@ -101,6 +123,8 @@ class RunResult:
 
     records: pd.DataFrame
     calls: dict = field(default_factory=dict)
+    config: dict = field(default_factory=dict)
+    """RunConfig.as_dict(): templates, SC's template and k, settings, ..."""
     out_dir: Path | None = None
 
 
@@ -122,9 +146,11 @@ def _batch(llm: LLM, requests: Sequence[Request], desc: str, counts: dict) -> di
     return dict(zip(unique, results))
 
 
-def _record(call: Call, result: Result, model: str, extract, prompt: str) -> Record:
+def _record(call: Call, result: Result, model: str, answer: Answer) -> Record:
+    """One record: the first output, the answer (from the first or the second stage), both calls' usage."""
     q = call.question
-    extracted = extract(result.text, list(q.options))
+    second = answer.second
+    both = [r for r in (result, second) if r is not None]
     return Record(
         dataset=q.dataset,
         question_id=q.id,
@@ -133,22 +159,34 @@ def _record(call: Call, result: Result, model: str, extract, prompt: str) -> Rec
         n_notes=call.n_notes,
         sample=call.sample,
         model=model,
-        prompt_hash=prompt_hash(prompt),
-        prompt_chars=len(prompt),
+        prompt_hash=prompt_hash(call.prompt),
+        prompt_chars=len(call.prompt),
         raw_output=result.text or "",
-        extracted=extracted,
+        extracted=answer.label,
         gold=q.gold,
-        correct=extracted == q.gold,
-        prompt_tokens=result.prompt_tokens,
-        completion_tokens=result.completion_tokens,
-        cost=result.cost,
-        latency=result.latency,
-        cached=result.cached,
+        correct=answer.label == q.gold,
+        prompt_tokens=_total(r.prompt_tokens for r in both),
+        completion_tokens=_total(r.completion_tokens for r in both),
+        cost=_total(r.cost for r in both),
+        latency=_total(r.latency for r in both),
+        cached=all(r.cached for r in both),
+        finish_reason=result.finish_reason,
+        answer_stage=answer.stage,
+        stage2_output=(second.text or "") if second is not None else "",
+        unparsed_cause=""
+        if answer.stage == 1 and answer.label is not None
+        else unparsed_cause(result.text, list(q.options), result.finish_reason),
         source="live",
         note_ids=call.note_ids,
         note_sims=call.note_sims,
         question_type=call.question_type,
     )
+
+
+def _total(values):
+    """The sum of known values; None when one is unknown."""
+    values = list(values)
+    return None if any(v is None for v in values) else sum(values)
 
 
 def _fail_if_any(counts: dict) -> None:
@@ -185,7 +223,15 @@ def run(config: RunConfig, llm: LLM | None = None, out_dir: str | Path | None = 
     counted = lambda reqs, desc: list(_batch(llm, reqs, desc, counts).values())  # noqa: E731 (requests are unique)
     qtypes = question_types(llm, questions, batch=counted)
     calls = plan(
-        questions, qtypes, templates, cfg.strategies, cfg.n_notes, library, seed=cfg.seed, max_tokens=cfg.max_tokens
+        questions,
+        qtypes,
+        templates,
+        cfg.strategies,
+        cfg.n_notes,
+        library,
+        seed=cfg.seed,
+        max_tokens=cfg.max_tokens,
+        settings=cfg.settings,
     )
     if SC in cfg.baselines:
         sc_t = templates_for(cfg.dataset, [cfg.sc_template])
@@ -201,6 +247,7 @@ def run(config: RunConfig, llm: LLM | None = None, out_dir: str | Path | None = 
             temperature=cfg.sc_temperature,
             max_tokens=cfg.max_tokens,
             name=SC,
+            settings=cfg.settings,
         )
     if AUTO_COT in cfg.baselines:
         if cfg.autocot_demos == "published":
@@ -212,12 +259,13 @@ def run(config: RunConfig, llm: LLM | None = None, out_dir: str | Path | None = 
         for q in questions:
             own = [d for d in demos if d.question_id != q.id]  # never a question's own demo
             prompt = cot_prompt(own, frame_question(q, qtypes[q.id]))
+            # reported in the paper's column for it (Table 3: random): its demos are not notes chosen for the question
             calls.append(
                 Call(
                     q,
                     AUTO_COT,
-                    ZERO_SHOT,
-                    0,
+                    AUTO_COT_STRATEGY,
+                    len(own),
                     0,
                     Request.make(prompt, temperature=0, max_tokens=cfg.max_tokens),
                     prompt,
@@ -227,11 +275,21 @@ def run(config: RunConfig, llm: LLM | None = None, out_dir: str | Path | None = 
                 )
             )
     results = _batch(llm, [c.request for c in calls], "answers", counts)
-    records = [
-        _record(c, results[cache_key(llm.endpoint.identity, c.request)], model, extract, c.prompt)
-        for c in calls
-        if results[cache_key(llm.endpoint.identity, c.request)].ok
-    ]
+    firsts = [(c, results[cache_key(llm.endpoint.identity, c.request)]) for c in calls]
+    firsts = [(c, r) for c, r in firsts if r.ok]
+
+    def aligned(reqs, desc):  # results in request order, each distinct request sent once and counted
+        got = _batch(llm, reqs, desc, counts)
+        return [got[cache_key(llm.endpoint.identity, r)] for r in reqs]
+
+    found = answers(
+        [(c.request, r, list(c.question.options)) for c, r in firsts],
+        aligned,
+        stages=cfg.answer_stages,
+        extract=extract,
+        max_tokens=cfg.second_stage_tokens,
+    )
+    records = [_record(c, r, model, a) for (c, r), a in zip(firsts, found)]
 
     _fail_if_any(counts)
     if LLM_VOTE in cfg.votes:
@@ -246,11 +304,12 @@ def run(config: RunConfig, llm: LLM | None = None, out_dir: str | Path | None = 
             max_tokens=cfg.vote_max_tokens,
             extractor=cfg.extractor,
             batch=lambda reqs, desc: _batch(llm, reqs, desc, counts),
+            prompt=cfg.settings.llm_vote_prompt,
         )
     counts["wall_s"] = round(time.perf_counter() - t0, 2)
     _fail_if_any(counts)
     df = to_frame(records)
-    result = RunResult(records=df, calls=counts)
+    result = RunResult(records=df, calls=counts, config=cfg.as_dict())
     if out_dir is not None:
         result.out_dir = Path(out_dir)
         save_records(df, result.out_dir / "records.parquet")

@@ -2,9 +2,12 @@
 
 - ``zero-shot``: none (the active-learning module switched off).
 - ``random``: n notes at random.
-- ``retrieval``: the nearest question type by embedding, then the n most similar questions of that type (FAISS);
-  further types in order of similarity fill up when a type has fewer than n notes.
-- ``combine``: the nearest type, then n notes at random within it (further types fill up likewise).
+- ``retrieval``: the nearest question type by embedding, then the n most similar questions of that type (FAISS).
+- ``combine``: the nearest type, then n notes at random within it.
+
+When the nearest type has fewer than n notes, the authors' code gives fewer (``fill_up=False``, the default: 42 of
+the 54 AQuA note types have one note); ``fill_up=True`` (setting fill_up, olakit's choice) takes further types in
+order of similarity until there are n.
 
 Seeded per question; each pick carries its cosine similarity to the question; a note whose question is the test
 question itself is never given.
@@ -37,12 +40,12 @@ def _allowed(library: NotesLibrary, question: Question) -> list[int]:
     return keep
 
 
-def select_zero_shot(library, question, qtype, n, seed) -> list[tuple[Note, float]]:
+def select_zero_shot(library, question, qtype, n, seed, fill_up=False) -> list[tuple[Note, float]]:
     """No notes (the active-learning module switched off)."""
     return []
 
 
-def select_random(library, question, qtype, n, seed) -> list[tuple[Note, float]]:
+def select_random(library, question, qtype, n, seed, fill_up=False) -> list[tuple[Note, float]]:
     """n notes drawn at random (seeded by seed and question id)."""
     allowed = _allowed(library, question)
     if not allowed or n <= 0:
@@ -63,8 +66,8 @@ def _by_type(library: NotesLibrary, qtype: str, allowed: list[int]) -> list[list
     return groups
 
 
-def select_retrieval(library, question, qtype, n, seed) -> list[tuple[Note, float]]:
-    """Nearest type, then the top-n most similar questions of that type (next types fill up)."""
+def select_retrieval(library, question, qtype, n, seed, fill_up=False) -> list[tuple[Note, float]]:
+    """Nearest type, then the top-n most similar questions of that type (with ``fill_up``, next types fill up)."""
     allowed = _allowed(library, question)
     if not allowed or n <= 0:
         return []
@@ -74,13 +77,13 @@ def select_retrieval(library, question, qtype, n, seed) -> list[tuple[Note, floa
     out: list[int] = []
     for members in _by_type(library, qtype, allowed):
         out += sorted(members, key=rank.__getitem__)[: n - len(out)]
-        if len(out) >= n:
+        if len(out) >= n or not fill_up:
             break
     return [(library.notes[i], float(sims[i])) for i in out]
 
 
-def select_combine(library, question, qtype, n, seed) -> list[tuple[Note, float]]:
-    """Nearest type, then n notes at random within it (next types fill up)."""
+def select_combine(library, question, qtype, n, seed, fill_up=False) -> list[tuple[Note, float]]:
+    """Nearest type, then n notes at random within it (with ``fill_up``, next types fill up)."""
     allowed = _allowed(library, question)
     if not allowed or n <= 0:
         return []
@@ -90,7 +93,7 @@ def select_combine(library, question, qtype, n, seed) -> list[tuple[Note, float]
     for members in _by_type(library, qtype, allowed):
         take = min(n - len(out), len(members))
         out += [int(i) for i in rng.choice(members, size=take, replace=False)]
-        if len(out) >= n:
+        if len(out) >= n or not fill_up:
             break
     return [(library.notes[i], float(sims[i])) for i in out]
 
@@ -104,7 +107,13 @@ SELECTORS = {
 
 
 def select(
-    strategy: str, library: NotesLibrary | None, question: Question, qtype: str, n: int, seed: int = 0
+    strategy: str,
+    library: NotesLibrary | None,
+    question: Question,
+    qtype: str,
+    n: int,
+    seed: int = 0,
+    fill_up: bool = False,
 ) -> list[tuple[Note, float]]:
     """Notes for one question by the named strategy: ``[(note, cosine similarity), ...]``."""
     fn = lookup(SELECTORS, strategy, "note strategy")
@@ -112,7 +121,7 @@ def select(
         return []
     if library is None or not len(library):
         raise DataError(f"note strategy {strategy!r} needs a non-empty notes library")
-    picked = fn(library, question, qtype, n, seed)
+    picked = fn(library, question, qtype, n, seed, fill_up)
     if any(_norm(note.question) == _norm(question.text) for note, _ in picked):  # the guard of _allowed, kept honest
         raise DataError(f"question {question.id}: a selected note is the test question itself")
     return picked

@@ -2,7 +2,9 @@
 
 Built-in templates are in ``data/templates/``: turbo (no prefix: the plain prompt, the paper's baseline),
 AT (E-KAR only), DT, DST, PT and ST with the paper's Table 6 texts. Users add their own by dropping a file
-``NAME.json`` with ``{"name": ..., "prefix": ..., "datasets": ["aqua"] or ["*"], "title": ...}`` into a folder
+``NAME.json`` with ``{"name": ..., "prefix": ..., "datasets": ["aqua"] or ["*"], "title": ...}`` (optional:
+``"note_prefix"``, the text the authors' note layout puts before each note's explanation, and ``"paper_position"``,
+``"before"`` or ``"after"`` the question in the authors' prompts) into a folder
 named by ``$OLAKIT_TEMPLATES_DIR`` (or passed as ``extra_dirs``); a user file overrides a built-in of the same name.
 
 ``load_templates()["ST"].prefix -> "Let's think step by step."``;
@@ -39,12 +41,17 @@ def read_template(path: Path) -> Template:
     datasets = obj.get("datasets", ["*"])
     if isinstance(datasets, str) or not all(isinstance(d, str) for d in datasets) or not datasets:
         raise DataError(f"{path}: 'datasets' must be a non-empty list of dataset names or [\"*\"]")
+    position = obj.get("paper_position", "before")
+    if position not in ("before", "after"):
+        raise DataError(f'{path}: \'paper_position\' must be "before" or "after" (where the authors put the text)')
     return Template(
         name=obj["name"].strip(),
         prefix=obj["prefix"],
         datasets=tuple(datasets),
         title=str(obj.get("title", "")),
         path=str(path),
+        note_prefix=str(obj.get("note_prefix", "")),
+        paper_position=position,
     )
 
 

@@ -1,0 +1,92 @@
+"""Two-stage answer extraction (Zero-shot-CoT, Kojima et al. 2022), a named setting, off by default (the OlaGPT
+paper used one stage): when a first output is cut off at the token limit or holds no answer the strict extractor
+can read, a second call sends the prompt, that output and the answer trigger ("Therefore, among A through E, the
+answer is", with the question's own labels; "Therefore, the answer (yes or no) is" for yes/no questions) with a
+short ``max_tokens``, and the strict extractor reads the trigger and its continuation. The second call goes through
+the cached client like any other; an unparseable second stage stays unparsed, never guessed.
+
+``answer_trigger(["A", "B", "C"]) -> "Therefore, among A through C, the answer is"``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from olakit.extract import extract_strict
+from olakit.llm.request import Request, Result
+
+STAGES = (1, 2)
+SECOND_MAX_TOKENS = 16
+
+
+def answer_trigger(labels: Sequence[str]) -> str:
+    """Zero-shot-CoT's answer trigger for a question's labels.
+
+    >>> answer_trigger(["yes", "no"])
+    'Therefore, the answer (yes or no) is'
+    """
+    if labels and all(len(label) > 1 for label in labels):
+        return f"Therefore, the answer ({' or '.join(labels)}) is"
+    return f"Therefore, among {labels[0]} through {labels[-1]}, the answer is"
+
+
+def needs_second_stage(result: Result, labels: Sequence[str], extract: Callable = extract_strict) -> bool:
+    """A successful first output that was cut off at the limit, or that the extractor cannot read."""
+    return result.ok and (result.finish_reason == "length" or extract(result.text, list(labels)) is None)
+
+
+def second_request(first: Request, output: str, labels: Sequence[str], max_tokens: int = SECOND_MAX_TOKENS) -> Request:
+    """The second call: the first request's last user message, the first output, then the trigger."""
+    messages = first.message_dicts()
+    messages[-1] = {
+        **messages[-1],
+        "content": f"{messages[-1]['content']}\n\n{output.rstrip()}\n{answer_trigger(labels)}",
+    }
+    return Request.make(messages, temperature=0, max_tokens=max_tokens)
+
+
+def read_second(text: str | None, labels: Sequence[str]) -> str | None:
+    """The label the second stage gives: the strict extractor over the trigger and its continuation.
+
+    >>> read_second(" (C) 12.", ["A", "B", "C"])
+    'C'
+    >>> read_second(" not determinable from the data.", ["A", "B", "C"]) is None
+    True
+    """
+    return extract_strict(f"{answer_trigger(labels)}{text or ''}", list(labels))
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What an output finally answers: the label (None when unparsed), the stage that gave it, and the second
+    call's result when one was made."""
+
+    label: str | None
+    stage: int
+    second: Result | None = None
+
+
+def answers(
+    firsts: Sequence[tuple[Request, Result, Sequence[str]]],
+    batch: Callable[[list[Request], str], list[Result]],
+    *,
+    stages: int = 1,
+    extract: Callable = extract_strict,
+    max_tokens: int = SECOND_MAX_TOKENS,
+) -> list[Answer]:
+    """The answer of each (first request, its result, the question's labels): read by ``extract`` with one stage;
+    with two, the outputs that need it get one second call each (``batch(requests, desc)``, cached), read strictly.
+    A failed second call leaves the answer unparsed."""
+    if stages not in STAGES:
+        raise ValueError(f"answer stages {stages!r}: use 1 or 2")
+    out = [Answer(extract(res.text, list(labels)) if res.ok else None, 1) for _, res, labels in firsts]
+    if stages == 1:
+        return out
+    todo = [i for i, (_, res, labels) in enumerate(firsts) if needs_second_stage(res, labels, extract)]
+    if not todo:
+        return out
+    reqs = [second_request(firsts[i][0], firsts[i][1].text or "", firsts[i][2], max_tokens) for i in todo]
+    for i, res in zip(todo, batch(reqs, "second-stage answers")):
+        out[i] = Answer(read_second(res.text, firsts[i][2]) if res.ok else None, 2, res)
+    return out
