@@ -16,13 +16,17 @@ import json
 import logging
 import sys
 import time
+from pathlib import Path
 
 from olakit.analysis.reproduce import reproduce_olagpt
 from olakit.analysis.tables import run_tables
+from olakit.analysis.traces import geek_tables
 from olakit.data import fetch
-from olakit.data.files import write_tables
+from olakit.data.files import write_atomic, write_tables
 from olakit.data.loaders import FETCHED_DIR, load_questions
 from olakit.errors import OlakitError
+from olakit.geek.actions import ROWS as GEEK_ROWS
+from olakit.geek.run import GeekConfig, run_geek
 from olakit.llm import LLM
 from olakit.llm.local import LocalServer
 from olakit.names import NON_TEMPLATES
@@ -92,6 +96,34 @@ def _parser() -> argparse.ArgumentParser:
     lv.add_argument("--data-dir", default=None)
     lv.add_argument("--out", required=True, help="output directory (records.parquet, tables/)")
     _settings_args(lv)
+
+    gk = sub.add_parser("geek", help="GEEK on StrategyQA: the Table-2 rows with their traces")
+    gk.add_argument("--split", default="dev", help="train or dev (default dev)")
+    gk.add_argument("--n", type=int, default=10, help="questions in the slice (default 10)")
+    gk.add_argument("--offset", type=int, default=0)
+    gk.add_argument("--rows", default=",".join(GEEK_ROWS), help="comma-separated rows: " + ", ".join(GEEK_ROWS))
+    gk.add_argument(
+        "--corpus",
+        default="strategyqa-facts:open",
+        help="strategyqa-facts:open, strategyqa-facts:oracle (an upper bound) or a JSON Lines path",
+    )
+    gk.add_argument("--retriever", default="bm25", help="bm25, dense or hybrid")
+    gk.add_argument("--k", type=int, default=3, help="paragraphs per Retrieve & Extract")
+    gk.add_argument("--max-steps", type=int, default=8)
+    gk.add_argument("--max-sub-questions", type=int, default=4)
+    gk.add_argument("--branches", type=int, default=3, help="candidate sub-questions per explored Add Decomp (Full)")
+    gk.add_argument("--depth", type=int, default=1, help="Add Decomps that branch (Full)")
+    gk.add_argument(
+        "--pre-answer",
+        action="store_true",
+        help="Add Decomp writes every remaining sub-question with a "
+        "guessed answer; the guess goes to the extractor as a hint",
+    )
+    gk.add_argument("--answer-stages", type=int, default=1, help="1 or 2 (two-stage yes/no extraction)")
+    gk.add_argument("--seed", type=int, default=0)
+    gk.add_argument("--concurrency", type=int, default=4)
+    gk.add_argument("--data-dir", default=None)
+    gk.add_argument("--out", required=True, help="output directory (records.parquet with traces, tables/, run.json)")
 
     sw = sub.add_parser("sweep", help="run notebooks over parameter grids through papermill, in parallel")
     sw.add_argument("file", help="sweep file (YAML)")
@@ -200,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
                 seed=args.seed,
                 data_dir=args.data_dir,
                 settings=resolve(args.preset, **_settings(args)),
-            )
+            ).check()  # before the LLM: bad settings are refused before any model starts
             with LLM(concurrency=args.concurrency) as llm:
                 res = run(cfg, llm=llm, out_dir=args.out)
             names = [t for t in dict.fromkeys(res.records["template"]) if t not in NON_TEMPLATES]
@@ -209,6 +241,33 @@ def main(argv: list[str] | None = None) -> int:
             write_tables(tables, args.out)
             print(tables["methods_wide"].round(4).to_string())
             print(json.dumps(res.calls))
+        elif args.cmd == "geek":
+            cfg = GeekConfig(
+                split=args.split,
+                n_questions=args.n,
+                offset=args.offset,
+                rows=_names(args.rows),
+                corpus=args.corpus,
+                retriever=args.retriever,
+                k=args.k,
+                max_steps=args.max_steps,
+                max_sub_questions=args.max_sub_questions,
+                branches=args.branches,
+                depth=args.depth,
+                pre_answer=args.pre_answer,
+                answer_stages=args.answer_stages,
+                seed=args.seed,
+                data_dir=args.data_dir,
+            ).check()  # before the LLM: a bad row is refused before any model starts
+            with LLM(concurrency=args.concurrency) as llm:
+                res = run_geek(cfg, llm=llm, out_dir=args.out)
+            tables = geek_tables(res.records)
+            write_tables(tables, args.out)
+            doc = {"config": res.config, "calls": res.calls, "recall": res.recall, "corpus": res.corpus}
+            write_atomic(Path(args.out) / "run.json", lambda p: p.write_text(json.dumps(doc, indent=1, default=str)))
+            print(f"GEEK on {res.corpus}, {len(res.records) // len(cfg.rows)} questions")
+            print(tables["table2"][["method", "n", "correct", "accuracy", "ci_low", "ci_high"]].round(4).to_string())
+            print(f"calls {json.dumps(res.calls)}; retrieval {json.dumps(res.recall)}")
         elif args.cmd == "sweep":
             index = run_sweep(
                 args.file,

@@ -92,6 +92,9 @@ class Record:
     the selection did not embed, e.g. recorded runs)."""
     question_type: str = ""
     """The question type the intention step gave (empty for recorded runs and baselines without it)."""
+    trace: str = ""
+    """A multi-step method's whole trace as JSON (GEEK: per branch, every step's action, prompt hash, input,
+    output, retrieved ids and scores, tokens and latency); empty for single-call answers."""
 
 
 @dataclass(frozen=True)

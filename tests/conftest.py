@@ -13,6 +13,11 @@ ENDPOINT_VARS = (
     "OPENAI_API_KEY",
     "OLAKIT_EMBEDDED_URL",
     "OLAKIT_CACHE_URL",
+    *(
+        f"OLAKIT_{role}_{var}"
+        for role in ("ANSWERER", "REVIEWER", "JUDGE", "DIRECT")
+        for var in ("BASE_URL", "MODEL", "API_KEY")
+    ),
 )
 
 
@@ -22,6 +27,7 @@ def _isolated(monkeypatch, tmp_path_factory):
     cache, and never calls a configured (possibly paid) endpoint. The joined model file (OLAKIT_MODEL_DIR) stays
     shared. Figures render off-screen."""
     monkeypatch.setenv("OLAKIT_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+    monkeypatch.setenv("OLAKIT_INDEX_DIR", str(tmp_path_factory.getbasetemp() / "indexes"))  # shared: built once
     for name in ENDPOINT_VARS:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("MPLBACKEND", os.environ.get("MPLBACKEND", "Agg"))

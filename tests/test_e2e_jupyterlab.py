@@ -35,12 +35,33 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def geek_records(tmp_path):
+    """GEEK records with traces from a scripted loopback run (tests/test_geek.py), and their corpus."""
+    from olakit.data.records import save_records
+    from olakit.geek.run import GeekConfig, run_geek
+    from olakit.llm import LLM, Endpoint
+    from olakit.llm.loopback import Loopback
+    from tests.test_geek import PARAGRAPHS, scripted
+
+    corpus = tmp_path / "albany.jsonl"
+    corpus.write_text("".join(json.dumps(p) + "\n" for p in PARAGRAPHS))
+    cfg = GeekConfig(n_questions=2, rows=("+De", "+RE"), corpus=str(corpus), k=1)
+    with (
+        Loopback(reply=scripted) as srv,
+        LLM(Endpoint(srv.base_url, "x"), cache_dir=tmp_path / "c", progress=False) as llm,
+    ):
+        save_records(run_geek(cfg, llm=llm).records, tmp_path / "geek.parquet")
+    return tmp_path / "geek.parquet", corpus
+
+
 @pytest.fixture
 def lab(tmp_path):
     nb = json.loads((ROOT / "notebooks" / "explore.ipynb").read_text())
+    geek, corpus = geek_records(tmp_path)
     nb["cells"][0]["source"] = (
         f"records_path = {str(tmp_path / 'records.parquet')!r}\n"
         f"notes_path = {str(tmp_path / 'notes.jsonl')!r}\ndata_dir = None\n"
+        f"geek_records_path = {str(geek)!r}\ngeek_corpus = {str(corpus)!r}\n"
     )
     (tmp_path / "explore.ipynb").write_text(json.dumps(nb))
     port = free_port()
@@ -115,7 +136,7 @@ def test_explore_notebook_in_jupyterlab(lab, tmp_path):
         page.wait_for_selector("text=Python 3 (ipykernel) | Idle", timeout=120_000)  # the kernel is up
         page.click(".lm-MenuBar-item:has-text('Run')")
         page.click(".lm-Menu-item:has-text('Run All Cells')")
-        filt = page.locator(".widget-dropdown", has=page.locator("label", has_text="filter")).locator("select")
+        filt = page.locator(".widget-dropdown", has=page.locator("label", has_text="filter")).locator("select").first
         filt.wait_for(timeout=180_000)
         page.wait_for_selector("text=254 questions", timeout=60_000)  # every question of the first strategy
         filt.select_option(label="vote wrong but some template right")
@@ -128,6 +149,9 @@ def test_explore_notebook_in_jupyterlab(lab, tmp_path):
         summary = page.locator(".olakit-summary").first.text_content()
         assert "templates say" in summary or "no template" in summary
         assert page.locator(".olakit-heatmap").count() >= 1  # the Fig-12 heatmap explorer rendered too
+        page.wait_for_selector(".olakit-steps", timeout=60_000)  # and the GEEK trace explorer, step by step
+        steps = page.locator(".olakit-steps").first.text_content()
+        assert "select → retrieve" in steps and "Albany, GA has around 75,000 people." in steps
         page.locator(".olakit-answers").first.scroll_into_view_if_needed()
         page.screenshot(path=str(shot), full_page=False)
         browser.close()

@@ -20,6 +20,7 @@ def test_every_notebook_is_here():
     assert ALL == [
         "answer_stages.ipynb",
         "explore.ipynb",
+        "geek_ablation.ipynb",
         "note_strategy.ipynb",
         "notes_count.ipynb",
         "reproduce_olagpt.ipynb",
@@ -175,3 +176,35 @@ def test_answer_stages_notebook_against_a_loopback_endpoint(tmp_path, monkeypatc
         audit.loc[audit["stages"] == 1, "cut_off"].sum() == 6
         and audit.loc[audit["stages"] == 2, "second_stage"].sum() == 6
     )
+
+
+def test_geek_ablation_notebook_against_a_scripted_endpoint(tmp_path, monkeypatch):
+    """The notebook's wiring with a loopback endpoint: every row, the OlaGPT cross-method row, the judge, tables."""
+    from olakit.llm.loopback import Loopback
+    from tests.test_geek import scripted
+
+    def reply(prompt, req):
+        if "Which chain decomposes the question better" in prompt:
+            return "Answer 1 is better."  # always the first shown: a judge with full position bias
+        if "As a professor of general knowledge" in prompt:
+            return '{"task_type": "comparison"}'
+        if "one of options[yes,no]" in prompt:
+            return "So the Answer: no"
+        return scripted(prompt, req)
+
+    with Loopback(reply=reply) as srv:
+        monkeypatch.setenv("OLAKIT_BASE_URL", srv.base_url)
+        monkeypatch.setenv("OLAKIT_MODEL", "loopback")
+        out, _ = run("geek_ablation.ipynb", tmp_path, n_questions=2, branches=2, k=1, n_boot=50, judge_questions=2)
+    t2 = pd.read_csv(out / "tables" / "table2.csv").set_index("method")
+    assert (
+        list(t2.index)[:5] == ["zero-shot", "CoT", "+De", "+RE", "Full"]
+        and "OlaGPT regex_vote (5 templates)" in t2.index
+    )
+    assert (t2["n"] == 2).all()
+    judge = pd.read_csv(out / "tables" / "judge.csv").iloc[0]
+    assert judge["equal"] == 1.0 and judge["position_bias_first"] == 1.0  # both orders disagree: a tie, every time
+    m = manifest(out)
+    assert m["calls"]["failed"] == 0 and m["n_questions"] == 2
+    for name in ("paired_tests", "cost", "actions", "steps"):
+        assert (out / "tables" / f"{name}.csv").is_file()

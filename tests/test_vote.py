@@ -5,7 +5,8 @@ import pandas as pd
 import pytest
 
 from olakit.errors import DataError, UnknownNameError
-from olakit.olagpt.vote import TIE_RULES, majority, regex_vote
+from olakit.majority import TIE_RULES, majority
+from olakit.olagpt.vote import regex_vote
 
 
 def test_majority_by_hand():

@@ -136,3 +136,33 @@ def test_heatmap_cells_list_their_questions(saved):
     assert he.cell_questions() == ["q3"]
     he.subset.value = ("T1",)
     assert "at least two templates" in he.map.value
+
+
+def test_trace_explorer_shows_steps_and_filters(tmp_path, data_dir):
+    """GEEK traces from a scripted loopback run: the filters pick the questions worked out here, and the view shows
+    each step, the retrieved paragraph and the answer against gold."""
+    from olakit.geek.corpus import read_corpus
+    from olakit.geek.run import GeekConfig, run_geek
+    from olakit.llm import LLM, Endpoint
+    from olakit.llm.loopback import Loopback
+    from olakit.notebook.widgets import TraceExplorer
+    from tests.test_geek import PARAGRAPHS, scripted
+
+    path = tmp_path / "albany.jsonl"
+    path.write_text("".join(json.dumps(p) + "\n" for p in PARAGRAPHS))
+    cfg = GeekConfig(n_questions=2, rows=("+De", "+RE"), corpus=str(path), k=1, max_steps=3)
+    with (
+        Loopback(reply=scripted) as srv,
+        LLM(Endpoint(srv.base_url, "x"), cache_dir=tmp_path / "c", progress=False) as llm,
+    ):
+        df = run_geek(cfg, llm=llm).records
+    te = TraceExplorer(df, read_corpus(path))
+    assert te.row.value == "+RE" and list(te.question.options) == list(df["question_id"].unique())
+    te.filter.value = "wrong"
+    assert list(te.question.options) == list(df[(df["template"] == "+RE") & ~df["correct"]]["question_id"])
+    te.filter.value = "forced"  # max_steps 3: every +RE branch runs out of steps before the final answer
+    assert len(te.question.options) == 2
+    te.filter.value = "all"
+    v = te.render()
+    assert "select &rarr; retrieve" in v and "ga (" in v and "Albany, GA has around 75,000 people." in v
+    assert f"<b>gold</b>: {df.iloc[0]['gold']}" in v and "budget exhausted" in v

@@ -208,3 +208,17 @@ def matrix(m: pd.DataFrame, *, ax=None, title: str = "", fmt: str = ".2f", cmap:
     sns.heatmap(m.astype(float), annot=len(m) <= 12, fmt=fmt, cmap=cmap, ax=ax, annot_kws={"fontsize": 6}, **kwargs)
     ax.set_title(title)
     return ax
+
+
+def accuracy_against_cost(table: pd.DataFrame, *, x: str = "calls_per_question", ax=None):
+    """Accuracy of each method against what it costs per question (``calls_per_question`` or
+    ``tokens_per_question``; traces.cost_per_row output)."""
+    ax = _ax(ax)
+    ax.scatter(table[x], table["accuracy"], color="#3182bd")
+    for _, r in table.iterrows():
+        ax.annotate(str(r["method"]), (r[x], r["accuracy"]), fontsize=8, xytext=(3, 3), textcoords="offset points")
+    ax.set_xlabel(x.replace("_", " "))
+    ax.set_ylabel("accuracy")
+    ax.set_ylim(0, 1)
+    ax.set_title("Accuracy against cost")
+    return ax

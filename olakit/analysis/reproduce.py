@@ -39,9 +39,10 @@ from olakit.data.files import REPO_ROOT, write_atomic, write_tables
 from olakit.data.recorded import RECORDED_TEMPLATES, import_olagpt
 from olakit.data.records import save_records
 from olakit.errors import DataError
+from olakit.majority import check_tie_rule
 from olakit.names import NON_TEMPLATES, REGEX_LOWER, REGEX_UPPER, REGEX_VOTE
 from olakit.olagpt.settings import resolve, vote_order
-from olakit.olagpt.vote import check_tie_rule, regex_vote
+from olakit.olagpt.vote import regex_vote
 
 log = logging.getLogger("olakit")
 PAPER_TABLES = REPO_ROOT / "data" / "paper_tables.json"

@@ -18,6 +18,7 @@ from olakit.analysis.intervals import accuracy_row
 from olakit.data.overrides import without_overrides
 from olakit.errors import DataError
 from olakit.extract import UNPARSED_CAUSES
+from olakit.majority import check_tie_rule, majority
 from olakit.names import (
     AUTO_COT,
     BASELINES,
@@ -32,7 +33,7 @@ from olakit.names import (
     ZERO_SHOT,
 )
 from olakit.olagpt.llm_vote import llm_vote_audit
-from olakit.olagpt.vote import RAW, check_tie_rule, majority, regex_vote, vote_labels
+from olakit.olagpt.vote import RAW, regex_vote, vote_labels
 
 
 def _ordered(values, order: Sequence[str]) -> list[str]:

@@ -167,7 +167,11 @@ def load_strategyqa(split: str = "dev", data_dir=None) -> list[Question]:
                 options={"yes": "yes", "no": "no"},
                 gold="yes" if answer else "no",
                 rationale=" ".join(obj.get("facts", [])),
-                meta={"term": obj.get("term"), "decomposition": obj.get("decomposition", [])},
+                meta={
+                    "term": obj.get("term"),
+                    "decomposition": obj.get("decomposition", []),
+                    "facts": list(obj.get("facts", [])),
+                },
             )
         )
     return questions

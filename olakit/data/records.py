@@ -54,7 +54,7 @@ def normalise(df: pd.DataFrame) -> pd.DataFrame:
     df["note_sims"] = df["note_sims"].map(lambda sims: [float(x) for x in sims])
     df["question_type"] = df["question_type"].fillna("").astype(str)
     df["finish_reason"] = df["finish_reason"].astype(object).where(df["finish_reason"].notna(), None)
-    for col in ("stage2_output", "unparsed_cause"):
+    for col in ("stage2_output", "unparsed_cause", "trace"):
         df[col] = df[col].fillna("").astype(str)
     return df
 

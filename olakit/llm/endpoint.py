@@ -5,6 +5,8 @@ notebook, the cache or a record:
   Unset: olakit serves its embedded model on 127.0.0.1 (olakit.llm.local) and uses that.
 - ``OLAKIT_MODEL``: the model name the endpoint knows.
 - ``OLAKIT_API_KEY`` (or ``OPENAI_API_KEY``): the key, if the endpoint wants one.
+- ``OLAKIT_<ROLE>_BASE_URL``, ``OLAKIT_<ROLE>_MODEL``, ``OLAKIT_<ROLE>_API_KEY``: another endpoint for one role
+  (ROLES), e.g. a reviewer or a judge on another model.
 """
 
 from __future__ import annotations
@@ -31,6 +33,11 @@ def register_price(model: str, prompt_per_mtok: float, completion_per_mtok: floa
     PRICES[model] = (float(prompt_per_mtok), float(completion_per_mtok))
 
 
+ROLES = ("answerer", "reviewer", "judge", "direct")
+"""Roles that may each have an endpoint of their own (the review loop's answerer and reviewer, a pairwise judge,
+and the direct answer it is compared with)."""
+
+
 class LLMError(OlakitError):
     """An LLM endpoint is misconfigured or unusable."""
 
@@ -50,14 +57,20 @@ class Endpoint:
             object.__setattr__(self, "identity", f"{self.base_url.rstrip('/')}|{self.model}")
 
     @classmethod
-    def from_env(cls) -> Endpoint:
-        """The configured endpoint, or the embedded model when OLAKIT_BASE_URL is unset."""
-        base_url = os.environ.get("OLAKIT_BASE_URL", "").strip()
-        key = os.environ.get("OLAKIT_API_KEY") or os.environ.get("OPENAI_API_KEY") or ""
+    def from_env(cls, role: str | None = None) -> Endpoint:
+        """The configured endpoint, or the embedded model when OLAKIT_BASE_URL is unset.
+
+        A ``role`` (ROLES: answerer, reviewer, judge, direct) takes its own endpoint from ``OLAKIT_<ROLE>_BASE_URL``,
+        ``OLAKIT_<ROLE>_MODEL`` and ``OLAKIT_<ROLE>_API_KEY`` when its base URL is set, else the configured one."""
+        if role is not None and role not in ROLES:
+            raise LLMError(f"unknown role {role!r}; known: {', '.join(ROLES)}")
+        prefix = f"OLAKIT_{role.upper()}_" if role and os.environ.get(f"OLAKIT_{role.upper()}_BASE_URL") else "OLAKIT_"
+        base_url = os.environ.get(f"{prefix}BASE_URL", "").strip()
+        key = os.environ.get(f"{prefix}API_KEY") or os.environ.get("OPENAI_API_KEY") or ""
         if base_url:
-            model = os.environ.get("OLAKIT_MODEL", "").strip()
+            model = os.environ.get(f"{prefix}MODEL", "").strip()
             if not model:
-                raise LLMError("OLAKIT_BASE_URL is set but OLAKIT_MODEL is not; set the model name the endpoint serves")
+                raise LLMError(f"{prefix}BASE_URL is set but {prefix}MODEL is not; set the model name it serves")
             return cls(base_url=base_url, model=model, api_key=key)
         return cls.embedded()
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from olakit.llm.request import Result
+from olakit.llm.request import Result, cache_key
 
 
 def summarize(results: Sequence[Result]) -> dict:
@@ -25,3 +25,36 @@ def summarize(results: Sequence[Result]) -> dict:
         "cost": sum(costs) if costs else None,
         "latency_s": sum(r.latency or 0 for r in paid),
     }
+
+
+class CallCounter:
+    """Batches through an LLM, each distinct request sent once, and counts what a run made: requests, unique
+    prompts, paid calls, cache hits, failures, tokens and cost (``counts``). ``counter(requests, desc)`` returns the
+    results aligned with the requests; ``counter.by_key(requests, desc)`` returns them by cache key."""
+
+    FIELDS = ("requests", "unique_prompts", "paid", "cached", "failed", "prompt_tokens", "completion_tokens")
+
+    def __init__(self, llm):
+        self.llm = llm
+        self.counts: dict = {**dict.fromkeys(self.FIELDS, 0), "cost": 0.0}
+
+    def by_key(self, requests, desc: str = "LLM calls") -> dict:
+        unique: dict = {}
+        for r in requests:
+            unique.setdefault(cache_key(self.llm.endpoint.identity, r), r)
+        results = self.llm.batch(list(unique.values()), desc=desc)
+        c = self.counts
+        for r in results:
+            c["unique_prompts"] += 1
+            c["paid"] += int(r.ok and not r.cached)
+            c["cached"] += int(r.cached)
+            c["failed"] += int(not r.ok)
+            c["prompt_tokens"] += r.prompt_tokens or 0
+            c["completion_tokens"] += r.completion_tokens or 0
+            c["cost"] += r.cost or 0.0
+        c["requests"] += len(requests)
+        return dict(zip(unique, results))
+
+    def __call__(self, requests, desc: str = "LLM calls") -> list[Result]:
+        got = self.by_key(requests, desc)
+        return [got[cache_key(self.llm.endpoint.identity, r)] for r in requests]

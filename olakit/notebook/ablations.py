@@ -33,10 +33,13 @@ from olakit.analysis.tables import answer_counts, bounds_long, method_accuracy
 from olakit.data.files import REPO_ROOT, write_atomic, write_tables
 from olakit.data.loaders import DEFAULT_SPLIT, load_questions
 from olakit.data.recorded import RECORDED_TEMPLATES, import_olagpt
-from olakit.data.records import to_frame
+from olakit.data.records import save_records, to_frame
 from olakit.errors import DataError
+from olakit.geek.assessment import assess
+from olakit.geek.run import GeekConfig, run_geek
 from olakit.llm import LLM
-from olakit.names import LLM_VOTE, LLM_VOTE_SHUFFLED, NON_TEMPLATES, REGEX_VOTE, STRATEGIES
+from olakit.llm.usage import CallCounter
+from olakit.names import LLM_VOTE, LLM_VOTE_SHUFFLED, NON_TEMPLATES, REGEX_VOTE, STRATEGIES, ZERO_SHOT
 from olakit.olagpt.llm_vote import llm_vote_audit, llm_vote_records
 from olakit.olagpt.notes import resolve_library
 from olakit.olagpt.run import RunConfig, run
@@ -169,6 +172,52 @@ def get_records(
         names = [t for t in dict.fromkeys(res.records["template"]) if t not in NON_TEMPLATES]
         return res.records, vote_order(names, chosen.vote_order), info
     raise DataError(f"source {source!r}: use 'recorded' or 'live'")
+
+
+def geek_records(*, judge_questions: int = 0, concurrency: int = 4, **config) -> tuple[pd.DataFrame, dict]:
+    """GEEK's rows live (olakit.geek.run; ``config``: GeekConfig's fields): (records with traces, info with the
+    model, endpoint, calls, recall@k, corpus label and, with ``judge_questions``, the pairwise judge's Table 3)."""
+    cfg = GeekConfig(**config).check()
+    with LLM(concurrency=concurrency) as llm:
+        res = run_geek(cfg, llm=llm)
+        info = {
+            "source": "live",
+            "model": llm.endpoint.model,
+            "endpoint": llm.endpoint.identity,
+            "calls": res.calls,
+            "recall": res.recall,
+            "corpus": res.corpus,
+            "run_config": res.config,
+        }
+        if judge_questions:
+            questions = {q.id: q for q in load_questions("strategyqa", cfg.split, cfg.data_dir)}
+            first = list(dict.fromkeys(res.records["question_id"]))[:judge_questions]
+            row = "Full" if "Full" in cfg.rows else cfg.rows[-1]
+            info["judge"], _ = assess(
+                CallCounter(llm), res.records[res.records["question_id"].isin(first)], questions, row
+            )
+    return res.records, info
+
+
+def olagpt_vote_row(
+    split: str, n_questions: int | None, offset: int, info: dict, *, seed: int = 0, n_boot: int = 2000, data_dir=None
+) -> pd.DataFrame:
+    """The cross-method row: OlaGPT's templates answer the same StrategyQA questions zero-shot, and their regex vote
+    (under the default settings) is one row of accuracy with its CI (``info["calls"]`` grows by its calls)."""
+    records, names, olagpt_info = get_records(
+        "live",
+        "strategyqa",
+        n_questions=n_questions,
+        offset=offset,
+        strategies=[ZERO_SHOT],
+        seed=seed,
+        data_dir=data_dir,
+        votes=(REGEX_VOTE,),
+    )
+    info["calls_olagpt_row"] = olagpt_info["calls"]
+    acc = method_accuracy(records, names, seed=seed, n_boot=n_boot, unparsed=olagpt_info["settings"]["unparsed"])
+    row = acc[acc["method"] == REGEX_VOTE].assign(method=f"OlaGPT {REGEX_VOTE} ({len(names)} templates)")
+    return row.assign(notes_strategy=info.get("run_config", {}).get("corpus", "").rsplit(":", 1)[-1] or ZERO_SHOT)
 
 
 def add_llm_vote(
@@ -343,10 +392,12 @@ def finish(
     tables: dict[str, pd.DataFrame],
     figures: dict,
 ) -> dict:
-    """Write tables (CSV), figures (PNG and PDF) and manifest.json into out_dir; close the figures."""
+    """Write the records (records.parquet: what the explorers open), tables (CSV), figures (PNG and PDF) and
+    manifest.json into out_dir; close the figures."""
     import matplotlib.pyplot as plt
 
     out = Path(out_dir)
+    save_records(records, out / "records.parquet")
     write_tables(tables, out)
     written = {name: [str(p) for p in save_figure(fig, out, name)] for name, fig in figures.items()}
     for fig in figures.values():

@@ -4,6 +4,7 @@
   template right; unparsed answers); see each template's answer, rationale and notes, the votes, the gold answer
   and an agreement summary. Correct an extracted answer (saved to the overrides file beside the records) and
   turn a question the templates got wrong into a draft note (appended to a notes library file).
+- ``TraceExplorer``: GEEK's traces step by step (as the seed's Fig 3), with the paragraphs retrieved.
 - ``HeatmapExplorer``: choose strategy, metric (Fig-12 accuracy vs incorrect consistency, pairwise agreement or
   Cohen's kappa) and template subset; selecting a cell lists its questions.
 
@@ -14,6 +15,7 @@ milliseconds (benchmarks/bench_widgets.py).
 from __future__ import annotations
 
 import html
+import json
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -28,8 +30,10 @@ from olakit.data.loaders import DEFAULT_SPLIT, load_questions
 from olakit.data.recorded import import_olagpt
 from olakit.data.records import load_records, save_records
 from olakit.errors import DataError
+from olakit.geek.corpus import load_corpus
 from olakit.names import LLM_VOTE, NON_TEMPLATES
 from olakit.olagpt.notes import NotesLibrary, error_reason, note_from_question
+from olakit.olagpt.settings import Settings, resolve, vote_order
 from olakit.olagpt.vote import GROUP, answer_matrix, regex_vote
 
 
@@ -54,6 +58,7 @@ class QuestionExplorer:
         records_path: str | Path | None = None,
         notes_path: str | Path | None = None,
         tie: str = "first",
+        settings: Settings | None = None,
     ):
         import ipywidgets as w
 
@@ -62,7 +67,8 @@ class QuestionExplorer:
         self.records_path = Path(records_path) if records_path else None
         self.notes_path = Path(notes_path) if notes_path else None
         self.tie = tie
-        self.templates = _templates(records, templates)
+        self.settings = settings or resolve()  # the vote order and unparsed rule (default: the authors')
+        self.templates = vote_order(_templates(records, templates), self.settings.vote_order)
         self._load(records)
 
         datasets = list(dict.fromkeys(self.df["dataset"]))
@@ -106,8 +112,8 @@ class QuestionExplorer:
         self.df = records
         base = records[records["template"].isin(self.templates) & (records["sample"] == 0)]
         self.base = base
-        self.counts = answer_counts(base, self.templates)
-        self.vote = regex_vote(base, self.templates, tie=self.tie)
+        self.counts = answer_counts(base, self.templates, self.settings.unparsed)
+        self.vote = regex_vote(base, self.templates, tie=self.tie, unparsed=self.settings.unparsed)
         self.rows = {key: g.set_index("template") for key, g in records[records["sample"] == 0].groupby(GROUP)}
 
     def _on_dataset(self, *_):
@@ -230,8 +236,8 @@ class QuestionExplorer:
         self.rows[key] = one.set_index("template")
         voting = one[one["template"].isin(self.templates)]
         at = np.flatnonzero(np.logical_and.reduce([(self.counts[c] == v).to_numpy() for c, v in k.items()]))
-        new_counts = answer_counts(voting, self.templates)
-        new_vote = regex_vote(voting, self.templates, tie=self.tie)
+        new_counts = answer_counts(voting, self.templates, self.settings.unparsed)
+        new_vote = regex_vote(voting, self.templates, tie=self.tie, unparsed=self.settings.unparsed)
         for col in new_counts.columns:
             self.counts.loc[self.counts.index[at], col] = new_counts[col].to_numpy()
         for col in ("voted", "correct"):
@@ -305,12 +311,13 @@ class HeatmapExplorer:
         "kappa": "Cohen's kappa",
     }
 
-    def __init__(self, records: pd.DataFrame, templates: Sequence[str] | None = None):
+    def __init__(self, records: pd.DataFrame, templates: Sequence[str] | None = None, settings: Settings | None = None):
         import ipywidgets as w
 
         self.df = records[records["sample"] == 0]
         self._views: dict = {}
-        self.all_templates = _templates(records, templates)
+        self.settings = settings or resolve()
+        self.all_templates = vote_order(_templates(records, templates), self.settings.vote_order)
         strategies = ordered_strategies(self.df["notes_strategy"])
         self.strategy = w.Dropdown(options=strategies, value=strategies[0], description="strategy")
         self.metric = w.Dropdown(options=[(v, k) for k, v in self.METRICS.items()], value="fig12", description="metric")
@@ -339,7 +346,8 @@ class HeatmapExplorer:
 
     def _counts(self, subset: tuple) -> pd.DataFrame:
         return self._memo(
-            ("counts", subset), lambda: answer_counts(self.df[self.df["template"].isin(subset)], list(subset))
+            ("counts", subset),
+            lambda: answer_counts(self.df[self.df["template"].isin(subset)], list(subset), self.settings.unparsed),
         )
 
     def _wide(self, subset: tuple, strategy: str) -> pd.DataFrame:
@@ -435,3 +443,117 @@ def open_explorers(
         q.id: q for d in dict.fromkeys(df["dataset"]) for q in load_questions(d, DEFAULT_SPLIT.get(d, "test"), data_dir)
     }
     return (QuestionExplorer(df, questions, records_path=records_path, notes_path=notes_path), HeatmapExplorer(df))
+
+
+TRACE_FILTERS = {
+    "all": "every question",
+    "wrong": "answered wrong",
+    "retrieval_changed": "answer changed by retrieval (+RE against +De)",
+    "forced": "budget exhausted (final answer forced)",
+}
+
+
+class TraceExplorer:
+    """GEEK traces: pick a row and a question (filters: wrong, answer changed by retrieval, budget exhausted) and see
+    its steps as in the seed's Fig 3: each action with its prompt and output, the paragraphs retrieved and the fact
+    drawn from them, the final state, and the answer against gold."""
+
+    def __init__(self, records: pd.DataFrame, corpus=None, questions: dict | None = None):
+        import ipywidgets as w
+
+        self.df = records[records["trace"] != ""].reset_index(drop=True)
+        if self.df.empty:
+            raise DataError("no records with traces (run GEEK: olakit geek or notebooks/geek_ablation.ipynb)")
+        self.corpus = corpus
+        self.questions = questions or {}
+        self._para = {pid: (t, x) for pid, t, x in zip(corpus.ids, corpus.titles, corpus.texts)} if corpus else {}
+        rows = list(dict.fromkeys(self.df["template"]))
+        self.row = w.Dropdown(options=rows, value=rows[-1], description="row")
+        self.filter = w.Dropdown(options=[(v, k) for k, v in TRACE_FILTERS.items()], value="all", description="filter")
+        self.question = w.Dropdown(description="question", layout=w.Layout(width="420px"))
+        self.count = w.HTML()
+        self.view = w.HTML()
+        self.row.observe(lambda _: self._on_filter(), "value")
+        self.filter.observe(lambda _: self._on_filter(), "value")
+        self.question.observe(lambda _: self.render(), "value")
+        self.widget = w.VBox([w.HBox([self.row, self.filter]), w.HBox([self.question, self.count]), self.view])
+        self._on_filter()
+
+    def matching(self) -> list[str]:
+        """Question ids of the chosen row that pass the filter."""
+        d = self.df[self.df["template"] == self.row.value]
+        kind = self.filter.value
+        if kind == "wrong":
+            d = d[~d["correct"]]
+        elif kind == "forced":
+            d = d[[any(b["forced_final"] for b in json.loads(t)["branches"]) for t in d["trace"]]]
+        elif kind == "retrieval_changed":
+            by = self.df.pivot_table(index="question_id", columns="template", values="extracted", aggfunc="first")
+            if {"+De", "+RE"} <= set(by.columns):
+                changed = by.index[by["+De"].fillna("-") != by["+RE"].fillna("-")]
+                d = d[d["question_id"].isin(changed)]
+            else:
+                d = d.iloc[0:0]
+        return list(d["question_id"])
+
+    def _on_filter(self):
+        ids = self.matching()
+        self.count.value = f"&nbsp;{len(ids)} questions"
+        self.question.options = ids
+        if ids and self.question.value not in ids:
+            self.question.value = ids[0]
+        self.render()
+
+    def render(self) -> str:
+        qid = self.question.value
+        if not qid:
+            self.view.value = "<i>no question matches</i>"
+            return self.view.value
+        rec = self.df[(self.df["template"] == self.row.value) & (self.df["question_id"] == qid)].iloc[0]
+        trace = json.loads(rec["trace"])
+        q = self.questions.get(qid)
+        text = q.text if q else trace["branches"][0]["state"].splitlines()[0]
+        verdict = "right" if rec["correct"] else "wrong"
+        parts = [
+            f"<h4>{_esc(qid)} &middot; {_esc(self.row.value)}</h4>",
+            f"<p class='olakit-question'>{_esc(text)}</p>",
+            f"<p class='olakit-summary'><b>answer</b>: {_esc(rec['extracted'] or 'unparsed')} &middot; "
+            f"<b>gold</b>: {_esc(rec['gold'])} ({verdict}) &middot; {len(trace['branches'])} branch(es)</p>",
+        ]
+        for b in trace["branches"]:
+            parts.append(
+                f"<h5>branch {_esc(b['branch'])}: answer {_esc(b['answer'] or 'unparsed')}"
+                + (" &middot; budget exhausted" if b["forced_final"] else "")
+                + (f" &middot; {b['fallbacks']} fallback(s)" if b["fallbacks"] else "")
+                + "</h5><ol class='olakit-steps'>"
+            )
+            for s in b["steps"]:
+                label = (
+                    s["action"]
+                    if s["action"] != "select"
+                    else f"select &rarr; {_esc(s.get('chosen'))}" + (" (fallback)" if s.get("fallback") else "")
+                )
+                retrieved = ""
+                if s.get("retrieved"):
+                    items = "".join(
+                        f"<li>{_esc(pid)} ({score:.2f})"
+                        + (f": {_esc(self._para[pid][1])}" if pid in self._para else "")
+                        + "</li>"
+                        for pid, score in s["retrieved"]
+                    )
+                    retrieved = f"<ul class='olakit-retrieved'>{items}</ul>"
+                parts.append(
+                    f"<li><b>{label}</b>: {_esc(s['output'][:300])}{retrieved}<details><summary>prompt"
+                    f"</summary><pre style='white-space:pre-wrap'>{_esc(s['input'])}</pre></details></li>"
+                )
+            parts.append(f"</ol><pre class='olakit-state' style='white-space:pre-wrap'>{_esc(b['state'])}</pre>")
+        self.view.value = "".join(parts)
+        return self.view.value
+
+
+def open_trace_explorer(records_path: str | Path, corpus: str = "strategyqa-facts:open", data_dir=None):
+    """The trace explorer over a GEEK records file, with the corpus's paragraphs and the dataset's questions."""
+    df = load_records(records_path)
+    questions = {q.id: q for q in load_questions("strategyqa", "dev", data_dir)}
+    questions.update({q.id: q for q in load_questions("strategyqa", "train", data_dir)})
+    return TraceExplorer(df, load_corpus(corpus, data_dir), questions)

@@ -30,10 +30,15 @@ TYPE_PROMPTS = {
         "Question: {question}\n\nAnswer: The output must only be in a strict JSON format: "
         '"task_type": "question type".'
     ),
+    "strategyqa": (
+        "As a professor of general knowledge, you need to judge the type of the following yes/no question and don't "
+        "give an explanation\n\nQuestion: {question}\n\nAnswer: The output must only be in a strict JSON format: "
+        '"task_type": "question type".'
+    ),
 }
-"""Table 5 of the paper, keyed by dataset."""
+"""Table 5 of the paper, keyed by dataset (StrategyQA's, for the cross-method row, follows the AQuA wording)."""
 TYPE_PARAMS = {"temperature": 0, "max_tokens": 24}
-DEFAULT_TYPE = {"aqua": "math", "ekar_zh": "analogy"}
+DEFAULT_TYPE = {"aqua": "math", "ekar_zh": "analogy", "strategyqa": "yes/no"}
 """Used when the model's reply holds no usable type."""
 
 

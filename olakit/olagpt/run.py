@@ -31,6 +31,7 @@ from olakit.errors import DataError, OlakitError
 from olakit.extract import get_extractor, unparsed_cause
 from olakit.llm import LLM, Request, Result, cache_key
 from olakit.llm.two_stage import STAGES, Answer, answers
+from olakit.llm.usage import CallCounter
 from olakit.names import AUTO_COT, LLM_VOTE, SC, STRATEGIES, TURBO, VOTES, ZERO_SHOT
 from olakit.olagpt.baselines import auto_cot_demos, cot_prompt, published_demos
 from olakit.olagpt.controller import Call, plan
@@ -128,24 +129,6 @@ class RunResult:
     out_dir: Path | None = None
 
 
-def _batch(llm: LLM, requests: Sequence[Request], desc: str, counts: dict) -> dict[str, Result]:
-    """Results by cache key, each distinct request sent once."""
-    unique: dict[str, Request] = {}
-    for r in requests:
-        unique.setdefault(cache_key(llm.endpoint.identity, r), r)
-    results = llm.batch(list(unique.values()), desc=desc)
-    for r in results:
-        counts["unique_prompts"] += 1
-        counts["paid"] += int(r.ok and not r.cached)
-        counts["cached"] += int(r.cached)
-        counts["failed"] += int(not r.ok)
-        counts["prompt_tokens"] += r.prompt_tokens or 0
-        counts["completion_tokens"] += r.completion_tokens or 0
-        counts["cost"] += r.cost or 0.0
-    counts["requests"] += len(requests)
-    return dict(zip(unique, results))
-
-
 def _record(call: Call, result: Result, model: str, answer: Answer) -> Record:
     """One record: the first output, the answer (from the first or the second stage), both calls' usage."""
     q = call.question
@@ -215,13 +198,9 @@ def run(config: RunConfig, llm: LLM | None = None, out_dir: str | Path | None = 
     llm = llm or LLM()
     model = llm.endpoint.model
     extract = get_extractor(cfg.extractor)
-    counts = dict.fromkeys(
-        ["requests", "unique_prompts", "paid", "cached", "failed", "prompt_tokens", "completion_tokens"], 0
-    )
-    counts["cost"] = 0.0
-
-    counted = lambda reqs, desc: list(_batch(llm, reqs, desc, counts).values())  # noqa: E731 (requests are unique)
-    qtypes = question_types(llm, questions, batch=counted)
+    counter = CallCounter(llm)
+    counts = counter.counts
+    qtypes = question_types(llm, questions, batch=counter)
     calls = plan(
         questions,
         qtypes,
@@ -254,7 +233,7 @@ def run(config: RunConfig, llm: LLM | None = None, out_dir: str | Path | None = 
             demos = published_demos(cfg.dataset, cfg.data_dir)
         else:
             demos = auto_cot_demos(
-                llm, everything, k=cfg.autocot_k, seed=cfg.seed, max_tokens=cfg.max_tokens, batch=counted
+                llm, everything, k=cfg.autocot_k, seed=cfg.seed, max_tokens=cfg.max_tokens, batch=counter
             )
         for q in questions:
             own = [d for d in demos if d.question_id != q.id]  # never a question's own demo
@@ -274,17 +253,13 @@ def run(config: RunConfig, llm: LLM | None = None, out_dir: str | Path | None = 
                     qtypes[q.id],
                 )
             )
-    results = _batch(llm, [c.request for c in calls], "answers", counts)
+    results = counter.by_key([c.request for c in calls], "answers")
     firsts = [(c, results[cache_key(llm.endpoint.identity, c.request)]) for c in calls]
     firsts = [(c, r) for c, r in firsts if r.ok]
 
-    def aligned(reqs, desc):  # results in request order, each distinct request sent once and counted
-        got = _batch(llm, reqs, desc, counts)
-        return [got[cache_key(llm.endpoint.identity, r)] for r in reqs]
-
     found = answers(
         [(c.request, r, list(c.question.options)) for c, r in firsts],
-        aligned,
+        counter,
         stages=cfg.answer_stages,
         extract=extract,
         max_tokens=cfg.second_stage_tokens,
@@ -303,7 +278,7 @@ def run(config: RunConfig, llm: LLM | None = None, out_dir: str | Path | None = 
             seed=cfg.seed,
             max_tokens=cfg.vote_max_tokens,
             extractor=cfg.extractor,
-            batch=lambda reqs, desc: _batch(llm, reqs, desc, counts),
+            batch=counter.by_key,
             prompt=cfg.settings.llm_vote_prompt,
         )
     counts["wall_s"] = round(time.perf_counter() - t0, 2)

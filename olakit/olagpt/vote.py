@@ -16,16 +16,14 @@ Ties are resolved by an explicit rule (``TIE_RULES``):
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
 
-import numpy as np
 import pandas as pd
 
 from olakit.errors import DataError, lookup
+from olakit.majority import check_tie_rule, majority
 from olakit.rng import keyed_rng
 
-TIE_RULES = ("first", "random", "none")
 UNPARSED_RULES = ("abstain", "raw")
 """What an answer the extractor could not parse does in a vote: ``abstain`` (olakit's choice: it is left out) or
 ``raw`` (the OlaGPT authors' code: the raw output is kept and votes as a label of its own, never a right one)."""
@@ -33,30 +31,9 @@ RAW = "\x00raw:"
 """Prefix of a raw-output label in ``unparsed="raw"`` votes (never an option label)."""
 
 
-def check_tie_rule(tie: str) -> str:
-    """Return ``tie`` if it is a known tie rule, else UnknownNameError."""
-    return lookup({t: t for t in TIE_RULES}, tie, "tie rule")
-
-
 def check_unparsed_rule(unparsed: str) -> str:
     """Return ``unparsed`` if it is a known rule for unparsed answers, else UnknownNameError."""
     return lookup({u: u for u in UNPARSED_RULES}, unparsed, "unparsed rule")
-
-
-def majority(answers: Sequence[str | None], tie: str = "first", rng: np.random.Generator | None = None) -> str | None:
-    """Most frequent non-None answer; ties resolved by ``tie``; None when nobody answered."""
-    check_tie_rule(tie)
-    counts = Counter(a for a in answers if a is not None)
-    if not counts:
-        return None
-    top = max(counts.values())
-    tied = [a for a in counts if counts[a] == top]  # Counter keeps first-seen order
-    if len(tied) == 1 or tie == "first":
-        return tied[0]
-    if tie == "none":
-        return None
-    rng = rng if rng is not None else np.random.default_rng(0)
-    return tied[int(rng.integers(len(tied)))]
 
 
 GROUP = ["dataset", "notes_strategy", "n_notes", "sample", "question_id"]

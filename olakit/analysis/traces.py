@@ -1,0 +1,115 @@
+"""Views over the traces of multi-step methods (GEEK): how often each action ran, steps and sub-questions per
+question, fallbacks and forced final answers, per row. Pure pandas over the records' ``trace`` column."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+
+from olakit.analysis.inference import paired_tests
+from olakit.analysis.intervals import accuracy_row
+
+
+def _branches(df: pd.DataFrame):
+    for row, qid, text in zip(df["template"], df["question_id"], df["trace"]):
+        if text:
+            for b in json.loads(text)["branches"]:
+                yield row, qid, b
+
+
+def action_counts(df: pd.DataFrame) -> pd.DataFrame:
+    """Per row: how many times each action ran (selections excluded), and how many selections fell back."""
+    rows = []
+    for row, _, b in _branches(df):
+        for s in b["steps"]:
+            if s["action"] != "select":
+                rows.append({"method": row, "action": s["action"]})
+            elif s.get("fallback"):
+                rows.append({"method": row, "action": "fallback"})
+    if not rows:
+        return pd.DataFrame(columns=["method", "action", "count"])
+    return pd.DataFrame(rows).value_counts(["method", "action"], sort=False).rename("count").reset_index()
+
+
+def steps_per_question(df: pd.DataFrame) -> pd.DataFrame:
+    """Per row: mean and max executed actions and sub-questions per branch, branches per question, the share of
+    branches whose final answer the budget forced."""
+    rows = []
+    for row, qid, b in _branches(df):
+        executed = [s for s in b["steps"] if s["action"] not in ("select",)]
+        rows.append(
+            {
+                "method": row,
+                "question_id": qid,
+                "actions": len(executed),
+                "sub_questions": b["state"].count("\nSub-question ") + ("Current sub-question" in b["state"]),
+                "forced": bool(b["forced_final"]),
+            }
+        )
+    if not rows:
+        return pd.DataFrame(
+            columns=[
+                "method",
+                "branches_per_question",
+                "mean_actions",
+                "max_actions",
+                "mean_sub_questions",
+                "forced_share",
+            ]
+        )
+    d = pd.DataFrame(rows)
+    g = d.groupby("method", sort=False)
+    return pd.DataFrame(
+        {
+            "branches_per_question": g.size() / g["question_id"].nunique(),
+            "mean_actions": g["actions"].mean(),
+            "max_actions": g["actions"].max(),
+            "mean_sub_questions": g["sub_questions"].mean(),
+            "forced_share": g["forced"].mean(),
+        }
+    ).reset_index()
+
+
+def cost_per_row(df: pd.DataFrame) -> pd.DataFrame:
+    """Per row: accuracy, LLM calls per question (distinct prompts in its traces, or 1 for a direct answer) and
+    tokens per question (the records' reported tokens)."""
+    rows = []
+    for method, g in df.groupby("template", sort=False):
+        calls = []
+        for text in g["trace"]:
+            prompts = (
+                {(s["prompt_hash"], s.get("branch", "")) for b in json.loads(text)["branches"] for s in b["steps"]}
+                if text
+                else set()
+            )
+            calls.append(len({p for p, _ in prompts}) or 1)
+        tokens = (g["prompt_tokens"].astype("Float64") + g["completion_tokens"].astype("Float64")).mean()
+        rows.append(
+            {
+                "method": method,
+                "accuracy": float(g["correct"].mean()),
+                "calls_per_question": float(sum(calls) / len(calls)),
+                "tokens_per_question": float(tokens) if pd.notna(tokens) else float("nan"),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def geek_tables(df: pd.DataFrame, seed: int = 0, n_boot: int = 2000) -> dict[str, pd.DataFrame]:
+    """GEEK's Table 2 (every row with CIs), paired tests between rows (exact McNemar and paired bootstrap, Holm),
+    accuracy against calls and tokens, action frequencies and steps per question."""
+    rows = [
+        accuracy_row(m, s, g["correct"].to_numpy(), seed, n_boot)
+        for (m, s), g in df.groupby(["template", "notes_strategy"], sort=False)
+    ]
+    table2 = pd.DataFrame(rows)
+    outcomes = df.pivot_table(index="question_id", columns="template", values="correct", aggfunc="first", sort=False)
+    tests = paired_tests(outcomes.astype(float), n_boot=n_boot, seed=seed) if outcomes.shape[1] > 1 else pd.DataFrame()
+    return {
+        "table2": table2,
+        "paired_tests": tests,
+        "cost": cost_per_row(df),
+        "actions": action_counts(df),
+        "steps": steps_per_question(df),
+    }

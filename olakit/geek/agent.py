@@ -1,0 +1,247 @@
+"""The GEEK loop (seeds/002, Fig 2 and Fig 3): for each question the core model selects an action, the action runs,
+the question state grows, until a Final Answer; a budget of steps and sub-questions forces one. With strategy
+exploration (row Full) each Add Decomp among the first ``depth`` samples ``branches`` candidate sub-questions, each
+opening a branch; the answer is the majority over the branches.
+
+All questions and branches advance together, one round of calls at a time, so each round is one concurrent batch
+(identical prompts, e.g. shared branch prefixes, are sent once).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from olakit.data.records import prompt_hash
+from olakit.geek import prompts
+from olakit.geek.actions import DECOMP, FINAL, RETRIEVE, ROWS, SELF, fallback, parse_action, usable
+from olakit.geek.state import QuestionState
+from olakit.llm.request import Request, Result
+from olakit.types import Question
+
+
+@dataclass
+class Budget:
+    """Limits and sampling of the loop."""
+
+    max_steps: int = 8
+    """Actions executed at most; then a Final Answer is forced."""
+    max_sub_questions: int = 4
+    k: int = 3
+    """Paragraphs retrieved per Retrieve & Extract."""
+    branches: int = 1
+    """Candidate sub-questions sampled at each explored Add Decomp (row Full)."""
+    depth: int = 1
+    """How many Add Decomps branch (the tree's depth)."""
+    pre_answer: bool = False
+    """Add Decomp writes all remaining sub-questions with pseudo-answers, keeps the next, and gives the extractor its
+    pseudo-answer as a hint."""
+    seed: int = 0
+    temperature: float = 0.7
+    """Sampling temperature of the branch candidates (greedy everywhere else)."""
+    tokens: dict = field(
+        default_factory=lambda: {
+            "select": 4,
+            "decomp": 48,
+            "pre_answer": 160,
+            "retrieve": 48,
+            "self": 48,
+            "final": 96,
+            "direct": 128,
+        }
+    )
+
+
+@dataclass
+class Trace:
+    """One question (one branch of it) on its way to an answer."""
+
+    question: Question
+    row: str
+    state: QuestionState
+    branch: str = "0"
+    phase: str = "select"
+    steps: list = field(default_factory=list)
+    results: list = field(default_factory=list)
+    actions_done: int = 0
+    decomps: int = 0
+    fallbacks: int = 0
+    forced: bool = False
+    final_request: Request | None = None
+    final_result: Result | None = None
+    pending_hits: list = field(default_factory=list)
+
+    @property
+    def done(self) -> bool:
+        return self.phase == "done"
+
+
+def _first_line(text: str) -> str:
+    for line in (text or "").splitlines():
+        line = re.sub(r"^\s*(?:sub-?question\s*\d*\s*[:.]|q\s*\d*\s*[:.]|[-*\d.)]+\s)", "", line, flags=re.I).strip()
+        if line:
+            return line
+    return ""
+
+
+def parse_sub_question(text: str, pre_answer: bool) -> tuple[str, str]:
+    """(next sub-question, its pseudo-answer): the first line; with pre-answer the first ``Q: ... A: ...`` line.
+
+    >>> parse_sub_question("Sub-question: How many kids did Caesar have?\\nmore", False)
+    ('How many kids did Caesar have?', '')
+    >>> parse_sub_question("Q: Who can arrest? A: Police officers.\\nQ: Is Sting one? A: No.", True)
+    ('Who can arrest?', 'Police officers.')
+    """
+    if pre_answer:
+        m = re.search(r"Q\s*\d*\s*:\s*(.+?)\s+A\s*:\s*(.+)", text or "")
+        if m:
+            return m.group(1).strip(), m.group(2).strip()
+    return _first_line(text), ""
+
+
+class Engine:
+    """Runs traces round by round. ``batch(requests, desc) -> results`` (aligned, cached); ``retriever`` is None for
+    rows without Retrieve & Extract."""
+
+    def __init__(self, batch: Callable, budget: Budget, retriever=None, corpus=None, evaluated: dict | None = None):
+        self.batch, self.budget, self.retriever, self.corpus = batch, budget, retriever, corpus
+        self.evaluated = evaluated or {}
+
+    # -- one round
+    def _requests(self, tr: Trace) -> list[tuple[str, Request, dict]]:
+        """(kind, request, extra) for the trace's next call(s)."""
+        b, st = self.budget, tr.state
+        allowed = ROWS[tr.row]
+        if tr.phase == "direct":
+            return [("direct", self._make(tr, prompts.direct(tr.row, st.question), "direct"), {})]
+        if tr.phase == "select" and tr.actions_done >= b.max_steps:
+            tr.forced, tr.phase = True, FINAL
+        if tr.phase == "select":
+            return [("select", self._make(tr, prompts.select(st, allowed), "select"), {})]
+        if tr.phase == DECOMP:
+            kind = "pre_answer" if b.pre_answer else "decomp"
+            text = prompts.decomp(st, b.pre_answer)
+            if tr.row == "Full" and tr.decomps < b.depth and b.branches > 1:
+                return [
+                    ("decomp", self._make(tr, text, kind, sample=i, temperature=b.temperature, seed=b.seed), {})
+                    for i in range(b.branches)
+                ]
+            return [("decomp", self._make(tr, text, kind), {})]
+        if tr.phase == RETRIEVE:
+            hits = self.retriever.search(st.pending, b.k, self.corpus.excluded_for(tr.question.id))
+            paras = [(self.corpus.titles[i], self.corpus.texts[i]) for i, _ in hits]
+            extra = {"retrieved": [[self.corpus.ids[i], round(s, 4)] for i, s in hits]}
+            return [("retrieve", self._make(tr, prompts.extract(st.pending, paras, st.hint), "retrieve"), extra)]
+        if tr.phase == SELF:
+            return [("self", self._make(tr, prompts.self_answer(st.pending), "self"), {})]
+        return [("final", self._make(tr, prompts.final(st), "final"), {})]
+
+    def _make(self, tr: Trace, text: str, kind: str, sample: int = 0, **params) -> Request:
+        prompts.check_prompt(text, tr.question.id, self.evaluated)
+        params = {"temperature": 0, **params, "max_tokens": self.budget.tokens[kind]}
+        return Request.make(text, sample=sample, **params)
+
+    def _apply(self, tr: Trace, calls: list[tuple[str, Request, dict]], results: list[Result]) -> list[Trace]:
+        b = self.budget
+        for (kind, req, extra), res in zip(calls, results):
+            tr_log = {
+                "action": kind,
+                "branch": tr.branch,
+                "prompt_hash": prompt_hash(req.message_dicts()[-1]["content"]),
+                "input": req.message_dicts()[-1]["content"],
+                "output": res.text or "",
+                "prompt_tokens": res.prompt_tokens,
+                "completion_tokens": res.completion_tokens,
+                "latency": res.latency,
+                "cached": res.cached,
+                **extra,
+            }
+            tr.steps.append(tr_log)
+            tr.results.append(res)
+        kind = calls[0][0]
+        texts = [r.text or "" for r in results]
+        if kind in ("direct", "final"):
+            tr.final_request, tr.final_result, tr.phase = calls[0][1], results[0], "done"
+            return [tr]
+        if kind == "select":
+            allowed = ROWS[tr.row]
+            action = parse_action(texts[0], allowed)
+            pending = bool(tr.state.pending)
+            if action is None or not usable(action, pending, tr.state.n_sub_questions, b.max_sub_questions):
+                action = fallback(allowed, pending, tr.state.n_sub_questions, b.max_sub_questions)
+                tr.fallbacks += 1
+                tr.steps[-1]["fallback"] = action
+            tr.steps[-1]["chosen"] = action
+            tr.phase = action
+            return [tr]
+        tr.actions_done += 1
+        if kind == "decomp":
+            tr.decomps += 1
+            n = len(texts)
+            logs, res_list = tr.steps[-n:], tr.results[-n:]
+            del tr.steps[-n:], tr.results[-n:]
+            children = [tr] + [_fork(tr, f"{tr.branch}.{i}") for i in range(1, n)]
+            if n > 1:
+                tr.branch = f"{tr.branch}.0"
+            for child, text, log, res in zip(children, texts, logs, res_list):
+                sub, hint = parse_sub_question(text, b.pre_answer)
+                child.steps.append({**log, "branch": child.branch})
+                child.results.append(res)
+                child.state = child.state.add_sub_question(sub, hint) if sub else child.state
+                child.phase = "select" if sub else FINAL  # no sub-question written: answer with what is known
+            return children
+        if kind == "retrieve":
+            ids = ",".join(pid for pid, _ in tr.steps[-1].get("retrieved", []))
+            tr.state = tr.state.answer(_first_line(texts[0]) or "unknown", f"retrieved:{ids}")
+        else:
+            tr.state = tr.state.answer(_first_line(texts[0]) or "unknown", "self")
+        tr.phase = "select"
+        return [tr]
+
+    def run(self, traces: list[Trace], desc: str = "GEEK") -> list[Trace]:
+        """Advance every trace until all are done; returns every trace (branches included)."""
+        finished: list[Trace] = []
+        active = list(traces)
+        rounds = 0
+        while active:
+            rounds += 1
+            plans = [(tr, self._requests(tr)) for tr in active]
+            flat = [req for _, calls in plans for _, req, _ in calls]
+            results = iter(self.batch(flat, f"{desc} round {rounds}"))
+            nxt = []
+            for tr, calls in plans:
+                got = [next(results) for _ in calls]
+                failed = [r for r in got if not r.ok]
+                if failed:
+                    raise CallFailed(failed[0].error)
+                for t in self._apply(tr, calls, got):
+                    (finished if t.done else nxt).append(t)
+            active = nxt
+        return finished
+
+
+class CallFailed(Exception):
+    """A call of the loop failed after its retries (the run stops; a rerun resumes from the cache)."""
+
+
+def _fork(tr: Trace, branch: str) -> Trace:
+    return Trace(
+        question=tr.question,
+        row=tr.row,
+        state=tr.state,
+        branch=branch,
+        phase=tr.phase,
+        steps=[dict(s) for s in tr.steps],
+        results=list(tr.results),
+        actions_done=tr.actions_done,
+        decomps=tr.decomps,
+        fallbacks=tr.fallbacks,
+        forced=tr.forced,
+    )
+
+
+def start(questions: Sequence[Question], row: str) -> list[Trace]:
+    """A trace per question for a row: direct rows answer in one call, the others start by selecting an action."""
+    phase = "direct" if not ROWS[row] else "select"
+    return [Trace(question=q, row=row, state=QuestionState(q.text), phase=phase) for q in questions]

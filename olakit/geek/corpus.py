@@ -1,0 +1,121 @@
+"""Knowledge corpora for GEEK: JSON Lines of ``{"id", "title", "text"}``, one paragraph a line.
+
+Built in: ``strategyqa-facts``, the annotated facts of all 2,290 StrategyQA questions (train and dev), one paragraph
+per fact (id ``{qid}-{i}``, title the question's term), in two settings named after a colon:
+``strategyqa-facts:oracle`` (each question's own facts present: an upper bound, labelled so everywhere) and
+``strategyqa-facts:open`` (a question's own facts are never retrieved for it). A user's corpus is named by its path
+(``my/wiki.jsonl``, optionally ``:open`` or ``:oracle``, which mean the same for a corpus without question ids).
+
+``load_corpus("strategyqa-facts:open").setting -> "open"``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from olakit.data.files import read_json
+from olakit.data.loaders import data_file
+from olakit.errors import DataError
+
+SETTINGS = ("oracle", "open")
+BUILTIN = "strategyqa-facts"
+
+
+@dataclass
+class Corpus:
+    """Paragraphs (ids, titles, texts), the setting, and which question each paragraph belongs to (built-in)."""
+
+    name: str
+    ids: list[str]
+    titles: list[str]
+    texts: list[str]
+    setting: str = "oracle"
+    owner: list[str] = field(default_factory=list)
+    """Per paragraph, the question id whose annotated fact it is ("" for a user's corpus)."""
+
+    def __post_init__(self):
+        if not self.ids:
+            raise DataError(f"corpus {self.name!r} is empty")
+        if not self.owner:
+            self.owner = [""] * len(self.ids)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    @property
+    def label(self) -> str:
+        """``name:setting``, with the oracle marked as the upper bound it is."""
+        return f"{self.name}:{self.setting}" + (" (upper bound)" if self.setting == "oracle" else "")
+
+    def digest(self) -> str:
+        """sha256 of the paragraphs (what an index cached on disk belongs to)."""
+        h = hashlib.sha256()
+        for i, t, x in zip(self.ids, self.titles, self.texts):
+            h.update(f"{i}\x1f{t}\x1f{x}\x1e".encode())
+        return h.hexdigest()
+
+    def excluded_for(self, question_id: str) -> set[int]:
+        """Paragraph positions a question may not retrieve: its own facts in the open setting."""
+        if self.setting != "open":
+            return set()
+        return {i for i, owner in enumerate(self.owner) if owner == question_id}
+
+
+def strategyqa_facts(data_dir=None, setting: str = "oracle") -> Corpus:
+    """The facts of every StrategyQA question, one paragraph each."""
+    ids, titles, texts, owner = [], [], [], []
+    for split in ("train", "dev"):
+        path = data_file(data_dir, f"strategyqa/{split}.json")
+        for item in read_json(path):
+            for i, fact in enumerate(item.get("facts", [])):
+                ids.append(f"{item['qid']}-{i}")
+                titles.append(str(item.get("term") or ""))
+                texts.append(str(fact).strip())
+                owner.append(item["qid"])
+    return Corpus(BUILTIN, ids, titles, texts, setting, owner)
+
+
+def read_corpus(path: str | Path, setting: str = "oracle") -> Corpus:
+    """A user's corpus: JSON Lines with id, title and text; errors name the file and line."""
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(f"{path}: corpus file not found")
+    ids, titles, texts = [], [], []
+    seen = set()
+    with open(path, encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            where = f"{path} line {lineno}"
+            try:
+                obj = json.loads(line)
+            except ValueError as exc:
+                raise DataError(f"{where}: malformed JSON ({exc})") from None
+            if not isinstance(obj, dict):
+                raise DataError(f"{where}: expected a JSON object with id, title and text")
+            missing = [k for k in ("id", "title", "text") if k not in obj]
+            if missing:
+                raise DataError(f"{where}: paragraph lacks {missing}; each line needs id, title and text")
+            pid = str(obj["id"])
+            if pid in seen:
+                raise DataError(f"{where}: duplicate paragraph id {pid!r}")
+            seen.add(pid)
+            ids.append(pid)
+            titles.append(str(obj["title"]))
+            texts.append(str(obj["text"]))
+    return Corpus(path.stem, ids, titles, texts, setting)
+
+
+def load_corpus(spec: str, data_dir=None) -> Corpus:
+    """A corpus by name: ``strategyqa-facts:oracle``, ``strategyqa-facts:open`` or ``PATH[:setting]``."""
+    name, _, setting = spec.rpartition(":") if spec.rsplit(":", 1)[-1] in SETTINGS else (spec, "", "oracle")
+    if setting not in SETTINGS:
+        raise DataError(f"corpus setting {setting!r}: use one of {', '.join(SETTINGS)}")
+    if name == BUILTIN:
+        return strategyqa_facts(data_dir, setting)
+    if not name.endswith(".jsonl") and not Path(name).exists():
+        raise DataError(f"unknown corpus {spec!r}: use {BUILTIN}:oracle, {BUILTIN}:open or a JSON Lines path")
+    return read_corpus(name, setting)

@@ -1,0 +1,205 @@
+"""Run GEEK's Table-2 rows on StrategyQA: one record per question and row, with the whole trace.
+
+``run_geek(GeekConfig(n_questions=3, rows=("zero-shot", "+RE")))`` makes every call through the cached client (so
+calls = unique prompts, and a killed run resumes paying only what is missing), extracts yes/no strictly from each
+final answer (unparsed counts wrong; two-stage extraction is a setting), takes the majority over branches for Full,
+and reports recall@k of the retriever in the oracle setting.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from olakit.data.loaders import load_questions
+from olakit.data.records import prompt_hash, save_records, to_frame
+from olakit.errors import DataError, OlakitError
+from olakit.extract import extract_strict, unparsed_cause
+from olakit.geek import prompts
+from olakit.geek.actions import RETRIEVE, ROWS
+from olakit.geek.agent import Budget, CallFailed, Engine, Trace, start
+from olakit.geek.corpus import load_corpus
+from olakit.geek.retrievers import make_retriever, recall_at_k
+from olakit.llm import LLM
+from olakit.llm.two_stage import STAGES, answers
+from olakit.llm.usage import CallCounter
+from olakit.majority import majority
+from olakit.types import Record
+
+log = logging.getLogger("olakit")
+LABELS = ["yes", "no"]
+
+
+class GeekError(OlakitError):
+    """Some calls of a GEEK run failed; nothing was written; a rerun resumes from the cache."""
+
+
+@dataclass
+class GeekConfig:
+    """What to run (the notebook's and the CLI's parameters)."""
+
+    split: str = "dev"
+    n_questions: int | None = 10
+    offset: int = 0
+    rows: Sequence[str] = tuple(ROWS)
+    corpus: str = "strategyqa-facts:open"
+    """``strategyqa-facts:open`` (a question's own facts never retrieved), ``strategyqa-facts:oracle`` (an upper
+    bound) or a JSON Lines path."""
+    retriever: str = "bm25"
+    k: int = 3
+    max_steps: int = 8
+    max_sub_questions: int = 4
+    branches: int = 3
+    depth: int = 1
+    pre_answer: bool = False
+    seed: int = 0
+    answer_stages: int = 1
+    recall_ks: Sequence[int] = (1, 3, 5, 10)
+    data_dir: str | None = None
+
+    def check(self) -> GeekConfig:
+        unknown = [r for r in self.rows if r not in ROWS]
+        if unknown or not self.rows:
+            raise DataError(f"unknown GEEK rows {unknown}; known: {', '.join(ROWS)}")
+        if self.answer_stages not in STAGES:
+            raise DataError(f"answer_stages {self.answer_stages!r}: use 1 or 2")
+        for name in ("k", "max_steps", "max_sub_questions", "branches", "depth"):
+            if int(getattr(self, name)) < 1:
+                raise DataError(f"{name} = {getattr(self, name)}: give a whole number >= 1")
+        return self
+
+
+@dataclass
+class GeekResult:
+    records: pd.DataFrame
+    calls: dict = field(default_factory=dict)
+    recall: dict = field(default_factory=dict)
+    config: dict = field(default_factory=dict)
+    corpus: str = ""
+    out_dir: Path | None = None
+
+
+def _record(q, row: str, branches: list[Trace], found: list, setting: str, k: int, model: str) -> Record:
+    labels = [a.label for a in found]
+    label = majority(labels) if len(labels) > 1 else labels[0]
+    first = next((t for t, a in zip(branches, found) if a.label == label), branches[0])
+    calls = {id(r): r for t in branches for r in t.results}.values()  # a shared prefix counts once
+    calls = list(calls) + [a.second for a in found if a.second is not None]
+    known = lambda xs: None if any(x is None for x in xs) else sum(xs)  # noqa: E731
+    trace = {
+        "row": row,
+        "answer": label,
+        "branches": [
+            {
+                "branch": t.branch,
+                "answer": a.label,
+                "answer_stage": a.stage,
+                "forced_final": t.forced,
+                "fallbacks": t.fallbacks,
+                "state": t.state.render(),
+                "steps": t.steps,
+            }
+            for t, a in zip(branches, found)
+        ],
+    }
+    final = first.final_result
+    return Record(
+        dataset="strategyqa",
+        question_id=q.id,
+        template=row,
+        notes_strategy=setting,
+        n_notes=k if RETRIEVE in ROWS[row] else 0,
+        sample=0,
+        model=model,
+        prompt_hash=prompt_hash(first.final_request.message_dicts()[-1]["content"]),
+        prompt_chars=len(first.final_request.message_dicts()[-1]["content"]),
+        raw_output=final.text or "",
+        extracted=label,
+        gold=q.gold,
+        correct=label == q.gold,
+        prompt_tokens=known([r.prompt_tokens for r in calls]),
+        completion_tokens=known([r.completion_tokens for r in calls]),
+        cost=known([r.cost for r in calls]),
+        latency=known([r.latency or 0.0 for r in calls]),
+        cached=all(r.cached for r in calls),
+        finish_reason=final.finish_reason,
+        answer_stage=max(a.stage for a in found),
+        unparsed_cause="" if label is not None else unparsed_cause(final.text, LABELS, final.finish_reason),
+        source="live",
+        trace=json.dumps(trace, ensure_ascii=False),
+    )
+
+
+def run_geek(config: GeekConfig, llm: LLM | None = None, out_dir: str | Path | None = None) -> GeekResult:
+    """Every row of the config on the slice; write records.parquet (with traces) into out_dir when given."""
+    cfg = config.check()
+    t0 = time.perf_counter()
+    everything = load_questions("strategyqa", cfg.split, data_dir=cfg.data_dir)
+    questions = everything[cfg.offset : None if cfg.n_questions is None else cfg.offset + cfg.n_questions]
+    if not questions:
+        raise DataError(f"strategyqa/{cfg.split}: no questions at offset {cfg.offset}")
+    prompts.check_no_leak(everything)
+    needs_corpus = any(RETRIEVE in ROWS[r] for r in cfg.rows)
+    corpus = load_corpus(cfg.corpus, cfg.data_dir)
+    retriever = make_retriever(cfg.retriever, corpus) if needs_corpus else None
+    if needs_corpus and cfg.k > len(corpus):
+        raise DataError(f"k = {cfg.k}: the corpus {corpus.name!r} has {len(corpus)} paragraphs")
+    recall = {}
+    if retriever is not None and any(corpus.owner):
+        oracle = make_retriever(cfg.retriever, load_corpus(f"{cfg.corpus.rsplit(':', 1)[0]}:oracle", cfg.data_dir))
+        recall = {f"recall@{k}": round(recall_at_k(oracle, questions, k), 4) for k in cfg.recall_ks}
+    llm = llm or LLM()
+    counter = CallCounter(llm)
+    budget = Budget(
+        max_steps=cfg.max_steps,
+        max_sub_questions=cfg.max_sub_questions,
+        k=cfg.k,
+        branches=cfg.branches,
+        depth=cfg.depth,
+        pre_answer=cfg.pre_answer,
+        seed=cfg.seed,
+    )
+    engine = Engine(counter, budget, retriever, corpus, prompts.normalised(everything))
+    records = []
+    for row in cfg.rows:
+        try:
+            traces = engine.run(start(questions, row), desc=f"GEEK {row}")
+        except CallFailed as exc:
+            raise GeekError(
+                f"a call of row {row} failed after retries ({exc}); nothing was written. Rerun: the "
+                "answers already received are cached and only the missing calls are made"
+            ) from None
+        found = answers(
+            [(t.final_request, t.final_result, LABELS) for t in traces],
+            counter,
+            stages=cfg.answer_stages,
+            extract=extract_strict,
+        )
+        if counter.counts["failed"]:
+            raise GeekError(
+                f"{counter.counts['failed']} calls failed after retries; nothing was written. Rerun: only "
+                "the missing calls are made"
+            )
+        by_q: dict[str, list] = {}
+        for t, a in zip(traces, found):
+            by_q.setdefault(t.question.id, []).append((t, a))
+        for q in questions:
+            pairs = sorted(by_q[q.id], key=lambda p: p[0].branch)
+            records.append(
+                _record(q, row, [p[0] for p in pairs], [p[1] for p in pairs], corpus.setting, cfg.k, llm.endpoint.model)
+            )
+    counts = {**counter.counts, "wall_s": round(time.perf_counter() - t0, 2)}
+    df = to_frame(records)
+    conf = {**asdict(cfg), "corpus_label": corpus.label}
+    result = GeekResult(records=df, calls=counts, recall=recall, config=conf, corpus=corpus.label)
+    if out_dir is not None:
+        result.out_dir = Path(out_dir)
+        save_records(df, result.out_dir / "records.parquet")
+    log.info("GEEK %s: %s; %s", corpus.label, counts, recall)
+    return result

@@ -1,0 +1,102 @@
+"""A pairwise LLM judge, asked in both orders so its position bias is measured, not hidden.
+
+``judge_pairs(llm, items)`` takes (context, answer_a, answer_b) triples; each is judged twice (a first, then b first);
+an item's verdict is ``a``, ``b`` or ``tie`` (the two orders disagree, or a tie was said), and a reply that names
+neither is counted as ``unclear`` (recorded, never guessed). The result gives shares with bootstrap CIs and the
+position bias: how often the judge picked the first-shown answer.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from olakit.llm.request import Request
+
+JUDGE_PROMPT = (
+    "You compare two answers to the same task.\n\n{context}\n\n[Answer 1]\n{first}\n\n[Answer 2]\n{second}\n\n"
+    "Which answer is better: more correct, more complete and more useful? Reply with exactly one of "
+    '"Answer 1", "Answer 2" or "Tie", then one sentence of reason.'
+)
+
+
+def parse_verdict(text: str | None) -> str | None:
+    """``"1"``, ``"2"``, ``"tie"`` or None when the reply names none (or both).
+
+    >>> parse_verdict("Answer 2 is better because ...")
+    '2'
+    >>> parse_verdict("Tie: both are wrong.")
+    'tie'
+    >>> parse_verdict("I cannot say.") is None
+    True
+    """
+    head = (text or "").strip()[:80].lower()
+    found = set(re.findall(r"answer\s*([12])\b", head))
+    if head.startswith("tie") or (not found and re.search(r"\btie\b", head)):
+        return "tie"
+    return found.pop() if len(found) == 1 else None
+
+
+@dataclass(frozen=True)
+class Judgement:
+    verdict: str
+    """``a``, ``b``, ``tie`` or ``unclear``."""
+    first_order: str | None
+    second_order: str | None
+
+
+def combine(first: str | None, second: str | None) -> Judgement:
+    """The verdict of one item from its two orders: in the first order a is Answer 1, in the second b is.
+
+    >>> combine("1", "2").verdict, combine("1", "1").verdict, combine(None, "2").verdict
+    ('a', 'tie', 'unclear')
+    """
+    if first is None or second is None:
+        return Judgement("unclear", first, second)
+    a_first = {"1": "a", "2": "b", "tie": "tie"}[first]
+    b_first = {"1": "b", "2": "a", "tie": "tie"}[second]
+    return Judgement(a_first if a_first == b_first else "tie", first, second)
+
+
+def judge_requests(items: Sequence[tuple[str, str, str]], max_tokens: int = 48) -> list[Request]:
+    """Two requests per item: a shown first, then b shown first."""
+    reqs = []
+    for context, a, b in items:
+        for first, second in ((a, b), (b, a)):
+            reqs.append(
+                Request.make(
+                    JUDGE_PROMPT.format(context=context, first=first, second=second),
+                    temperature=0,
+                    max_tokens=max_tokens,
+                )
+            )
+    return reqs
+
+
+def judge_pairs(batch, items: Sequence[tuple[str, str, str]], max_tokens: int = 48) -> list[Judgement]:
+    """Judge every item in both orders (``batch(requests, desc) -> results``, aligned and cached)."""
+    results = batch(judge_requests(items, max_tokens), "pairwise judge")
+    out = []
+    for i in range(len(items)):
+        r1, r2 = results[2 * i], results[2 * i + 1]
+        out.append(combine(parse_verdict(r1.text) if r1.ok else None, parse_verdict(r2.text) if r2.ok else None))
+    return out
+
+
+def summary(judgements: Sequence[Judgement], labels=("a", "b"), n_boot: int = 2000, seed: int = 0) -> dict:
+    """Shares of a / tie / b / unclear with 95% bootstrap CIs, and the position bias (share of clear single-order
+    verdicts that chose the answer shown first)."""
+    v = np.array([j.verdict for j in judgements])
+    rng = np.random.default_rng(seed)
+    out = {"n": len(v)}
+    for name, key in ((labels[0], "a"), ("tie", "tie"), (labels[1], "b"), ("unclear", "unclear")):
+        hits = (v == key).astype(float)
+        means = hits[rng.integers(0, len(v), size=(n_boot, len(v)))].mean(axis=1) if len(v) else np.array([np.nan])
+        out[name] = float(hits.mean()) if len(v) else float("nan")
+        out[f"{name}_ci"] = (float(np.quantile(means, 0.025)), float(np.quantile(means, 0.975)))
+    picks = [o for j in judgements for o in (j.first_order, j.second_order) if o in ("1", "2")]
+    out["position_bias_first"] = float(np.mean([p == "1" for p in picks])) if picks else float("nan")
+    return out

@@ -1,0 +1,301 @@
+"""The CoT + self-review loop (seeds/003), standard and lite, for many questions at once (each stage is one
+concurrent, cached batch across the questions still going).
+
+- Standard: three similar questions, their answers, a common outline with the best of the three, a detailed outline
+  (at most 5 steps, the count on its last line), the answer (each step separately when there are more than 3, then
+  merged), then review and revise.
+- Lite: one decomposition (at most 5 steps), the answer as above, review and revise.
+- Review: another conversation (the ``reviewer`` role: optionally another model or endpoint) scores accuracy,
+  completeness, clarity, depth and overall, 1-5; the stop rules are olakit.review.stop.
+
+``behaviour``: ``intended`` (what the blog means: the answer under review is the current one, revised from each
+review, and the best similar answer is given as reference) or ``literal`` (what its code does: every iteration
+regenerates the answer from the outline, so a revision never reaches the next review, and the best similar answer is
+unused).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from olakit.data.files import REPO_ROOT, read_json
+from olakit.errors import DataError
+from olakit.llm.request import Request, Result
+from olakit.review.parse import parse_best, parse_scores, parse_similar, parse_steps
+from olakit.review.stop import decide
+
+PROMPTS_FILE = REPO_ROOT / "data" / "review" / "prompts.json"
+MODES = ("standard", "lite")
+BEHAVIOURS = ("intended", "literal")
+MAX_STEPS = 5
+
+
+@dataclass
+class LoopConfig:
+    mode: str = "lite"
+    behaviour: str = "intended"
+    max_iterations: int = 3
+    threshold: int = 4
+    temperature: float = 0.7
+    """The blog's temperature for every call; samples are seeded, and a literal regeneration is a new sample."""
+    seed: int = 0
+    max_tokens: int = 400
+    review_tokens: int = 300
+    step_tokens: int = 200
+
+    def check(self) -> LoopConfig:
+        if self.mode not in MODES:
+            raise DataError(f"review mode {self.mode!r}: use standard or lite")
+        if self.behaviour not in BEHAVIOURS:
+            raise DataError(f"review behaviour {self.behaviour!r}: use intended or literal")
+        if not 1 <= self.max_iterations <= 10 or not 1 <= self.threshold <= 5:
+            raise DataError("max_iterations is 1..10 and threshold 1..5")
+        return self
+
+
+@dataclass
+class History:
+    """One question's way through the loop: every stage's output, each review with its scores and decision, and
+    the answer after each iteration (``answers[0]`` is the first answer, ``answers[i]`` the one after review i:
+    revised, polished, or the reviewed one when the loop stopped; a question that stopped earlier keeps its last)."""
+
+    question: str
+    stages: list = field(default_factory=list)
+    outline: str = ""
+    steps: int = 0
+    reference: str = ""
+    answers: list = field(default_factory=list)
+    reviews: list = field(default_factory=list)
+    first_score: int | None = None
+    done: bool = False
+    similar: list = field(default_factory=list)
+
+    @property
+    def final(self) -> str:
+        return self.answers[-1] if self.answers else ""
+
+
+def prompts() -> dict:
+    return read_json(PROMPTS_FILE)
+
+
+def _msgs(system: str | None, user: str) -> list[dict]:
+    return ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": user}]
+
+
+class Loop:
+    """Runs the loop over many questions. ``batch[role](requests, desc) -> results`` (aligned, cached), roles
+    ``answerer`` and ``reviewer``."""
+
+    def __init__(self, batch: dict[str, Callable], cfg: LoopConfig):
+        self.batch, self.cfg, self.p = batch, cfg.check(), prompts()
+
+    def _req(self, messages: list[dict], max_tokens: int, sample: int = 0) -> Request:
+        return Request.make(
+            messages, sample=sample, temperature=self.cfg.temperature, seed=self.cfg.seed, max_tokens=max_tokens
+        )
+
+    def _stage(self, name: str, items: list[tuple[History, Request]], role: str = "answerer") -> list[Result]:
+        """One batch; every history records the stage's output, tokens, latency and the batch's wall time."""
+        if not items:
+            return []
+        t0 = time.perf_counter()
+        results = self.batch[role]([r for _, r in items], name)
+        wall = time.perf_counter() - t0
+        failed = [r for r in results if not r.ok]
+        if failed:
+            raise LoopFailed(f"{len(failed)} calls of stage {name!r} failed after retries ({failed[0].error})")
+        for (h, req), res in zip(items, results):
+            h.stages.append(
+                {
+                    "stage": name,
+                    "role": role,
+                    "input": req.message_dicts()[-1]["content"],
+                    "output": res.text,
+                    "prompt_tokens": res.prompt_tokens,
+                    "completion_tokens": res.completion_tokens,
+                    "latency": res.latency,
+                    "cached": res.cached,
+                    "batch_wall_s": round(wall, 3),
+                }
+            )
+        return results
+
+    # -- stages
+    def _standard_outline(self, hs: list[History]) -> None:
+        p = self.p
+        res = self._stage(
+            "similar questions",
+            [
+                (h, self._req(_msgs(p["similar_system"], p["similar_user"].format(question=h.question)), 200))
+                for h in hs
+            ],
+        )
+        for h, r in zip(hs, res):
+            h.similar = parse_similar(r.text) or [h.question]
+            h.stages[-1]["n_similar"] = len(h.similar)
+        items = [
+            (h, self._req(_msgs(None, p["answer_similar"].format(question=q)), self.cfg.max_tokens))
+            for h in hs
+            for q in h.similar
+        ]
+        res = iter(self._stage("similar answers", items))
+        answers = {id(h): [next(res).text for _ in h.similar] for h in hs}
+        items = []
+        for h in hs:
+            combined = "\n".join(
+                f"Question {i}: {q}\nAnswer {i}: {a}" for i, (q, a) in enumerate(zip(h.similar, answers[id(h)]), 1)
+            )
+            items.append(
+                (
+                    h,
+                    self._req(
+                        _msgs(p["common_system"], p["common_user"].format(combined=combined)), self.cfg.max_tokens
+                    ),
+                )
+            )
+        common = self._stage("common outline and best", items)
+        for h, r in zip(hs, common):
+            best = parse_best(r.text, len(h.similar))
+            h.stages[-1]["best"] = best
+            h.reference = answers[id(h)][best if best is not None and best < len(h.similar) else 0]
+        items = [
+            (
+                h,
+                self._req(
+                    _msgs(p["outline_system"], p["outline_user"].format(question=h.question, outline_and_best=r.text)),
+                    self.cfg.max_tokens,
+                ),
+            )
+            for h, r in zip(hs, common)
+        ]
+        for h, r in zip(hs, self._stage("detailed outline", items)):
+            h.outline = r.text
+
+    def _lite_outline(self, hs: list[History]) -> None:
+        p = self.p
+        items = [
+            (h, self._req(_msgs(p["lite_system"], p["lite_user"].format(question=h.question)), self.cfg.max_tokens))
+            for h in hs
+        ]
+        for h, r in zip(hs, self._stage("decomposition", items)):
+            h.outline = r.text
+
+    def _answer(self, hs: list[History], sample: int) -> list[str]:
+        """The answer from the outline: per step when there are more than 3 steps (merged), else in one call."""
+        p = self.p
+        ref = lambda h: (
+            p["reference"].format(reference=h.reference)  # noqa: E731
+            if h.reference and self.cfg.behaviour == "intended"
+            else ""
+        )
+        many = [h for h in hs if h.steps > 3]
+        one = [h for h in hs if h.steps <= 3]
+        items = [
+            (
+                h,
+                self._req(
+                    _msgs(
+                        p["part_system"], p["part_user"].format(outline=h.outline, question=h.question, i=i) + ref(h)
+                    ),
+                    self.cfg.step_tokens,
+                    sample,
+                ),
+            )
+            for h in many
+            for i in range(1, h.steps + 1)
+        ]
+        parts = iter(self._stage("step answers", items))
+        merged = {id(h): "\n".join(next(parts).text for _ in range(h.steps)) for h in many}
+        items = [
+            (
+                h,
+                self._req(
+                    _msgs(None, p["whole_user"].format(question=h.question, outline=h.outline) + ref(h)),
+                    self.cfg.max_tokens,
+                    sample,
+                ),
+            )
+            for h in one
+        ]
+        for h, r in zip(one, self._stage("answer", items)):
+            merged[id(h)] = r.text
+        return [merged[id(h)] for h in hs]
+
+    def run(self, questions: list[str]) -> list[History]:
+        """Every question through the loop; the histories in question order."""
+        if any(not q or not q.strip() for q in questions):
+            raise DataError("an empty question: the review loop needs a question to answer")
+        hs = [History(q) for q in questions]
+        (self._standard_outline if self.cfg.mode == "standard" else self._lite_outline)(hs)
+        for h in hs:
+            h.steps = parse_steps(h.outline)
+            if h.steps > MAX_STEPS:
+                h.stages.append({"stage": "steps", "note": f"outline states {h.steps} steps; capped at {MAX_STEPS}"})
+                h.steps = MAX_STEPS
+        for h, a in zip(hs, self._answer(hs, sample=0)):
+            h.answers.append(a)
+        p = self.p
+        for iteration in range(1, self.cfg.max_iterations + 1):
+            active = [h for h in hs if not h.done]
+            if not active:
+                break
+            reviewed = {id(h): h.answers[-1] for h in active}
+            if iteration > 1 and self.cfg.behaviour == "literal":  # the code regenerates from the outline
+                for h, a in zip(active, self._answer(active, sample=iteration - 1)):
+                    reviewed[id(h)] = a
+            items = []
+            for h in active:
+                text = p["review_user"].format(question=h.question, answer=reviewed[id(h)]) + p["score_format"]
+                items.append((h, self._req(_msgs(p["review_system"], text), self.cfg.review_tokens)))
+            reviews = self._stage(f"review {iteration}", items, role="reviewer")
+            polish, revise = [], []
+            for h, r in zip(active, reviews):
+                scores = parse_scores(r.text)
+                if iteration == 1:
+                    h.first_score = scores["overall"]
+                d = decide(iteration, scores["overall"], h.first_score, self.cfg.max_iterations, self.cfg.threshold)
+                h.reviews.append(
+                    {
+                        "iteration": iteration,
+                        "review": r.text,
+                        "scores": scores,
+                        "unparseable": scores["overall"] is None,
+                        "decision": d.reason,
+                    }
+                )
+                if d.polish:
+                    polish.append((h, r))
+                elif d.revise:
+                    revise.append((h, r))
+                h.done = d.stop
+            items = [
+                (
+                    h,
+                    self._req(
+                        _msgs(None, p["polish_user"].format(question=h.question, answer=reviewed[id(h)])),
+                        self.cfg.max_tokens,
+                    ),
+                )
+                for h, _ in polish
+            ]
+            for (h, _), r in zip(polish, self._stage(f"polish {iteration}", items)):
+                h.answers.append(r.text)
+            items = []
+            for h, r in revise:
+                text = p["revise_user"].format(question=h.question, answer=reviewed[id(h)], review=r.text)
+                items.append((h, self._req(_msgs(None, text), self.cfg.max_tokens)))
+            for (h, _), r in zip(revise, self._stage(f"revise {iteration}", items)):
+                h.answers.append(r.text)
+            for h in active:
+                if len(h.answers) == iteration:  # stopped without a new answer: the reviewed one stands
+                    h.answers.append(reviewed[id(h)])
+        for h in hs:  # questions that stopped early keep their last answer in later iterations
+            h.answers += [h.answers[-1]] * (self.cfg.max_iterations + 1 - len(h.answers))
+        return hs
+
+
+class LoopFailed(Exception):
+    """A call of the loop failed after its retries."""

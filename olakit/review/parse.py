@@ -1,0 +1,119 @@
+"""Reading the model's outputs in the review loop: the step count at the end of an outline (digits, English words,
+Chinese numerals), the three similar questions, the best of three, and the review's scores (parsed strictly).
+"""
+
+from __future__ import annotations
+
+import re
+
+WORDS = {w: i for i, w in enumerate("zero one two three four five six seven eight nine ten".split())}
+CHINESE = dict(zip("一二三四五六七八九十", range(1, 11))) | {"两": 2}
+CRITERIA = ("accuracy", "completeness", "clarity", "depth", "overall")
+_NUM = r"(\d+|zero|one|two|three|four|five|six|seven|eight|nine|ten|[一二三四五六七八九十两])"
+_STEP_PATTERNS = [
+    rf"total\s*(?:number\s+of\s+)?(?:steps?|sub-?problems?)\s*[:：=]?\s*{_NUM}",
+    rf"(?:steps?|sub-?problems?)\s*(?:in\s+total)?\s*[:：=]\s*{_NUM}",
+    rf"there\s+are\s+{_NUM}\s+(?:steps?|sub-?problems?)",
+    rf"{_NUM}\s*(?:steps?|sub-?problems?)\b",
+    rf"(?:总共有|共)?\s*{_NUM}\s*个?步(?:骤)?",
+]
+
+
+def _number(token: str) -> int | None:
+    token = token.lower()
+    if token.isdigit():
+        return int(token)
+    return WORDS.get(token, CHINESE.get(token))
+
+
+def parse_steps(outline: str | None) -> int:
+    """The number of steps an outline states on one of its last lines (1-10), else 0.
+
+    >>> parse_steps("1. Define\\n2. Explain\\nTotal Steps: 2")
+    2
+    >>> parse_steps("...\\nThere are five steps.")
+    5
+    >>> parse_steps("...\\n总共有三个步骤")
+    3
+    >>> parse_steps("no count here")
+    0
+    """
+    lines = [ln.strip() for ln in (outline or "").strip().splitlines() if ln.strip()]
+    for line in reversed(lines[-3:]):
+        for pattern in _STEP_PATTERNS:
+            m = re.search(pattern, line, re.IGNORECASE)
+            if m and (n := _number(m.group(1))) is not None and 1 <= n <= 10:
+                return n
+        bare = re.fullmatch(rf"\**{_NUM}\**\.?", line, re.IGNORECASE)
+        if bare and (n := _number(bare.group(1))) is not None and 1 <= n <= 10:
+            return n
+    return 0
+
+
+def parse_similar(text: str | None) -> list[str]:
+    """The similar questions: one per line (numbering and bullets dropped); when the lines are not three, the lines
+    that end with a question mark, or else the question-mark-ended sentences, when those are three; else the
+    non-empty lines as they are (the caller records how many came, and the loop goes on with them).
+
+    >>> parse_similar("1. What is A?\\n2. What is B?\\n- What is C?")
+    ['What is A?', 'What is B?', 'What is C?']
+    >>> parse_similar("What is A? What is B? What is C?")
+    ['What is A?', 'What is B?', 'What is C?']
+    """
+    clean = lambda t: re.sub(r"^\s*(?:\d+[.)]|[-*•])\s*", "", t).strip()  # noqa: E731
+    lines = [clean(ln) for ln in (text or "").splitlines() if clean(ln)]
+    if len(lines) == 3:
+        return lines
+    asked = [ln for ln in lines if ln.endswith("?")]
+    if len(asked) == 3:
+        return asked
+    sentences = [clean(s.split("\n")[-1]) for s in re.findall(r"[^?]*\?", text or "") if s.strip()]
+    if len(sentences) == 3:
+        return sentences
+    return lines
+
+
+def parse_best(text: str | None, n: int = 3) -> int | None:
+    """The best answer's position (0-based) from the last line of the common-outline reply, or None.
+
+    >>> parse_best("common reasoning ...\\nBest: 2")
+    1
+    """
+    lines = [ln for ln in (text or "").strip().splitlines() if ln.strip()]
+    if not lines:
+        return None
+    m = re.search(rf"\b([1-{n}])\b", lines[-1])
+    return int(m.group(1)) - 1 if m else None
+
+
+def parse_scores(review: str | None) -> dict[str, int | None]:
+    """The five scores (1-5) of a review, each from its own ``Name: n`` (or ``n/5``, ``n of five``) line; a
+    criterion with no such line is None. ``overall`` also reads "General Score" and "Average Score".
+
+    >>> parse_scores("Accuracy: 4\\nCompleteness: 3\\nClarity: 5\\nDepth: 4\\nOverall Score: 4/5")["overall"]
+    4
+    >>> parse_scores("Great answer, I would give it a 4.")["overall"] is None
+    True
+    """
+    names = {
+        "accuracy": "accuracy",
+        "completeness": "completeness",
+        "clarity": "clarity",
+        "depth": "depth",
+        "overall": r"(?:overall|general|average)(?:\s+score)?",
+    }
+    out: dict[str, int | None] = {}
+    for key, name in names.items():
+        found = None
+        for line in (review or "").splitlines():
+            m = re.search(
+                rf"^\W*(?:\d+\.\s*)?{name}\s*(?:score)?\s*\**\s*[:：=]\s*\**\s*(\d|one|two|three|four|five)"
+                rf"(?:\s*(?:/\s*5|of\s*(?:5|five)))?\b",
+                line.strip(),
+                re.IGNORECASE,
+            )
+            if m:
+                value = _number(m.group(1))
+                found = value if value is not None and 1 <= value <= 5 else None
+        out[key] = found
+    return out

@@ -1,0 +1,245 @@
+"""GEEK: a loopback server scripted to answer a fixed action sequence gives an exact trace; action parsing and the
+fallback; the budget; strategy exploration; recall@k computed independently; the exemplar leakage check; bad input;
+and three questions end to end on the embedded model."""
+
+import json
+
+import numpy as np
+import pytest
+
+from olakit.data.loaders import load_strategyqa
+from olakit.errors import DataError, UnknownNameError
+from olakit.geek import prompts
+from olakit.geek.actions import DECOMP, FINAL, RETRIEVE, SELF, fallback, parse_action
+from olakit.geek.corpus import load_corpus, read_corpus
+from olakit.geek.retrievers import make_retriever, recall_at_k
+from olakit.geek.run import GeekConfig, GeekError, run_geek
+from olakit.llm import LLM, Endpoint
+from olakit.llm.loopback import Loopback
+
+PARAGRAPHS = [
+    {"id": "ga", "title": "Albany, Georgia", "text": "Albany, GA has around 75,000 people."},
+    {"id": "ny", "title": "Albany, New York", "text": "Albany, NY has almost 100,000 people."},
+    {"id": "kh", "title": "Genghis Khan", "text": "Genghis Khan had sixteen children."},
+    {"id": "po", "title": "The Police", "text": "The Police were an English rock band."},
+]
+
+
+@pytest.fixture
+def corpus_file(tmp_path):
+    path = tmp_path / "albany.jsonl"
+    path.write_text("".join(json.dumps(p) + "\n" for p in PARAGRAPHS))
+    return path
+
+
+def scripted(prompt, req):
+    """Select: decompose, retrieve, decompose, self-answer, final (read off the state); the rest by prompt kind."""
+    if "Reply with the letter of the next action only." in prompt:
+        facts, pending = prompt.count("\nFact "), "Current sub-question" in prompt
+        return {(0, False): "A", (0, True): "B", (1, False): "A", (1, True): "C"}.get((facts, pending), "D")
+    if prompt.rstrip().endswith("Sub-question:"):
+        first = "\nSub-question 1:" not in prompt.split("Break a yes/no question")[1].split("\n\n", 3)[-1]
+        seed = req.get("seed")
+        if seed is not None:  # a sampled branch candidate
+            return f"What is the population of Albany {'Georgia' if req.get('seed') % 2 == 0 else 'New York'}?"
+        return "What is the population of Albany, Georgia?" if first else "What is the population of Albany, New York?"
+    if "Answer the question using only the paragraphs below" in prompt:
+        return "Albany, GA has around 75,000 people."
+    if prompt.rstrip().endswith("Answer:"):
+        return "Albany, NY has almost 100,000 people."
+    return "Both are below 100,000. So the answer is no."
+
+
+def geek(tmp_path, srv, **kw):
+    cfg = GeekConfig(n_questions=1, corpus=kw.pop("corpus"), retriever="bm25", k=1, **kw)
+    # one identity for every loopback server of a test (its port changes), so a rerun finds the cached answers
+    with LLM(Endpoint(srv.base_url, "fake", identity="loopback|fake"), cache_dir=tmp_path / "c", progress=False) as llm:
+        return run_geek(cfg, llm=llm, out_dir=tmp_path / "out")
+
+
+def test_scripted_action_sequence_gives_the_exact_trace(tmp_path, corpus_file):
+    with Loopback(reply=scripted) as srv:
+        res = geek(tmp_path, srv, rows=("+RE",), corpus=str(corpus_file))
+    rec = res.records.iloc[0]
+    trace = json.loads(rec["trace"])["branches"][0]
+    assert [s["action"] for s in trace["steps"]] == [
+        "select",
+        "decomp",
+        "select",
+        "retrieve",
+        "select",
+        "decomp",
+        "select",
+        "self",
+        "select",
+        "final",
+    ]
+    assert [s.get("chosen") for s in trace["steps"] if s["action"] == "select"] == [
+        DECOMP,
+        RETRIEVE,
+        DECOMP,
+        SELF,
+        FINAL,
+    ]
+    assert trace["steps"][3]["retrieved"][0][0] == "ga" and trace["fallbacks"] == 0 and not trace["forced_final"]
+    assert "Sub-question 1: What is the population of Albany, Georgia?" in trace["state"]
+    assert "Fact 2 (self): Albany, NY has almost 100,000 people." in trace["state"]
+    assert rec["extracted"] == "no" and rec["correct"] == (rec["gold"] == "no")
+    assert rec["n_notes"] == 1 and rec["notes_strategy"] == "oracle"
+    # every call went through the cache: calls = unique prompts; a rerun pays nothing
+    assert res.calls["paid"] == res.calls["unique_prompts"] == 10
+    with Loopback(reply=scripted) as srv:
+        again = geek(tmp_path, srv, rows=("+RE",), corpus=str(corpus_file))
+        assert srv.requests == 0 and again.calls["cached"] == 10
+
+
+def test_unparseable_and_unusable_actions_fall_back_and_are_counted(tmp_path, corpus_file):
+    def reply(prompt, req):
+        if "Reply with the letter of the next action only." in prompt:
+            return "hmm, let me think" if "Current sub-question" not in prompt else "D"  # D: final while pending
+        return scripted(prompt, req)
+
+    with Loopback(reply=reply) as srv:
+        res = geek(tmp_path, srv, rows=("+De",), corpus=str(corpus_file), max_steps=4, max_sub_questions=2)
+    trace = json.loads(res.records.iloc[0]["trace"])["branches"][0]
+    chosen = [(s.get("fallback"), s["chosen"]) for s in trace["steps"] if s["action"] == "select"]
+    # unparseable with nothing pending -> Add Decomp; "final" is usable even with a sub-question pending
+    assert chosen[0] == (DECOMP, DECOMP) and trace["fallbacks"] >= 1
+    assert fallback((DECOMP, SELF, FINAL), pending=True, n_sub=1, max_sub=4) == SELF
+    assert fallback((DECOMP, RETRIEVE, SELF, FINAL), pending=True, n_sub=1, max_sub=4) == RETRIEVE
+    assert fallback((DECOMP, SELF, FINAL), pending=False, n_sub=4, max_sub=4) == FINAL
+
+
+def test_budget_forces_a_final_answer(tmp_path, corpus_file):
+    def reply(prompt, req):
+        if "Reply with the letter of the next action only." in prompt:
+            return "A" if "Current sub-question" not in prompt else "C"
+        return scripted(prompt, req)
+
+    with Loopback(reply=reply) as srv:
+        res = geek(tmp_path, srv, rows=("+De",), corpus=str(corpus_file), max_steps=3, max_sub_questions=9)
+    trace = json.loads(res.records.iloc[0]["trace"])["branches"][0]
+    executed = [s["action"] for s in trace["steps"] if s["action"] not in ("select", "final")]
+    assert len(executed) == 3 and trace["forced_final"] and trace["steps"][-1]["action"] == "final"
+
+
+def test_strategy_exploration_branches_and_votes(tmp_path, corpus_file):
+    with Loopback(reply=scripted) as srv:
+        res = geek(tmp_path, srv, rows=("Full",), corpus=str(corpus_file), branches=2, depth=1)
+    trace = json.loads(res.records.iloc[0]["trace"])
+    assert [b["branch"] for b in trace["branches"]] == ["0.0", "0.1"]
+    subs = [b["state"].split("\n")[1] for b in trace["branches"]]
+    assert subs == [
+        "Sub-question 1: What is the population of Albany Georgia?",
+        "Sub-question 1: What is the population of Albany New York?",
+    ]
+    assert trace["answer"] == "no" and all(b["answer"] == "no" for b in trace["branches"])
+    # the branches share the first action selection: it is paid once
+    assert res.calls["requests"] > res.calls["unique_prompts"]
+
+
+def test_action_parsing_on_crafted_outputs():
+    allowed = [DECOMP, RETRIEVE, SELF, FINAL]
+    assert parse_action("A", allowed) == DECOMP and parse_action("(B)", allowed) == RETRIEVE
+    assert parse_action("Action: C) Self Answer", allowed) == SELF and parse_action(" d.", allowed) == FINAL
+    assert parse_action("Retrieve & Extract", allowed) == RETRIEVE
+    assert parse_action("B", [DECOMP, SELF, FINAL]) is None  # not an action of this row
+    assert parse_action("Add Decomp or Final Answer", allowed) is None  # two actions: no choice
+    assert parse_action("", allowed) is None
+
+
+def test_recall_at_k_on_the_oracle_corpus_computed_independently(data_dir):
+    import bm25s
+
+    questions = load_strategyqa("dev", data_dir)[:40]
+    items = [x for s in ("train", "dev") for x in json.loads((data_dir / f"strategyqa/{s}.json").read_text())]
+    texts = [f"{x.get('term') or ''} {f.strip()}" for x in items for f in x["facts"]]
+    owner = [x["qid"] for x in items for _ in x["facts"]]
+    index = bm25s.BM25()
+    index.index(bm25s.tokenize(texts, stopwords="en", return_ids=False, show_progress=False), show_progress=False)
+    retriever = make_retriever("bm25", load_corpus("strategyqa-facts:oracle", data_dir))
+    for k in (1, 5):
+        recalls = []
+        for q in questions:
+            gold = {i for i, o in enumerate(owner) if o == q.id}
+            docs, _ = index.retrieve(
+                bm25s.tokenize([q.text], stopwords="en", return_ids=False, show_progress=False),
+                k=k,
+                show_progress=False,
+                n_threads=1,
+                backend_selection="numba",  # the same top-k selection, so ties at the k-th score fall alike
+            )
+            recalls.append(len(set(docs[0].tolist()) & gold) / len(gold))
+        assert recall_at_k(retriever, questions, k) == pytest.approx(float(np.mean(recalls)))
+    # open: a question's own facts are never retrieved for it
+    open_corpus = load_corpus("strategyqa-facts:open", data_dir)
+    q = questions[0]
+    hits = make_retriever("bm25", open_corpus).search(q.text, 10, open_corpus.excluded_for(q.id))
+    assert not {open_corpus.owner[i] for i, _ in hits} & {q.id}
+
+
+def test_exemplars_from_the_evaluated_split_are_refused(monkeypatch, data_dir):
+    dev = load_strategyqa("dev", data_dir)
+    brooke = next(q for q in dev if q.text.startswith("Could Brooke Shields succeed"))
+    assert [q for q in dev if "Albany" in q.text]  # the other widely used exemplar is a dev question too
+    prompts.check_no_leak(dev)  # the shipped exemplars are train questions
+    doc = {**prompts.prompts(), "exemplars": [{"question": brooke.text, "steps": [], "answer": "yes"}]}
+    monkeypatch.setattr(prompts, "prompts", lambda: doc)
+    with pytest.raises(DataError, match=f"is question {brooke.id} of the split being evaluated"):
+        prompts.check_no_leak(dev)
+    with pytest.raises(DataError, match=f"contains question {brooke.id}"):
+        prompts.check_prompt(f"Question: {dev[0].text}\n{brooke.text}", dev[0].id, prompts.normalised(dev))
+
+
+def test_bad_input_gets_one_clear_error_and_writes_nothing(tmp_path, corpus_file):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps(PARAGRAPHS[0]) + "\n{not json\n")
+    with pytest.raises(DataError, match=r"bad\.jsonl line 2: malformed JSON"):
+        read_corpus(bad)
+    bad.write_text(json.dumps({"id": "x", "text": "no title"}) + "\n")
+    with pytest.raises(DataError, match=r"line 1: paragraph lacks \['title'\]"):
+        read_corpus(bad)
+    corpus = read_corpus(corpus_file)
+    with pytest.raises(DataError, match="k = 9: retrieve between 1 and 4"):
+        make_retriever("bm25", corpus).search("Albany", 9)
+    with pytest.raises(DataError, match="empty retrieval query"):
+        make_retriever("bm25", corpus).search("  ", 1)
+    with pytest.raises(UnknownNameError, match="unknown retriever 'tfidf'"):
+        make_retriever("tfidf", corpus)
+    with pytest.raises(DataError, match=r"unknown GEEK rows \['CoT\+'\]"):
+        run_geek(GeekConfig(rows=("CoT+",)), out_dir=tmp_path / "out")
+    with pytest.raises(DataError, match="k = 5: the corpus"):
+        run_geek(GeekConfig(n_questions=1, rows=("+RE",), corpus=str(corpus_file), k=5), out_dir=tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_failed_calls_write_nothing(tmp_path, corpus_file):
+    with Loopback(fault_rate=1.0, faults=("500",)) as srv:
+        cfg = GeekConfig(n_questions=1, rows=("zero-shot",), corpus=str(corpus_file))
+        with (
+            LLM(
+                Endpoint(srv.base_url, "fake"), cache_dir=tmp_path / "c", progress=False, max_attempts=2, backoff=0.01
+            ) as llm,
+            pytest.raises(GeekError, match="nothing was written"),
+        ):
+            run_geek(cfg, llm=llm, out_dir=tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.real_model
+def test_three_questions_end_to_end_on_the_embedded_model(tmp_path):
+    from olakit.llm.local import LocalServer
+    from tests.test_local import endpoint
+
+    cfg = GeekConfig(n_questions=3, rows=("zero-shot", "+RE"), max_steps=3, max_sub_questions=1, k=2)
+    with LocalServer(n_parallel=3, n_ctx=6144) as srv, LLM(endpoint(srv), progress=False) as llm:
+        res = run_geek(cfg, llm=llm, out_dir=tmp_path)
+    df = res.records
+    assert len(df) == 6 and set(df["template"]) == {"zero-shot", "+RE"}
+    assert df["extracted"].dropna().isin(["yes", "no"]).all()
+    assert res.calls["paid"] == res.calls["unique_prompts"] and res.calls["failed"] == 0
+    assert set(res.recall) == {"recall@1", "recall@3", "recall@5", "recall@10"}
+    steps = [s for t in df["trace"] if t for b in json.loads(t)["branches"] for s in b["steps"]]
+    assert any(s["action"] == "retrieve" for s in steps) or all(
+        json.loads(t)["branches"][0]["forced_final"] for t in df.loc[df["template"] == "+RE", "trace"]
+    )

@@ -1,0 +1,230 @@
+"""The review loop against a loopback server scripted with reviews of chosen scores: each stop rule, the unparseable
+review, literal against intended, the standard mode's similar questions and best answer; parsing of step counts and
+similar questions on crafted outputs; bad input."""
+
+import json
+import re
+
+import pytest
+
+from olakit.errors import DataError
+from olakit.llm import LLM, Endpoint
+from olakit.llm.endpoint import LLMError
+from olakit.llm.judge import judge_pairs, summary
+from olakit.llm.loopback import Loopback
+from olakit.llm.usage import CallCounter
+from olakit.review.loop import Loop, LoopConfig
+from olakit.review.parse import parse_scores, parse_similar, parse_steps
+from olakit.review.run import ReviewConfig, run_review
+
+SCORES = {"Q5": [5], "Q44": [4, 4], "Q45": [4, 5], "Q333": [3, 3, 3], "Qbad": [None, 4, 4], "Q3then4": [3, 4]}
+
+
+def review_text(score):
+    if score is None:
+        return "Decent answer; I would probably rate it well."  # no score line: unparseable
+    return (
+        f"Feedback.\nAccuracy: {score}\nCompleteness: {score}\nClarity: {score}\nDepth: {score}\nOverall Score: {score}"
+    )
+
+
+def scripted(prompt, req):
+    q = re.search(r"(Q\w+)", prompt).group(1) if re.search(r"Q\w+", prompt) else "?"
+    if prompt.startswith("Please break down the following problem"):
+        return "1. Understand\n2. Solve\nTotal Steps: 2"
+    if prompt.startswith("Generate three similar problems"):
+        return "Similar one?\nSimilar two?\nSimilar three?"
+    if prompt.startswith("Analysis and Explain"):
+        return f"analysis of {prompt.rsplit(': ', 1)[-1]}"
+    if "Please summarise the common reasoning" in prompt:
+        return "1. common step\n2. another\n2"
+    if prompt.startswith("Based on the following preliminary outline"):
+        return "1. a\n2. b\n3. c\n4. d\nSteps: 4"
+    if prompt.startswith("Here is the outline of the question"):
+        part = re.search(r"generate PART (\d)", prompt).group(1)
+        return f"part {part} of {q} (sample seed {req.get('seed')})"
+    if "Think about this question and answer it step-by-step" in prompt:
+        return f"first answer to {q} (seed {req.get('seed')})"
+    if prompt.startswith("Here is the answer to the question"):
+        n = sum(1 for p in SEEN if p == q)
+        SEEN.append(q)
+        return review_text(SCORES[q][min(n, len(SCORES[q]) - 1)])
+    if "Please polish the answer" in prompt:
+        return f"polished answer to {q}"
+    if "Please improve the original answer" in prompt:
+        REVISED.append(q)
+        return f"revised answer to {q} ({REVISED.count(q)})"
+    return f"direct answer to {q}"
+
+
+SEEN: list = []
+REVISED: list = []
+
+
+def run_loop(tmp_path, questions, **cfg):
+    SEEN.clear()
+    REVISED.clear()
+    with (
+        Loopback(reply=scripted) as srv,
+        LLM(Endpoint(srv.base_url, "fake"), cache_dir=tmp_path / "c", progress=False) as llm,
+    ):
+        counter = CallCounter(llm)
+        hs = Loop({"answerer": counter, "reviewer": counter}, LoopConfig(**cfg)).run(questions)
+    return hs, counter.counts
+
+
+def test_each_stop_rule(tmp_path):
+    hs, _ = run_loop(tmp_path, ["Q5", "Q44", "Q45", "Q333", "Qbad", "Q3then4"])
+    by = {h.question: h for h in hs}
+    # first review 5: polish once and stop
+    assert [r["scores"]["overall"] for r in by["Q5"].reviews] == [5] and by["Q5"].final == "polished answer to Q5"
+    # first 4: one more round; two 4s in a row stop (the revision stands)
+    assert [r["scores"]["overall"] for r in by["Q44"].reviews] == [4, 4]
+    assert by["Q44"].reviews[-1]["decision"] == "two 4s in a row: stop" and by["Q44"].final.startswith("revised")
+    assert [r["scores"]["overall"] for r in by["Q45"].reviews] == [4, 5]
+    # below the threshold three times: three revisions, the last is final
+    assert len(by["Q333"].reviews) == 3 and by["Q333"].final == "revised answer to Q333 (3)"
+    assert "iterations used up" in by["Q333"].reviews[-1]["decision"]
+    # unparseable: recorded, revised as below threshold, then 4 -> one more round? (a later 4 with no first
+    # score is at the threshold: stop)
+    assert by["Qbad"].reviews[0]["unparseable"] and by["Qbad"].reviews[0]["scores"]["overall"] is None
+    assert [r["scores"]["overall"] for r in by["Qbad"].reviews] == [None, 4]
+    assert [r["scores"]["overall"] for r in by["Q3then4"].reviews] == [3, 4]
+    # every question has an answer per iteration 0..3, carried forward after it stopped
+    assert all(len(h.answers) == 4 for h in hs) and by["Q5"].answers[1:] == ["polished answer to Q5"] * 3
+
+
+def test_intended_reviews_the_revision_literal_regenerates(tmp_path):
+    intended, _ = run_loop(tmp_path, ["Q333"], behaviour="intended")
+    inputs = [s["input"] for s in intended[0].stages if s["stage"].startswith("review")]
+    assert "revised answer to Q333 (1)" in inputs[1] and "revised answer to Q333 (2)" in inputs[2]
+    literal, counts = run_loop(tmp_path / "l", ["Q333"], behaviour="literal")
+    inputs = [s["input"] for s in literal[0].stages if s["stage"].startswith("review")]
+    assert not any("revised" in i for i in inputs)  # a revision never reaches the next review
+    assert "(seed 1)" in inputs[1] and "(seed 2)" in inputs[2]  # each iteration regenerates (a new sample)
+
+
+def test_standard_mode_similar_questions_best_answer_and_steps(tmp_path):
+    hs, counts = run_loop(tmp_path, ["Q5"], mode="standard")
+    h = hs[0]
+    assert h.similar == ["Similar one?", "Similar two?", "Similar three?"] and h.steps == 4
+    assert h.reference == "analysis of Similar two?"  # the best of three: line "2"
+    parts = [s for s in h.stages if s["stage"] == "step answers"]
+    assert len(parts) == 4  # more than 3 steps: each step answered separately, then merged
+    assert (
+        "reference answer to a similar question" in parts[0]["input"]
+        and "analysis of Similar two?" in parts[0]["input"]
+    )
+    assert h.answers[0].count("part ") == 4 and counts["paid"] == counts["unique_prompts"]
+
+
+def test_step_count_parsing_on_crafted_outlines():
+    assert parse_steps("1. a\n2. b\n3. c\nTotal Steps: 3") == 3
+    assert parse_steps("Steps: 4") == 4
+    assert parse_steps("...\nThere are four steps in total.") == 4
+    assert parse_steps("...\n共五个步骤") == 5
+    assert parse_steps("...\n总共有3个步骤") == 3
+    assert parse_steps("1. a\n2. b\n\n2") == 2
+    assert parse_steps("just prose without a count") == 0
+    assert parse_steps("Total steps: 12") == 0  # more than 10 is no step count
+
+
+def test_similar_question_parsing_when_the_model_returns_other_than_three_lines():
+    assert parse_similar("A?\nB?\nC?") == ["A?", "B?", "C?"]
+    assert parse_similar("Here they are:\n1. A?\n2. B?\n3. C?") == ["A?", "B?", "C?"]
+    assert parse_similar("A? B?\nNote: these are similar.") == ["A? B?", "Note: these are similar."]
+    assert parse_similar("A? B? C?") == ["A?", "B?", "C?"]
+    assert parse_similar("only one?") == ["only one?"]
+    assert parse_similar("") == []
+
+
+def test_scores_are_parsed_strictly():
+    s = parse_scores("1. Accuracy: 4\n2. Completeness: 3/5\n3. Clarity: five\nDepth: 4 of 5\nGeneral Score: 4")
+    assert s == {"accuracy": 4, "completeness": 3, "clarity": 5, "depth": 4, "overall": 4}
+    assert parse_scores("I rate it 4 out of 5 overall.")["overall"] is None
+    assert parse_scores("Overall Score: 7")["overall"] is None
+
+
+def test_bad_input_gets_a_clear_error(tmp_path, monkeypatch):
+    with pytest.raises(DataError, match="review mode 'quick'"):
+        LoopConfig(mode="quick").check()
+    with pytest.raises(DataError, match="review behaviour"):
+        LoopConfig(behaviour="literally").check()
+    with pytest.raises(DataError, match="an empty question"):
+        run_review(ReviewConfig(dataset="open"), ask="   ", out_dir=tmp_path / "out")
+    with pytest.raises(LLMError, match="unknown role 'critic'"):
+        Endpoint.from_env("critic")
+    monkeypatch.setenv("OLAKIT_REVIEWER_BASE_URL", "http://127.0.0.1:9/v1")
+    with pytest.raises(LLMError, match="OLAKIT_REVIEWER_BASE_URL is set but OLAKIT_REVIEWER_MODEL is not"):
+        Endpoint.from_env("reviewer")
+    assert not (tmp_path / "out").exists()
+
+
+def test_outline_with_more_than_five_steps_is_capped_and_noted(tmp_path):
+    def reply(prompt, req):
+        if prompt.startswith("Please break down the following problem"):
+            return "1. a\n...\nTotal Steps: 8"
+        return scripted(prompt, req)
+
+    SEEN.clear()
+    with (
+        Loopback(reply=reply) as srv,
+        LLM(Endpoint(srv.base_url, "fake"), cache_dir=tmp_path / "c", progress=False) as llm,
+    ):
+        h = Loop({"answerer": CallCounter(llm), "reviewer": CallCounter(llm)}, LoopConfig()).run(["Q5"])[0]
+    assert h.steps == 5 and any("capped at 5" in s.get("note", "") for s in h.stages)
+
+
+def test_graded_run_records_every_iteration_and_flips(tmp_path, data_dir):
+    """On AQuA with scripted answers: the iteration records carry the extracted answers of the history."""
+
+    def reply(prompt, req):
+        if prompt.startswith("Here is the answer to the question"):
+            return review_text(3)
+        if "Please improve the original answer" in prompt:
+            return "Improved. Answer: B"
+        if "Think about this question" in prompt:
+            return "First try. Answer: A"
+        if prompt.startswith("Please break down"):
+            return "1. x\n2. y\nTotal Steps: 2"
+        return "Direct. Answer: C"
+
+    with (
+        Loopback(reply=reply) as srv,
+        LLM(Endpoint(srv.base_url, "fake"), cache_dir=tmp_path / "c", progress=False) as llm,
+    ):
+        res = run_review(
+            ReviewConfig(dataset="aqua", n_questions=2, loop=LoopConfig(max_iterations=2)),
+            llms={"answerer": llm, "reviewer": llm, "direct": llm},
+            out_dir=tmp_path / "out",
+        )
+    df = res.records.set_index(["question_id", "template"])
+    assert df.loc[("test-0", "direct"), "extracted"] == "C" and df.loc[("test-0", "review-lite@0"), "extracted"] == "A"
+    assert (
+        df.loc[("test-0", "review-lite@1"), "extracted"] == "B"
+        and df.loc[("test-0", "review-lite@2"), "extracted"] == "B"
+    )
+    trace = json.loads(df.loc[("test-0", "review-lite@2"), "trace"])
+    assert [r["scores"]["overall"] for r in trace["reviews"]] == [3, 3] and trace["answers"][
+        0
+    ] == "First try. Answer: A"
+    assert (tmp_path / "out" / "records.parquet").is_file()
+
+
+def test_judge_counts_unclear_replies_and_position_bias(tmp_path):
+    def reply(prompt, req):
+        if "[Answer 1]\nloop" in prompt:
+            return "Answer 1 is better."
+        if "[Answer 1]\ndirect" in prompt:
+            return "Answer 2 is better."  # consistent: the loop's answer wins in both orders
+        return "Both have merit."
+
+    items = [("Q?", "loop", "direct"), ("Q2?", "x", "y")]
+    with (
+        Loopback(reply=reply) as srv,
+        LLM(Endpoint(srv.base_url, "j"), cache_dir=tmp_path / "c", progress=False) as llm,
+    ):
+        js = judge_pairs(CallCounter(llm), items)
+    assert [j.verdict for j in js] == ["a", "unclear"]
+    s = summary(js, labels=("loop", "direct"), n_boot=100)
+    assert s["loop"] == 0.5 and s["unclear"] == 0.5 and s["position_bias_first"] == 0.5
