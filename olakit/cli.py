@@ -18,13 +18,14 @@ import sys
 import time
 from pathlib import Path
 
+from olakit.analysis.iterations import flips, iteration_accuracy, stage_cost
 from olakit.analysis.reproduce import reproduce_olagpt
 from olakit.analysis.tables import run_tables
 from olakit.analysis.traces import geek_tables
 from olakit.data import fetch
 from olakit.data.files import write_atomic, write_tables
 from olakit.data.loaders import FETCHED_DIR, load_questions
-from olakit.errors import OlakitError
+from olakit.errors import DataError, OlakitError
 from olakit.geek.actions import ROWS as GEEK_ROWS
 from olakit.geek.run import GeekConfig, run_geek
 from olakit.llm import LLM
@@ -34,6 +35,8 @@ from olakit.notebook.sweep import run_sweep
 from olakit.olagpt.active_learning import build_library
 from olakit.olagpt.run import BASELINE_NAMES, RunConfig, run
 from olakit.olagpt.settings import SettingsError, resolve, vote_order
+from olakit.review.loop import LoopConfig
+from olakit.review.run import ReviewConfig, run_review
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -124,6 +127,21 @@ def _parser() -> argparse.ArgumentParser:
     gk.add_argument("--concurrency", type=int, default=4)
     gk.add_argument("--data-dir", default=None)
     gk.add_argument("--out", required=True, help="output directory (records.parquet with traces, tables/, run.json)")
+
+    rv = sub.add_parser("review", help="the CoT + self-review loop (seeds/003) on a dataset slice or one question")
+    rv.add_argument("--ask", default=None, help="one open question: print the final answer and the history")
+    rv.add_argument("--dataset", default="aqua", help="aqua, ekar_zh, strategyqa, or open (the shipped questions)")
+    rv.add_argument("--split", default=None)
+    rv.add_argument("--n", type=int, default=5)
+    rv.add_argument("--offset", type=int, default=0)
+    rv.add_argument("--mode", default="lite", help="lite or standard")
+    rv.add_argument("--behaviour", default="intended", help="intended or literal (the blog's code)")
+    rv.add_argument("--iterations", type=int, default=3)
+    rv.add_argument("--threshold", type=int, default=4)
+    rv.add_argument("--answer-stages", type=int, default=1)
+    rv.add_argument("--seed", type=int, default=0)
+    rv.add_argument("--data-dir", default=None)
+    rv.add_argument("--out", default=None, help="output directory (records.parquet with histories, tables/)")
 
     sw = sub.add_parser("sweep", help="run notebooks over parameter grids through papermill, in parallel")
     sw.add_argument("file", help="sweep file (YAML)")
@@ -268,6 +286,42 @@ def main(argv: list[str] | None = None) -> int:
             print(f"GEEK on {res.corpus}, {len(res.records) // len(cfg.rows)} questions")
             print(tables["table2"][["method", "n", "correct", "accuracy", "ci_low", "ci_high"]].round(4).to_string())
             print(f"calls {json.dumps(res.calls)}; retrieval {json.dumps(res.recall)}")
+        elif args.cmd == "review":
+            loop = LoopConfig(
+                mode=args.mode,
+                behaviour=args.behaviour,
+                max_iterations=args.iterations,
+                threshold=args.threshold,
+                seed=args.seed,
+            ).check()
+            cfg = ReviewConfig(
+                dataset=args.dataset,
+                split=args.split,
+                n_questions=args.n,
+                offset=args.offset,
+                loop=loop,
+                answer_stages=args.answer_stages,
+                data_dir=args.data_dir,
+            ).check()
+            if args.ask is None and args.out is None:
+                raise DataError('give --out DIR for a dataset slice, or --ask "question" for one question')
+            res = run_review(cfg, out_dir=args.out, ask=args.ask)
+            if args.ask is not None:
+                h = res.histories[0]
+                print(f"outline ({h.steps} steps):\n{h.outline}\n")
+                for i, r in enumerate(h.reviews, 1):
+                    print(f"review {i}: overall {r['scores']['overall']} -> {r['decision']}")
+                print(f"\nfinal answer:\n{h.final}")
+            else:
+                tables = {
+                    "iteration_accuracy": iteration_accuracy(res.records),
+                    "flips": flips(res.records),
+                    "stage_cost": stage_cost(res.records),
+                }
+                write_tables(tables, args.out)
+                print(tables["iteration_accuracy"][["method", "n", "correct", "accuracy", "unparsed"]].to_string())
+                print(tables["flips"].to_string())
+            print(f"calls {json.dumps(res.calls)}")
         elif args.cmd == "sweep":
             index = run_sweep(
                 args.file,

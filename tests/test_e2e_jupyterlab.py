@@ -62,6 +62,7 @@ def lab(tmp_path):
         f"records_path = {str(tmp_path / 'records.parquet')!r}\n"
         f"notes_path = {str(tmp_path / 'notes.jsonl')!r}\ndata_dir = None\n"
         f"geek_records_path = {str(geek)!r}\ngeek_corpus = {str(corpus)!r}\n"
+        f"review_records_path = {str(tmp_path / 'no-review.parquet')!r}\n"
     )
     (tmp_path / "explore.ipynb").write_text(json.dumps(nb))
     port = free_port()

@@ -24,6 +24,7 @@ def test_every_notebook_is_here():
         "note_strategy.ipynb",
         "notes_count.ipynb",
         "reproduce_olagpt.ipynb",
+        "review_loop.ipynb",
         "template_count.ipynb",
         "vote_type.ipynb",
     ]

@@ -228,3 +228,95 @@ def test_judge_counts_unclear_replies_and_position_bias(tmp_path):
     assert [j.verdict for j in js] == ["a", "unclear"]
     s = summary(js, labels=("loop", "direct"), n_boot=100)
     assert s["loop"] == 0.5 and s["unclear"] == 0.5 and s["position_bias_first"] == 0.5
+
+
+def test_iteration_tables_by_hand():
+    from olakit.analysis.iterations import flips, iteration_accuracy, stage_cost
+    from olakit.data.records import to_frame
+    from olakit.types import Record
+
+    right = {"q1": [1, 0, 0], "q2": [0, 1, 1], "q3": [1, 1, 0], "q4": [0, 0, 0]}
+    stages = [
+        {"stage": "decomposition", "input": "x", "prompt_tokens": 10, "completion_tokens": 5, "latency": 1.0},
+        {"stage": "review 1", "input": "x", "prompt_tokens": 20, "completion_tokens": 10, "latency": 2.0},
+        {"stage": "review 2", "input": "x", "prompt_tokens": 20, "completion_tokens": 10, "latency": 2.0},
+    ]
+    rows = []
+    for q, marks in right.items():
+        rows.append(
+            Record(
+                dataset="aqua",
+                question_id=q,
+                template="direct",
+                notes_strategy="review",
+                n_notes=0,
+                sample=0,
+                model="m",
+                prompt_hash="h",
+                raw_output="",
+                extracted="A",
+                gold="A",
+                correct=True,
+            )
+        )
+        for i, ok in enumerate(marks):
+            trace = json.dumps({"stages": stages}) if i == 2 else ""
+            rows.append(
+                Record(
+                    dataset="aqua",
+                    question_id=q,
+                    template=f"review-lite@{i}",
+                    notes_strategy="review",
+                    n_notes=0,
+                    sample=0,
+                    model="m",
+                    prompt_hash="h",
+                    raw_output="",
+                    extracted="A" if ok else "B",
+                    gold="A",
+                    correct=bool(ok),
+                    trace=trace,
+                )
+            )
+    df = to_frame(rows)
+    acc = iteration_accuracy(df, n_boot=50).set_index("method")["accuracy"]
+    assert acc.to_dict() == {"direct": 1.0, "review-lite@0": 0.5, "review-lite@1": 0.5, "review-lite@2": 0.25}
+    f = flips(df).set_index("iteration")
+    # iteration 1: q1 right -> wrong, q2 wrong -> right; iteration 2: q3 right -> wrong
+    assert f.loc[1, ["right_to_wrong", "wrong_to_right", "net"]].tolist() == [1, 1, 0]
+    assert f.loc[2, ["right_to_wrong", "wrong_to_right", "net"]].tolist() == [1, 0, -1]
+    # exact McNemar with 1 vs 1 and 1 vs 0 discordant answers: p = 1 both; Holm keeps 1
+    assert f["p_mcnemar"].tolist() == [1.0, 1.0] and f["p_mcnemar_holm"].tolist() == [1.0, 1.0]
+    cost = stage_cost(df).set_index("stage")
+    # every question's history: one decomposition (15 tokens, 1 s) and two reviews (30 tokens, 2 s each)
+    assert cost.loc["decomposition", "calls_per_question"] == 1 and cost.loc["review", "calls_per_question"] == 2
+    assert cost.loc["review", "tokens_per_question"] == 60 and cost.loc["review", "seconds_per_question"] == 4.0
+
+
+def test_review_notebook_against_a_scripted_endpoint(tmp_path, monkeypatch):
+    from tests.test_notebook import manifest, run
+
+    def reply(prompt, req):
+        if "[Answer 1]" in prompt:
+            return "Answer 1 is better."
+        if prompt.startswith("Here is the answer to the question"):
+            return review_text(3)
+        if "Please improve the original answer" in prompt:
+            return "Improved. Answer: B"
+        if "Think about this question" in prompt:
+            return "First try. Answer: A"
+        if prompt.startswith("Please break down"):
+            return "1. x\n2. y\nTotal Steps: 2"
+        return "Direct. Answer: C"
+
+    with Loopback(reply=reply) as srv:
+        monkeypatch.setenv("OLAKIT_BASE_URL", srv.base_url)
+        monkeypatch.setenv("OLAKIT_MODEL", "loopback")
+        out, _ = run("review_loop.ipynb", tmp_path, n_questions=2, max_iterations=2, open_questions=2, n_boot=50)
+    import pandas as pd
+
+    acc = pd.read_csv(out / "tables" / "iteration_accuracy.csv").set_index("method")
+    assert list(acc.index) == ["direct", "review-lite@0", "review-lite@1", "review-lite@2"] and (acc["n"] == 2).all()
+    judged = pd.read_csv(out / "tables" / "open_judgement.csv").iloc[0]
+    assert judged["tie"] == 1.0 and judged["position_bias_first"] == 1.0  # "Answer 1" both ways: a tie, pure bias
+    assert manifest(out)["calls"]["answerer"]["failed"] == 0

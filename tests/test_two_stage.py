@@ -23,11 +23,12 @@ SCRIPT = {
 def reply(prompt, req):
     if prompt.startswith("As a mathematics professor"):  # the question-type call
         return '{"task_type": "arithmetic"}'
+    if prompt.rstrip().endswith(answer_trigger(list("ABCDE"))):  # the second stage continues the model's own turn
+        qid = next(q for q, (first, _, _) in SCRIPT.items() if prompt.startswith(first))
+        assert SCRIPT[qid][2] is not None, f"{qid}: no second stage may be asked"
+        return SCRIPT[qid][2], "stop"
     qid = next(q for q, key in KEYS.items() if key in prompt)
-    first, finish, second = SCRIPT[qid]
-    if prompt.rstrip().endswith(answer_trigger(list("ABCDE"))):
-        assert second is not None, f"{qid}: no second stage may be asked"
-        return second, "stop"
+    first, finish, _ = SCRIPT[qid]
     return first, finish
 
 

@@ -166,3 +166,38 @@ def test_trace_explorer_shows_steps_and_filters(tmp_path, data_dir):
     v = te.render()
     assert "select &rarr; retrieve" in v and "ga (" in v and "Albany, GA has around 75,000 people." in v
     assert f"<b>gold</b>: {df.iloc[0]['gold']}" in v and "budget exhausted" in v
+
+
+def test_review_explorer_shows_history_and_where_the_answer_changed(tmp_path):
+    from olakit.llm import LLM, Endpoint
+    from olakit.llm.loopback import Loopback
+    from olakit.notebook.widgets import ReviewExplorer
+    from olakit.review.loop import LoopConfig
+    from olakit.review.run import ReviewConfig, run_review
+    from tests.test_review import review_text
+
+    def reply(prompt, req):
+        if prompt.startswith("Here is the answer to the question"):
+            return review_text(3)
+        if "Please improve the original answer" in prompt:
+            return "Improved. Answer: B"
+        if "Think about this question" in prompt:
+            return "First try. Answer: A"
+        if prompt.startswith("Please break down"):
+            return "1. x\n2. y\nTotal Steps: 2"
+        return "Direct. Answer: C"
+
+    with (
+        Loopback(reply=reply) as srv,
+        LLM(Endpoint(srv.base_url, "x"), cache_dir=tmp_path / "c", progress=False) as llm,
+    ):
+        df = run_review(
+            ReviewConfig(dataset="aqua", n_questions=1, loop=LoopConfig(max_iterations=2)),
+            llms={"answerer": llm, "reviewer": llm, "direct": llm},
+        ).records
+    re_ = ReviewExplorer(df)
+    assert re_.answers_by_iteration("test-0", "review-lite") == [(0, "A"), (1, "B"), (2, "B")]
+    v = re_.render()
+    assert "review 1</b>: accuracy 3" in v and "below threshold 4: revise" in v
+    assert v.count("background:#fdd") == 1  # the answer changed at iteration 1 only
+    assert "outline (2 steps)" in v and "Improved. Answer: B" in v

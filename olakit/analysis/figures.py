@@ -222,3 +222,30 @@ def accuracy_against_cost(table: pd.DataFrame, *, x: str = "calls_per_question",
     ax.set_ylim(0, 1)
     ax.set_title("Accuracy against cost")
     return ax
+
+
+def accuracy_by_iteration(table: pd.DataFrame, *, ax=None):
+    """Accuracy (95% CI) of the review loop's answer after each iteration, the direct answer as a dashed line
+    (iterations.iteration_accuracy output)."""
+    ax = _ax(ax)
+    loops = table[table["iteration"].notna()].copy()
+    loops["loop"] = loops["method"].str.replace(r"@\d+$", "", regex=True)
+    for loop, g in loops.groupby("loop", sort=False):
+        ax.errorbar(
+            g["iteration"],
+            g["accuracy"],
+            yerr=[g["accuracy"] - g["ci_low"], g["ci_high"] - g["accuracy"]],
+            marker="o",
+            capsize=3,
+            label=loop,
+        )
+    direct = table[table["method"] == "direct"]
+    if len(direct):
+        ax.axhline(float(direct["accuracy"].iloc[0]), ls="--", color="grey", label="direct")
+    ax.set_xlabel("iteration (0: the first answer)")
+    ax.set_ylabel("accuracy (95% CI)")
+    ax.set_ylim(0, 1)
+    ax.legend(fontsize=8)
+    n = int(table["n"].max()) if len(table) else 0
+    ax.set_title(f"Accuracy after each review iteration (n = {n})")
+    return ax

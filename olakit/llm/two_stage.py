@@ -10,7 +10,8 @@ the cached client like any other; an unparseable second stage stays unparsed, ne
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from olakit.extract import extract_strict
@@ -26,6 +27,7 @@ def answer_trigger(labels: Sequence[str]) -> str:
     >>> answer_trigger(["yes", "no"])
     'Therefore, the answer (yes or no) is'
     """
+    labels = list(labels)
     if labels and all(len(label) > 1 for label in labels):
         return f"Therefore, the answer ({' or '.join(labels)}) is"
     return f"Therefore, among {labels[0]} through {labels[-1]}, the answer is"
@@ -36,25 +38,50 @@ def needs_second_stage(result: Result, labels: Sequence[str], extract: Callable 
     return result.ok and (result.finish_reason == "length" or extract(result.text, list(labels)) is None)
 
 
+def prefill(output: str, labels: Sequence[str]) -> str:
+    """The assistant turn the second call continues: the first output, then the trigger."""
+    return f"{output.rstrip()}\n{answer_trigger(labels)}"
+
+
 def second_request(first: Request, output: str, labels: Sequence[str], max_tokens: int = SECOND_MAX_TOKENS) -> Request:
-    """The second call: the first request's last user message, the first output, then the trigger."""
-    messages = first.message_dicts()
-    messages[-1] = {
-        **messages[-1],
-        "content": f"{messages[-1]['content']}\n\n{output.rstrip()}\n{answer_trigger(labels)}",
-    }
+    """The second call: the first request's messages, then the first output and the trigger as the model's own
+    unfinished turn, which it continues (Zero-shot-CoT's second stage; an OpenAI-compatible server such as llama.cpp
+    continues a final assistant message). As a new user turn instead, small models answer the trigger by copying the
+    prompt's answer-format sentence."""
+    messages = [*first.message_dicts(), {"role": "assistant", "content": prefill(output, labels)}]
     return Request.make(messages, temperature=0, max_tokens=max_tokens)
 
 
-def read_second(text: str | None, labels: Sequence[str]) -> str | None:
-    """The label the second stage gives: the strict extractor over the trigger and its continuation.
+def continuation(text: str | None, output: str, labels: Sequence[str]) -> str:
+    """The second call's own words: a server that echoes the continued turn returns it whole; that part is dropped."""
+    text, head = text or "", prefill(output, labels)
+    return text[len(head) :] if text.startswith(head) else text
+
+
+def read_second(text: str | None, options: Sequence[str] | Mapping[str, str]) -> str | None:
+    """The label the second stage gives: the strict extractor over the trigger and its continuation; failing that,
+    when ``options`` maps labels to texts and the continuation states exactly one option's text (the answer
+    "is 36." where option A is "36"), that option. Nothing partial or approximate counts.
 
     >>> read_second(" (C) 12.", ["A", "B", "C"])
     'C'
+    >>> read_second(" 36.", {"A": "36", "B": "15"})
+    'A'
+    >>> read_second(" 3.", {"A": "36", "B": "15"}) is None
+    True
     >>> read_second(" not determinable from the data.", ["A", "B", "C"]) is None
     True
     """
-    return extract_strict(f"{answer_trigger(labels)}{text or ''}", list(labels))
+    labels = list(options)
+    found = extract_strict(f"{answer_trigger(labels)}{text or ''}", labels)
+    if found is not None or not isinstance(options, Mapping):
+        return found
+    stated = re.match(r"\s*[:\-]?\s*(.+?)\s*(?:[.;,]\s|[.;,]?$|\n)", text or "")
+    if not stated:
+        return None
+    norm = lambda t: re.sub(r"\s+", " ", str(t)).strip().strip(".").lower()  # noqa: E731
+    hits = [label for label, option in options.items() if norm(option) and norm(option) == norm(stated.group(1))]
+    return hits[0] if len(hits) == 1 else None
 
 
 @dataclass(frozen=True)
@@ -68,14 +95,15 @@ class Answer:
 
 
 def answers(
-    firsts: Sequence[tuple[Request, Result, Sequence[str]]],
+    firsts: Sequence[tuple[Request, Result, Sequence[str] | Mapping[str, str]]],
     batch: Callable[[list[Request], str], list[Result]],
     *,
     stages: int = 1,
     extract: Callable = extract_strict,
     max_tokens: int = SECOND_MAX_TOKENS,
 ) -> list[Answer]:
-    """The answer of each (first request, its result, the question's labels): read by ``extract`` with one stage;
+    """The answer of each (first request, its result, the question's labels, or its options label -> text): read by
+    ``extract`` with one stage;
     with two, the outputs that need it get one second call each (``batch(requests, desc)``, cached), read strictly.
     A failed second call leaves the answer unparsed."""
     if stages not in STAGES:
@@ -88,5 +116,6 @@ def answers(
         return out
     reqs = [second_request(firsts[i][0], firsts[i][1].text or "", firsts[i][2], max_tokens) for i in todo]
     for i, res in zip(todo, batch(reqs, "second-stage answers")):
-        out[i] = Answer(read_second(res.text, firsts[i][2]) if res.ok else None, 2, res)
+        own = continuation(res.text, firsts[i][1].text or "", firsts[i][2])
+        out[i] = Answer(read_second(own, firsts[i][2]) if res.ok else None, 2, res)
     return out

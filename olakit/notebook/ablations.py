@@ -37,7 +37,8 @@ from olakit.data.records import save_records, to_frame
 from olakit.errors import DataError
 from olakit.geek.assessment import assess
 from olakit.geek.run import GeekConfig, run_geek
-from olakit.llm import LLM
+from olakit.llm import LLM, Endpoint
+from olakit.llm.judge import judge_pairs, summary
 from olakit.llm.usage import CallCounter
 from olakit.names import LLM_VOTE, LLM_VOTE_SHUFFLED, NON_TEMPLATES, REGEX_VOTE, STRATEGIES, ZERO_SHOT
 from olakit.olagpt.llm_vote import llm_vote_audit, llm_vote_records
@@ -45,6 +46,8 @@ from olakit.olagpt.notes import resolve_library
 from olakit.olagpt.run import RunConfig, run
 from olakit.olagpt.settings import resolve, vote_order
 from olakit.olagpt.vote import regex_vote
+from olakit.review.loop import LoopConfig
+from olakit.review.run import ReviewConfig, run_review
 
 PACKAGES = (
     "olakit",
@@ -218,6 +221,64 @@ def olagpt_vote_row(
     acc = method_accuracy(records, names, seed=seed, n_boot=n_boot, unparsed=olagpt_info["settings"]["unparsed"])
     row = acc[acc["method"] == REGEX_VOTE].assign(method=f"OlaGPT {REGEX_VOTE} ({len(names)} templates)")
     return row.assign(notes_strategy=info.get("run_config", {}).get("corpus", "").rsplit(":", 1)[-1] or ZERO_SHOT)
+
+
+def review_records(
+    *,
+    mode: str = "lite",
+    behaviour: str = "intended",
+    max_iterations: int = 3,
+    threshold: int = 4,
+    seed: int = 0,
+    **config,
+) -> tuple[pd.DataFrame, dict]:
+    """The review loop live on a dataset slice (olakit.review.run; ``config``: ReviewConfig's other fields); roles
+    take their endpoints from the environment. (records, info with models, roles, calls)."""
+    loop = LoopConfig(mode=mode, behaviour=behaviour, max_iterations=max_iterations, threshold=threshold, seed=seed)
+    res = run_review(ReviewConfig(loop=loop, **config))
+    info = {
+        "source": "live",
+        "model": res.config["roles"]["answerer"],
+        "endpoint": res.config["roles"],
+        "calls": res.calls,
+        "run_config": res.config,
+    }
+    return res.records, info
+
+
+def open_judgement(
+    n_questions: int,
+    *,
+    mode: str = "lite",
+    behaviour: str = "intended",
+    max_iterations: int = 3,
+    seed: int = 0,
+    n_boot: int = 2000,
+) -> tuple[pd.DataFrame, dict, pd.DataFrame]:
+    """Open questions (data/review/open_questions.jsonl, the first ``n_questions``): the loop's final answer against
+    the direct answer, judged pairwise in both orders by the ``judge`` role. (records, summary of loop / tie /
+    direct with CIs and the position bias, one row per question with its verdict)."""
+    loop = LoopConfig(mode=mode, behaviour=behaviour, max_iterations=max_iterations, seed=seed)
+    res = run_review(ReviewConfig(dataset="open", n_questions=n_questions, loop=loop))
+    final = res.records[res.records["template"] == f"review-{mode}@{max_iterations}"].set_index("question_id")
+    direct = res.records[res.records["template"] == "direct"].set_index("question_id")
+    ids = list(final.index)
+    items = [
+        (f"Question: {open_text}", final.loc[q, "raw_output"], direct.loc[q, "raw_output"])
+        for q, open_text in zip(ids, [h.question for h in res.histories])
+    ]
+    with LLM(Endpoint.from_env("judge")) as judge:
+        verdicts = judge_pairs(CallCounter(judge), items)
+    out = summary(verdicts, labels=("loop", "direct"), n_boot=n_boot, seed=seed)
+    per = pd.DataFrame(
+        {
+            "question_id": ids,
+            "verdict": [v.verdict for v in verdicts],
+            "loop_first": [v.first_order for v in verdicts],
+            "direct_first": [v.second_order for v in verdicts],
+        }
+    )
+    return res.records, out, per
 
 
 def add_llm_vote(

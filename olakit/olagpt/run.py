@@ -258,7 +258,7 @@ def run(config: RunConfig, llm: LLM | None = None, out_dir: str | Path | None = 
     firsts = [(c, r) for c, r in firsts if r.ok]
 
     found = answers(
-        [(c.request, r, list(c.question.options)) for c, r in firsts],
+        [(c.request, r, c.question.options) for c, r in firsts],
         counter,
         stages=cfg.answer_stages,
         extract=extract,

@@ -218,7 +218,7 @@ def _graded_records(cfg, questions, histories, direct, counters, llms) -> list[R
     for q, _, text, res in texts:
         req = Request.make(ask_text(q), temperature=0, max_tokens=cfg.direct_tokens)
         from_result = res if res is not None else _as_result(text)
-        firsts.append((req, from_result, list(q.options)))
+        firsts.append((req, from_result, q.options))
     found = answers(firsts, counters["answerer"], stages=cfg.answer_stages, extract=extract_strict)
     last = {q.id: len(h.answers) - 1 for q, h in zip(questions, histories)}
     hist = {q.id: h for q, h in zip(questions, histories)}

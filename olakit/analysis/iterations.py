@@ -1,0 +1,108 @@
+"""The review loop measured, not assumed: accuracy after each iteration with CIs, the answers each iteration turns
+right-to-wrong and wrong-to-right with an exact McNemar test (Holm over the iterations), and the cost of each stage
+(calls, tokens, seconds per question) from the histories. Pure pandas over records; no LLM calls."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pandas as pd
+
+from olakit.analysis.inference import holm, mcnemar_exact
+from olakit.analysis.intervals import accuracy_row
+
+_ITERATION = re.compile(r"^(review-\w+)@(\d+)$")
+
+
+def iteration_methods(df: pd.DataFrame) -> dict[str, list[str]]:
+    """Loop name -> its per-iteration methods in order (``review-lite`` -> ``[review-lite@0, review-lite@1, ...]``)."""
+    found: dict[str, dict[int, str]] = {}
+    for m in dict.fromkeys(df["template"]):
+        hit = _ITERATION.match(m)
+        if hit:
+            found.setdefault(hit.group(1), {})[int(hit.group(2))] = m
+    return {loop: [its[i] for i in sorted(its)] for loop, its in found.items()}
+
+
+def iteration_accuracy(df: pd.DataFrame, seed: int = 0, n_boot: int = 2000) -> pd.DataFrame:
+    """Accuracy with CI of the direct answer and of each loop's answer after every iteration."""
+    rows = []
+    for method in ["direct", *[m for ms in iteration_methods(df).values() for m in ms]]:
+        g = df[df["template"] == method]
+        if len(g):
+            row = accuracy_row(method, "review", g["correct"].to_numpy(), seed, n_boot)
+            hit = _ITERATION.match(method)
+            rows.append(
+                {**row, "iteration": int(hit.group(2)) if hit else None, "unparsed": int(g["extracted"].isna().sum())}
+            )
+    return pd.DataFrame(rows)
+
+
+def flips(df: pd.DataFrame) -> pd.DataFrame:
+    """Per loop and iteration i >= 1: answers right at i-1 and wrong at i (right_to_wrong), the reverse
+    (wrong_to_right), the exact McNemar p of the change, Holm-adjusted over the iterations of the loop."""
+    rows = []
+    for loop, methods in iteration_methods(df).items():
+        wide = df[df["template"].isin(methods)].pivot_table(
+            index="question_id", columns="template", values="correct", aggfunc="first"
+        )
+        part = []
+        for before, after in zip(methods, methods[1:]):
+            a, b = wide[before].astype(bool).to_numpy(), wide[after].astype(bool).to_numpy()
+            right_to_wrong, wrong_to_right, p = mcnemar_exact(a, b)
+            part.append(
+                {
+                    "loop": loop,
+                    "iteration": int(_ITERATION.match(after).group(2)),
+                    "n": len(a),
+                    "right_to_wrong": right_to_wrong,
+                    "wrong_to_right": wrong_to_right,
+                    "net": wrong_to_right - right_to_wrong,
+                    "p_mcnemar": p,
+                }
+            )
+        if part:
+            for row, adjusted in zip(part, holm([r["p_mcnemar"] for r in part])):
+                row["p_mcnemar_holm"] = float(adjusted)
+            rows += part
+    return pd.DataFrame(rows)
+
+
+def stage_cost(df: pd.DataFrame) -> pd.DataFrame:
+    """Per loop and stage (the iteration dropped: "review 2" counts as "review"): calls, tokens and seconds (the sum
+    of the calls' latencies) per question, from the histories in the records' traces."""
+    rows = []
+    for method, text in zip(df["template"], df["trace"]):
+        hit = _ITERATION.match(method)
+        if not text or not hit:
+            continue
+        for s in json.loads(text)["stages"]:
+            if "stage" not in s or "input" not in s:
+                continue
+            rows.append(
+                {
+                    "loop": hit.group(1),
+                    "stage": re.sub(r"\s+\d+$", "", s["stage"]),
+                    "calls": 1,
+                    "tokens": (s.get("prompt_tokens") or 0) + (s.get("completion_tokens") or 0),
+                    "seconds": s.get("latency") or 0.0,
+                }
+            )
+    if not rows:
+        return pd.DataFrame(
+            columns=["loop", "stage", "calls_per_question", "tokens_per_question", "seconds_per_question"]
+        )
+    d = pd.DataFrame(rows)
+    n = df[df["trace"] != ""].groupby(df["template"].str.replace(r"@\d+$", "", regex=True))["question_id"].nunique()
+    g = d.groupby(["loop", "stage"], sort=False)[["calls", "tokens", "seconds"]].sum().reset_index()
+    per = g["loop"].map(n)
+    return pd.DataFrame(
+        {
+            "loop": g["loop"],
+            "stage": g["stage"],
+            "calls_per_question": g["calls"] / per,
+            "tokens_per_question": g["tokens"] / per,
+            "seconds_per_question": g["seconds"] / per,
+        }
+    )
