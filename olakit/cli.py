@@ -20,7 +20,7 @@ from pathlib import Path
 
 from olakit.analysis.iterations import flips, iteration_accuracy, stage_cost
 from olakit.analysis.reproduce import reproduce_olagpt
-from olakit.analysis.tables import run_tables
+from olakit.analysis.runs import run_tables
 from olakit.analysis.traces import geek_tables
 from olakit.data import fetch
 from olakit.data.files import write_atomic, write_tables
@@ -30,7 +30,7 @@ from olakit.geek.actions import ROWS as GEEK_ROWS
 from olakit.geek.run import GeekConfig, run_geek
 from olakit.llm import LLM
 from olakit.llm.local import LocalServer
-from olakit.names import NON_TEMPLATES
+from olakit.names import voting_templates
 from olakit.notebook.sweep import run_sweep
 from olakit.olagpt.active_learning import build_library
 from olakit.olagpt.run import BASELINE_NAMES, RunConfig, run
@@ -246,6 +246,9 @@ def main(argv: list[str] | None = None) -> int:
                 autocot_demos=args.autocot_demos,
                 max_tokens=args.max_tokens,
                 answer_stages=args.answer_stages,
+                verify=args.verify,
+                diy=args.diy,
+                choose_k=args.choose_k,
                 vote_max_tokens=args.vote_max_tokens,
                 seed=args.seed,
                 data_dir=args.data_dir,
@@ -253,7 +256,7 @@ def main(argv: list[str] | None = None) -> int:
             ).check()  # before the LLM: bad settings are refused before any model starts
             with LLM(concurrency=args.concurrency) as llm:
                 res = run(cfg, llm=llm, out_dir=args.out)
-            names = [t for t in dict.fromkeys(res.records["template"]) if t not in NON_TEMPLATES]
+            names = voting_templates(res.records["template"])
             templates = vote_order(names, cfg.settings.vote_order)
             tables = run_tables(res.records, templates, tie=cfg.tie, seed=cfg.seed, unparsed=cfg.settings.unparsed)
             write_tables(tables, args.out)

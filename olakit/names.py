@@ -21,13 +21,31 @@ REGEX_UPPER = "regex_upper"
 REGEX_LOWER = "regex_lower"
 """Table 8's lower bound of the regex vote (templates right > the largest wrong group)."""
 
+DIY = "DIY"
+"""Integrative (DIY) thinking: a template the model composes for each question from the existing ones."""
+CHOSEN_VOTE = "chosen_vote"
+"""The regex vote over the k templates the controller chose for a question."""
+VERIFIED_VOTE = "verified_vote"
+"""The regex vote over the templates' answers after verification thinking."""
+VERIFIED_SUFFIX = "+V"
+"""A template's answers after verification thinking are named ``<template>+V``."""
+
 BASELINES = (TURBO,)
 """Templates that are baselines, left out of Table 7's template statistics and Fig 7's template dots."""
-NON_TEMPLATES = (SC, AUTO_COT, LLM_VOTE, LLM_VOTE_SHUFFLED)
-"""Methods in records that are not voting templates."""
+NON_TEMPLATES = (SC, AUTO_COT, LLM_VOTE, LLM_VOTE_SHUFFLED, DIY, CHOSEN_VOTE, VERIFIED_VOTE)
+"""Methods in records that are not voting templates (nor are the verified ``<template>+V``: see voting_templates)."""
 VOTES = (REGEX_VOTE, LLM_VOTE)
 """Votes a live run can compute."""
 
 ZERO_SHOT = "zero-shot"
 STRATEGIES = (ZERO_SHOT, "random", "retrieval", "combine")
 """The note strategies in the paper's order."""
+
+
+def voting_templates(names) -> list[str]:
+    """The names that are thinking templates to vote over: not another method, not a verified answer.
+
+    >>> voting_templates(["ST", "SC", "ST+V", "DT"])
+    ['ST', 'DT']
+    """
+    return [n for n in dict.fromkeys(names) if n not in NON_TEMPLATES and not n.endswith(VERIFIED_SUFFIX)]

@@ -9,7 +9,8 @@ import textwrap
 
 import pytest
 
-from olakit.analysis.tables import method_accuracy, run_tables, sc_vote
+from olakit.analysis.runs import run_tables
+from olakit.analysis.tables import method_accuracy, sc_vote
 from olakit.data.records import load_records, to_frame
 from olakit.olagpt.llm_vote import llm_vote_audit, llm_vote_prompt
 from olakit.types import Record

@@ -40,7 +40,7 @@ from olakit.data.recorded import RECORDED_TEMPLATES, import_olagpt
 from olakit.data.records import save_records
 from olakit.errors import DataError
 from olakit.majority import check_tie_rule
-from olakit.names import NON_TEMPLATES, REGEX_LOWER, REGEX_UPPER, REGEX_VOTE
+from olakit.names import REGEX_LOWER, REGEX_UPPER, REGEX_VOTE, voting_templates
 from olakit.olagpt.settings import resolve, vote_order
 from olakit.olagpt.vote import regex_vote
 
@@ -126,7 +126,7 @@ def settings_comparison(records: pd.DataFrame, tie: str = "first", dataset: str 
     per_preset = {}
     for name in ("paper", "olakit"):
         st = resolve(name)
-        templates = vote_order([t for t in dict.fromkeys(records["template"]) if t not in NON_TEMPLATES], st.vote_order)
+        templates = vote_order(voting_templates(records["template"]), st.vote_order)
         base = records[records["template"].isin(templates)]
         per_preset[name] = {
             "vote": regex_vote(base, templates, tie=tie, unparsed=st.unparsed),

@@ -22,6 +22,8 @@ from olakit.majority import check_tie_rule, majority
 from olakit.names import (
     AUTO_COT,
     BASELINES,
+    CHOSEN_VOTE,
+    DIY,
     LLM_VOTE,
     LLM_VOTE_SHUFFLED,
     NON_TEMPLATES,
@@ -31,8 +33,8 @@ from olakit.names import (
     SC,
     STRATEGIES,
     ZERO_SHOT,
+    voting_templates,
 )
-from olakit.olagpt.llm_vote import llm_vote_audit
 from olakit.olagpt.vote import RAW, regex_vote, vote_labels
 
 
@@ -283,7 +285,7 @@ def method_accuracy(
     sc = sc_vote(df, tie=tie)
     for strategy, g in sc.groupby("notes_strategy", sort=False):
         rows.append(accuracy_row(SC, strategy, g["correct"], seed, n_boot))
-    for method in (AUTO_COT, LLM_VOTE, LLM_VOTE_SHUFFLED):
+    for method in (AUTO_COT, LLM_VOTE, LLM_VOTE_SHUFFLED, DIY, CHOSEN_VOTE):
         for strategy, g in df[df["template"] == method].groupby("notes_strategy", sort=False):
             rows.append(accuracy_row(method, strategy, g["correct"], seed, n_boot))
     if rows:
@@ -343,7 +345,7 @@ def compute_tables(
     """
     check_tie_rule(tie)
     if templates is None:
-        templates = [t for t in dict.fromkeys(records["template"]) if t not in NON_TEMPLATES]
+        templates = voting_templates(records["template"])
     templates = list(templates)
     base = records[records["template"].isin(templates)]
     acc_long = method_accuracy(records, templates, tie=tie, seed=seed, n_boot=n_boot, unparsed=unparsed)
@@ -394,39 +396,6 @@ def override_effect(
             }
         )
     return pd.DataFrame(rows)
-
-
-def run_tables(
-    df: pd.DataFrame,
-    templates: Sequence[str],
-    tie: str = "first",
-    seed: int = 0,
-    n_boot: int = 2000,
-    unparsed: str = "abstain",
-) -> dict[str, pd.DataFrame]:
-    """The foundation tables over the templates (voted in the order given), plus every method's accuracy
-    (templates, regex vote, LLM vote, SC, Auto-CoT) with CIs, the LLM-vote audit and usage per method."""
-    present = [t for t in templates if t in set(df["template"])]
-    base = df[df["template"].isin(present) & (df["sample"] == 0)]
-    tables = (
-        compute_tables(_label_n(base), present, tie=tie, seed=seed, n_boot=n_boot, unparsed=unparsed) if present else {}
-    )
-    tables["methods"] = method_accuracy(_label_n(df), present, tie=tie, seed=seed, n_boot=n_boot, unparsed=unparsed)
-    tables["methods_wide"] = accuracy_wide(tables["methods"])
-    if {LLM_VOTE, LLM_VOTE_SHUFFLED} <= set(df["template"]):
-        tables["llm_vote_audit"] = llm_vote_audit(_label_n(df), present, tie=tie)
-    tables["usage"] = usage_table(df)
-    return tables
-
-
-def _label_n(df: pd.DataFrame) -> pd.DataFrame:
-    """With several note counts, name strategies "retrieval n=3" so tables keep them apart."""
-    if df.loc[df["notes_strategy"] != ZERO_SHOT, "n_notes"].nunique() <= 1:
-        return df
-    out = df.copy()
-    mask = out["notes_strategy"] != ZERO_SHOT
-    out.loc[mask, "notes_strategy"] = out.loc[mask, "notes_strategy"] + " n=" + out.loc[mask, "n_notes"].astype(str)
-    return out
 
 
 def answer_stages_table(one: pd.DataFrame, two: pd.DataFrame, seed: int = 0, n_boot: int = 2000) -> pd.DataFrame:

@@ -40,7 +40,7 @@ from olakit.geek.run import GeekConfig, run_geek
 from olakit.llm import LLM, Endpoint
 from olakit.llm.judge import judge_pairs, summary
 from olakit.llm.usage import CallCounter
-from olakit.names import LLM_VOTE, LLM_VOTE_SHUFFLED, NON_TEMPLATES, REGEX_VOTE, STRATEGIES, ZERO_SHOT
+from olakit.names import LLM_VOTE, LLM_VOTE_SHUFFLED, REGEX_VOTE, STRATEGIES, ZERO_SHOT, voting_templates
 from olakit.olagpt.llm_vote import llm_vote_audit, llm_vote_records
 from olakit.olagpt.notes import resolve_library
 from olakit.olagpt.run import RunConfig, run
@@ -172,7 +172,7 @@ def get_records(
                 "settings": chosen.as_dict(),
                 "run_config": res.config,
             }
-        names = [t for t in dict.fromkeys(res.records["template"]) if t not in NON_TEMPLATES]
+        names = voting_templates(res.records["template"])
         return res.records, vote_order(names, chosen.vote_order), info
     raise DataError(f"source {source!r}: use 'recorded' or 'live'")
 

@@ -31,14 +31,14 @@ from olakit.data.recorded import import_olagpt
 from olakit.data.records import load_records, save_records
 from olakit.errors import DataError
 from olakit.geek.corpus import load_corpus
-from olakit.names import LLM_VOTE, NON_TEMPLATES
+from olakit.names import LLM_VOTE, voting_templates
 from olakit.olagpt.notes import NotesLibrary, error_reason, note_from_question
 from olakit.olagpt.settings import Settings, resolve, vote_order
 from olakit.olagpt.vote import GROUP, answer_matrix, regex_vote
 
 
 def _templates(df: pd.DataFrame, templates: Sequence[str] | None) -> list[str]:
-    return list(templates) if templates else [t for t in dict.fromkeys(df["template"]) if t not in NON_TEMPLATES]
+    return list(templates) if templates else voting_templates(df["template"])
 
 
 def _esc(text) -> str:

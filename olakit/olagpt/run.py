@@ -17,10 +17,11 @@ over the records are olakit.analysis.tables.run_tables (the runner makes calls, 
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import pandas as pd
@@ -32,15 +33,29 @@ from olakit.extract import get_extractor, unparsed_cause
 from olakit.llm import LLM, Request, Result, cache_key
 from olakit.llm.two_stage import STAGES, Answer, answers
 from olakit.llm.usage import CallCounter
-from olakit.names import AUTO_COT, LLM_VOTE, SC, STRATEGIES, TURBO, VOTES, ZERO_SHOT
+from olakit.majority import majority
+from olakit.names import (
+    AUTO_COT,
+    CHOSEN_VOTE,
+    DIY,
+    LLM_VOTE,
+    SC,
+    STRATEGIES,
+    TURBO,
+    VERIFIED_SUFFIX,
+    VOTES,
+    ZERO_SHOT,
+)
 from olakit.olagpt.baselines import auto_cot_demos, cot_prompt, published_demos
 from olakit.olagpt.controller import Call, plan
+from olakit.olagpt.integrative import choose_request, chosen_templates, composed_template, diy_request
 from olakit.olagpt.intent import frame_question, question_types
 from olakit.olagpt.llm_vote import llm_vote_records
 from olakit.olagpt.notes import resolve_library
 from olakit.olagpt.settings import Settings, resolve
 from olakit.olagpt.templates import templates_for
-from olakit.types import Record
+from olakit.review.verify import verify
+from olakit.types import Record, Template
 
 log = logging.getLogger("olakit")
 AUTO_COT_STRATEGY = "random"
@@ -85,6 +100,14 @@ class RunConfig:
     audit: bool = True
     seed: int = 0
     extractor: str = "strict"
+    verify: bool = False
+    """Verification thinking: review each template's answer and revise it below ``verify_threshold`` (records
+    ``<template>+V``; the tables add their vote, ``verified_vote``)."""
+    verify_threshold: int = 4
+    diy: bool = False
+    """Integrative (DIY) thinking: the model composes a template per question (records ``DIY``)."""
+    choose_k: int | None = None
+    """Template choice: the model picks this many templates per question; their vote is ``chosen_vote``."""
     answer_stages: int = 1
     """1: the extractor reads each output (the paper); 2: an output cut off or without an answer gets a second
     call with Zero-shot-CoT's answer trigger (olakit.llm.two_stage)."""
@@ -164,6 +187,107 @@ def _record(call: Call, result: Result, model: str, answer: Answer) -> Record:
         note_sims=call.note_sims,
         question_type=call.question_type,
     )
+
+
+def _diy_records(cfg, counter, questions, qtypes, templates, library, model, extract) -> list[Record]:
+    """Integrative (DIY) thinking: per question the model composes a template, which then answers every cell; the
+    composed text goes into each record's trace."""
+    composed = dict(
+        zip((q.id for q in questions), counter([diy_request(q, templates) for q in questions], "DIY templates"))
+    )
+    out = []
+    for q in questions:
+        text = composed_template(composed[q.id].text) if composed[q.id].ok else ""
+        diy = Template(name=DIY, prefix=text, title="composed for this question")
+        calls = plan(
+            [q],
+            qtypes,
+            [diy],
+            cfg.strategies,
+            cfg.n_notes,
+            library,
+            seed=cfg.seed,
+            max_tokens=cfg.max_tokens,
+            settings=cfg.settings,
+        )
+        results = counter([c.request for c in calls], "DIY answers")
+        for c, r in zip(calls, results):
+            if r.ok:
+                rec = _record(c, r, model, Answer(extract(r.text, list(q.options)), 1))
+                out.append(replace(rec, trace=json.dumps({"composed_template": text})))
+    return out
+
+
+def _chosen_records(cfg, counter, questions, templates, records, model) -> list[Record]:
+    """Template choice by the controller: the model picks k templates per question; their answers (already made)
+    are voted; the trace keeps the choice and whether the fallback filled it up."""
+    names = [t.name for t in templates]
+    replies = counter([choose_request(q, templates, cfg.choose_k) for q in questions], "template choice")
+    by_cell: dict = {}
+    for r in records:
+        if r.template in names and r.sample == 0:
+            by_cell.setdefault((r.question_id, r.notes_strategy, r.n_notes), {})[r.template] = r
+    out = []
+    for q, reply in zip(questions, replies):
+        chosen = chosen_templates(reply.text if reply.ok else "", names, cfg.choose_k)
+        named = len(chosen_templates(reply.text if reply.ok else "", names, len(names))) if reply.ok else 0
+        for (qid, strategy, n), cell in by_cell.items():
+            if qid != q.id:
+                continue
+            label = majority([cell[t].extracted for t in chosen if t in cell])
+            out.append(
+                Record(
+                    dataset=q.dataset,
+                    question_id=q.id,
+                    template=CHOSEN_VOTE,
+                    notes_strategy=strategy,
+                    n_notes=n,
+                    sample=0,
+                    model=model,
+                    prompt_hash=prompt_hash(reply.text or ""),
+                    raw_output=reply.text or "",
+                    extracted=label,
+                    gold=q.gold,
+                    correct=label == q.gold,
+                    prompt_tokens=reply.prompt_tokens,
+                    completion_tokens=reply.completion_tokens,
+                    cost=reply.cost,
+                    cached=reply.cached,
+                    source="live",
+                    trace=json.dumps({"chosen": chosen, "named_by_model": min(named, cfg.choose_k)}),
+                )
+            )
+    return out
+
+
+def _verified_records(cfg, counter, questions, qtypes, names, records, model, extract) -> list[Record]:
+    """Verification thinking: every template answer (sample 0) is reviewed and, below the threshold, revised;
+    records ``<template>+V`` with the review in the trace."""
+    by_id = {q.id: q for q in questions}
+    base = [r for r in records if r.template in names and r.sample == 0]
+    checked = verify(
+        counter,
+        [(frame_question(by_id[r.question_id], qtypes[r.question_id]), r.raw_output) for r in base],
+        threshold=cfg.verify_threshold,
+        seed=cfg.seed,
+    )
+    out = []
+    for r, v in zip(base, checked):
+        label = extract(v.answer, list(by_id[r.question_id].options))
+        out.append(
+            replace(
+                r,
+                template=f"{r.template}{VERIFIED_SUFFIX}",
+                raw_output=v.answer,
+                extracted=label,
+                correct=label == r.gold,
+                answer_stage=1,
+                stage2_output="",
+                cached=False,
+                trace=json.dumps({"score": v.score, "revised": v.revised, "review": v.review}),
+            )
+        )
+    return out
 
 
 def _total(values):
@@ -265,7 +389,14 @@ def run(config: RunConfig, llm: LLM | None = None, out_dir: str | Path | None = 
         max_tokens=cfg.second_stage_tokens,
     )
     records = [_record(c, r, model, a) for (c, r), a in zip(firsts, found)]
-
+    _fail_if_any(counts)
+    names = [t.name for t in templates]
+    if cfg.diy:
+        records += _diy_records(cfg, counter, questions, qtypes, templates, library, model, extract)
+    if cfg.choose_k:
+        records += _chosen_records(cfg, counter, questions, templates, records, model)
+    if cfg.verify:
+        records += _verified_records(cfg, counter, questions, qtypes, names, records, model, extract)
     _fail_if_any(counts)
     if LLM_VOTE in cfg.votes:
         questions_by_id = {q.id: q for q in questions}

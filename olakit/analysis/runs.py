@@ -1,0 +1,145 @@
+"""The tables of a live OlaGPT run (``run_tables``): the paper tables over its templates, every method with CIs,
+the LLM-vote audit, usage, and what verification thinking and the controller's template choice change
+(``verification_table``, ``choice_table``). Pure pandas over records; no LLM calls."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+import pandas as pd
+
+from olakit.analysis.inference import mcnemar_exact
+from olakit.analysis.tables import (
+    accuracy_long,
+    accuracy_wide,
+    compute_tables,
+    method_accuracy,
+    ordered_strategies,
+    sort_rows,
+    usage_table,
+)
+from olakit.names import CHOSEN_VOTE, LLM_VOTE, LLM_VOTE_SHUFFLED, REGEX_VOTE, VERIFIED_SUFFIX, VERIFIED_VOTE, ZERO_SHOT
+from olakit.olagpt.llm_vote import llm_vote_audit
+from olakit.olagpt.vote import regex_vote
+
+
+def run_tables(
+    df: pd.DataFrame,
+    templates: Sequence[str],
+    tie: str = "first",
+    seed: int = 0,
+    n_boot: int = 2000,
+    unparsed: str = "abstain",
+) -> dict[str, pd.DataFrame]:
+    """The foundation tables over the templates (voted in the order given), plus every method's accuracy
+    (templates, regex vote, LLM vote, SC, Auto-CoT) with CIs, the LLM-vote audit and usage per method."""
+    present = [t for t in templates if t in set(df["template"])]
+    base = df[df["template"].isin(present) & (df["sample"] == 0)]
+    tables = (
+        compute_tables(_label_n(base), present, tie=tie, seed=seed, n_boot=n_boot, unparsed=unparsed) if present else {}
+    )
+    tables["methods"] = method_accuracy(_label_n(df), present, tie=tie, seed=seed, n_boot=n_boot, unparsed=unparsed)
+    tables["methods_wide"] = accuracy_wide(tables["methods"])
+    verified = [f"{t}{VERIFIED_SUFFIX}" for t in present if f"{t}{VERIFIED_SUFFIX}" in set(df["template"])]
+    if verified:
+        vlong = accuracy_long(
+            _label_n(df[df["template"].isin(verified)]), verified, tie=tie, seed=seed, n_boot=n_boot, unparsed=unparsed
+        )
+        vlong["method"] = vlong["method"].replace({REGEX_VOTE: VERIFIED_VOTE})
+        tables["methods"] = sort_rows(
+            pd.concat([tables["methods"], vlong], ignore_index=True), ["method", "notes_strategy"]
+        )
+        tables["verification"] = verification_table(_label_n(df), present, tie=tie, unparsed=unparsed)
+    if CHOSEN_VOTE in set(df["template"]):
+        tables["template_choice"] = choice_table(_label_n(df), present, tie=tie, unparsed=unparsed)
+    if {LLM_VOTE, LLM_VOTE_SHUFFLED} <= set(df["template"]):
+        tables["llm_vote_audit"] = llm_vote_audit(_label_n(df), present, tie=tie)
+    tables["usage"] = usage_table(df)
+    return tables
+
+
+def _label_n(df: pd.DataFrame) -> pd.DataFrame:
+    """With several note counts, name strategies "retrieval n=3" so tables keep them apart."""
+    if df.loc[df["notes_strategy"] != ZERO_SHOT, "n_notes"].nunique() <= 1:
+        return df
+    out = df.copy()
+    mask = out["notes_strategy"] != ZERO_SHOT
+    out.loc[mask, "notes_strategy"] = out.loc[mask, "notes_strategy"] + " n=" + out.loc[mask, "n_notes"].astype(str)
+    return out
+
+
+def verification_table(
+    df: pd.DataFrame, templates: Sequence[str], tie: str = "first", unparsed: str = "abstain"
+) -> pd.DataFrame:
+    """Per strategy: the regex vote before and after verification thinking (the ``<template>+V`` answers), the
+    answers it revised and changed, and the questions whose vote it turned right or wrong (exact McNemar p)."""
+    from_v = [f"{t}{VERIFIED_SUFFIX}" for t in templates]
+    before = regex_vote(df[df["template"].isin(templates)], templates, tie=tie, unparsed=unparsed)
+    after = regex_vote(df[df["template"].isin(from_v)], from_v, tie=tie, unparsed=unparsed)
+    rows = []
+    for strategy in ordered_strategies(before["notes_strategy"]):
+        b = before[before["notes_strategy"] == strategy].set_index("question_id")["correct"]
+        a = after[after["notes_strategy"] == strategy].set_index("question_id")["correct"].loc[b.index]
+        v = df[df["template"].isin(from_v) & (df["notes_strategy"] == strategy)]
+        orig = df[df["template"].isin(templates) & (df["notes_strategy"] == strategy)]
+        changed = (
+            v.set_index(["question_id", "template"])["extracted"].fillna("-").to_numpy()
+            != orig.assign(template=orig["template"] + VERIFIED_SUFFIX)
+            .set_index(["question_id", "template"])
+            .loc[v.set_index(["question_id", "template"]).index, "extracted"]
+            .fillna("-")
+            .to_numpy()
+        )
+        revised = sum(json.loads(t).get("revised", False) for t in v["trace"] if t)
+        to_wrong, to_right, p = mcnemar_exact(b.to_numpy(), a.to_numpy())
+        rows.append(
+            {
+                "notes_strategy": strategy,
+                "n": len(b),
+                "vote_before": float(b.mean()),
+                "vote_after": float(a.mean()),
+                "answers_revised": int(revised),
+                "answers_changed": int(changed.sum()),
+                "vote_right_to_wrong": to_wrong,
+                "vote_wrong_to_right": to_right,
+                "p_mcnemar": p,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def choice_table(
+    df: pd.DataFrame, templates: Sequence[str], tie: str = "first", unparsed: str = "abstain"
+) -> pd.DataFrame:
+    """Per strategy: the vote over every template against the vote over the k the controller chose, with what each
+    costs per question (calls and tokens; the chosen way pays the choice call and its k templates)."""
+    allv = regex_vote(df[df["template"].isin(templates)], templates, tie=tie, unparsed=unparsed)
+    chosen = df[df["template"] == CHOSEN_VOTE]
+    base = df[df["template"].isin(templates) & (df["sample"] == 0)]
+    tokens = base["prompt_tokens"].astype("Float64") + base["completion_tokens"].astype("Float64")
+    tok = dict(zip(zip(base["question_id"], base["notes_strategy"], base["template"]), tokens))
+    rows = []
+    for strategy in ordered_strategies(chosen["notes_strategy"]):
+        c = chosen[chosen["notes_strategy"] == strategy]
+        a = allv[allv["notes_strategy"] == strategy]
+        picks = [json.loads(t)["chosen"] for t in c["trace"]]
+        chosen_tokens = [
+            sum(tok.get((q, strategy, t), 0) for t in pick) + float(pt or 0) + float(ct or 0)
+            for q, pick, pt, ct in zip(c["question_id"], picks, c["prompt_tokens"], c["completion_tokens"])
+        ]
+        all_tokens = [sum(tok.get((q, strategy, t), 0) for t in templates) for q in a["question_id"]]
+        rows.append(
+            {
+                "notes_strategy": strategy,
+                "n": len(c),
+                "all_templates_vote": float(a["correct"].mean()),
+                "chosen_vote": float(c["correct"].mean()),
+                "k": len(picks[0]) if picks else 0,
+                "calls_all": len(templates),
+                "calls_chosen": (len(picks[0]) + 1) if picks else 0,
+                "tokens_all": float(pd.Series(all_tokens).mean()),
+                "tokens_chosen": float(pd.Series(chosen_tokens).mean()),
+            }
+        )
+    return pd.DataFrame(rows)

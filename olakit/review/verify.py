@@ -1,0 +1,58 @@
+"""Verification thinking (OlaGPT, section 3.5), built from the review loop's parts: a candidate answer is reviewed
+once (the blog's review prompt and strict scores) and, when its overall score is below the threshold or unparseable,
+revised from the review. OlaGPT's runner applies it to every template's answer before the vote.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from olakit.llm.request import Request
+from olakit.review.loop import prompts
+from olakit.review.parse import parse_scores
+
+
+@dataclass(frozen=True)
+class Verified:
+    answer: str
+    """The answer after verification: the candidate, or its revision."""
+    score: int | None
+    revised: bool
+    review: str
+
+
+def verify(
+    batch: Callable, items: Sequence[tuple[str, str]], threshold: int = 4, seed: int = 0, max_tokens: int = 300
+) -> list[Verified]:
+    """Review each (question, candidate answer); revise those scored below ``threshold`` (or unparseable).
+    ``batch(requests, desc) -> results`` (aligned, cached)."""
+    p = prompts()
+
+    def req(system, user):
+        msgs = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": user}]
+        return Request.make(msgs, temperature=0, seed=seed, max_tokens=max_tokens)
+
+    reviews = batch(
+        [req(p["review_system"], p["review_user"].format(question=q, answer=a) + p["score_format"]) for q, a in items],
+        "verification reviews",
+    )
+    scores = [parse_scores(r.text)["overall"] if r.ok else None for r in reviews]
+    todo = [i for i, s in enumerate(scores) if s is None or s < threshold]
+    revised = batch(
+        [
+            req(None, p["revise_user"].format(question=items[i][0], answer=items[i][1], review=reviews[i].text or ""))
+            for i in todo
+        ],
+        "verification revisions",
+    )
+    new = dict(zip(todo, revised))
+    return [
+        Verified(
+            answer=(new[i].text or a) if i in new else a,
+            score=scores[i],
+            revised=i in new,
+            review=reviews[i].text or "",
+        )
+        for i, (_, a) in enumerate(items)
+    ]

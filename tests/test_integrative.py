@@ -1,0 +1,74 @@
+"""OlaGPT's verification thinking, integrative (DIY) thinking and template choice, against a scripted loopback
+server: which calls are made, what the records hold, and the tables worked out by hand."""
+
+import json
+
+from olakit.analysis.runs import run_tables
+from olakit.llm import LLM, Endpoint
+from olakit.llm.loopback import Loopback
+from olakit.olagpt.run import RunConfig, run
+
+
+def reply(prompt, req):
+    if prompt.startswith("As a mathematics professor"):
+        return '{"task_type": "arithmetic"}'
+    if prompt.startswith("Here are thinking templates") and "Compose one new" in prompt:
+        return 'New template: "Plan first, then check each step."'
+    if prompt.startswith("Here are thinking templates"):
+        return "ST, DT"
+    if prompt.startswith("Here is the answer to the question"):
+        score = 5 if "Answer: B" in prompt else 2
+        return f"Accuracy: {score}\nCompleteness: {score}\nClarity: {score}\nDepth: {score}\nOverall Score: {score}"
+    if "Please improve the original answer" in prompt:
+        return "Rechecked. Answer: B"
+    if "Plan first, then check each step." in prompt:
+        return "DIY says Answer: C"
+    if "Let's think step by step." in prompt:
+        return "So the Answer: B"
+    return "Hmm. Answer: A"
+
+
+def test_verification_diy_and_choice(tmp_path):
+    cfg = RunConfig(
+        dataset="aqua",
+        n_questions=2,
+        templates=["turbo", "DT", "ST"],
+        strategies=("zero-shot",),
+        baselines=(),
+        votes=("regex_vote",),
+        verify=True,
+        diy=True,
+        choose_k=2,
+        max_tokens=16,
+    )
+    with Loopback(reply=reply) as srv, LLM(Endpoint(srv.base_url, "fake"), cache_dir=tmp_path, progress=False) as llm:
+        res = run(cfg, llm=llm)
+        sent = list(srv.per_prompt)
+    df = res.records.set_index(["question_id", "template"])
+    # DIY: the composed template answers, and the record keeps its text
+    assert df.loc[("test-0", "DIY"), "extracted"] == "C"
+    assert json.loads(df.loc[("test-0", "DIY"), "trace"])["composed_template"] == "Plan first, then check each step."
+    # choice: ST and DT chosen; their answers B (ST) and A (DT) tie -> the first chosen, ST's B
+    chosen = json.loads(df.loc[("test-0", "chosen_vote"), "trace"])
+    assert (
+        chosen == {"chosen": ["ST", "DT"], "named_by_model": 2}
+        and df.loc[("test-0", "chosen_vote"), "extracted"] == "B"
+    )
+    # verification: answers scored 2 (turbo's and DT's A) are revised to B; ST's B is scored 5 and kept
+    assert (
+        df.loc[("test-0", "turbo+V"), "extracted"] == "B"
+        and json.loads(df.loc[("test-0", "turbo+V"), "trace"])["revised"]
+    )
+    assert df.loc[("test-0", "ST+V"), "raw_output"] == "So the Answer: B"
+    # one review per distinct answer: turbo's and DT's identical answers are one prompt, paid once
+    assert sum(p.startswith("Here is the answer to the question") for p in sent) == 2 * 2
+    tables = run_tables(res.records, ["turbo", "DT", "ST"], n_boot=20)
+    methods = tables["methods"].set_index("method")
+    gold = {q: df.loc[(q, "turbo"), "gold"] for q in ("test-0", "test-1")}
+    want_before = sum(g == "A" for g in gold.values()) / 2  # turbo A, DT A, ST B: the vote is A
+    assert methods.loc["regex_vote", "accuracy"] == want_before
+    assert methods.loc["verified_vote", "accuracy"] == sum(g == "B" for g in gold.values()) / 2  # all B after
+    v = tables["verification"].iloc[0]
+    assert (v["answers_revised"], v["answers_changed"]) == (4, 4)
+    c = tables["template_choice"].iloc[0]
+    assert (c["k"], c["calls_all"], c["calls_chosen"]) == (2, 3, 3)
