@@ -68,6 +68,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--port", type=int, default=0, help="port (default: a free one)")
     s.add_argument("--n-parallel", type=int, default=4, help="concurrent requests (and the most n per request)")
     s.add_argument("--n-ctx", type=int, default=8192, help="context size shared by the parallel slots")
+    s.add_argument("--verbosity", type=int, default=3, help="llama.cpp's log verbosity (0: none; 3: its default)")
     lv = sub.add_parser("run", help="run the OlaGPT grid live (templates x note strategies, baselines, votes)")
     lv.add_argument("--dataset", default="aqua", help="aqua, ekar_zh or strategyqa")
     lv.add_argument("--split", default=None, help="default: test (AQuA), validation (E-KAR), dev (StrategyQA)")
@@ -365,7 +366,9 @@ def main(argv: list[str] | None = None) -> int:
                 f"written to {args.out}"
             )
         elif args.cmd == "serve":
-            with LocalServer(args.model, port=args.port, n_parallel=args.n_parallel, n_ctx=args.n_ctx) as srv:
+            with LocalServer(
+                args.model, port=args.port, n_parallel=args.n_parallel, n_ctx=args.n_ctx, verbosity=args.verbosity
+            ) as srv:
                 print(
                     f"serving {srv.model_path.name} at {srv.base_url}\n"
                     f"  export OLAKIT_BASE_URL={srv.base_url} OLAKIT_MODEL={srv.model}",

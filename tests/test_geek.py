@@ -243,3 +243,20 @@ def test_three_questions_end_to_end_on_the_embedded_model(tmp_path):
     assert any(s["action"] == "retrieve" for s in steps) or all(
         json.loads(t)["branches"][0]["forced_final"] for t in df.loc[df["template"] == "+RE", "trace"]
     )
+
+
+def test_a_sub_question_with_nothing_to_search_does_not_stop_the_run(tmp_path, corpus_file):
+    """A model that writes the sub-question "No" (stopwords only): the extractor sees no paragraph, the trace
+    says why, and the loop goes on (found by a live run on the embedded model)."""
+
+    def reply(prompt, req):
+        if prompt.rstrip().endswith("Sub-question:"):
+            return "No"
+        return scripted(prompt, req)
+
+    with Loopback(reply=reply) as srv:
+        res = geek(tmp_path, srv, rows=("+RE",), corpus=str(corpus_file), max_steps=3)
+    steps = json.loads(res.records.iloc[0]["trace"])["branches"][0]["steps"]
+    retrieve = next(s for s in steps if s["action"] == "retrieve")
+    assert retrieve["retrieved"] == [] and "no searchable words" in retrieve["retrieval_error"]
+    assert "(no paragraph found)" in retrieve["input"]

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from olakit.data.records import prompt_hash
+from olakit.errors import DataError
 from olakit.geek import prompts
 from olakit.geek.actions import DECOMP, FINAL, RETRIEVE, ROWS, SELF, fallback, parse_action, usable
 from olakit.geek.state import QuestionState
@@ -129,9 +130,13 @@ class Engine:
                 ]
             return [("decomp", self._make(tr, text, kind), {})]
         if tr.phase == RETRIEVE:
-            hits = self.retriever.search(st.pending, b.k, self.corpus.excluded_for(tr.question.id))
+            extra = {}
+            try:
+                hits = self.retriever.search(st.pending, b.k, self.corpus.excluded_for(tr.question.id))
+            except DataError as exc:  # e.g. a sub-question of stopwords only: nothing to look up, the extractor
+                hits, extra["retrieval_error"] = [], str(exc)  # sees no paragraph and says so
             paras = [(self.corpus.titles[i], self.corpus.texts[i]) for i, _ in hits]
-            extra = {"retrieved": [[self.corpus.ids[i], round(s, 4)] for i, s in hits]}
+            extra["retrieved"] = [[self.corpus.ids[i], round(s, 4)] for i, s in hits]
             return [("retrieve", self._make(tr, prompts.extract(st.pending, paras, st.hint), "retrieve"), extra)]
         if tr.phase == SELF:
             return [("self", self._make(tr, prompts.self_answer(st.pending), "self"), {})]

@@ -92,8 +92,12 @@ def decomp(state: QuestionState, pre_answer: bool) -> str:
 
 
 def extract(sub_question: str, paragraphs: list[tuple[str, str]], hint: str = "") -> str:
-    shown = "\n".join(
-        f"[{i}] {title}: {text}" if title else f"[{i}] {text}" for i, (title, text) in enumerate(paragraphs, 1)
+    shown = (
+        "(no paragraph found)"
+        if not paragraphs
+        else "\n".join(
+            f"[{i}] {title}: {text}" if title else f"[{i}] {text}" for i, (title, text) in enumerate(paragraphs, 1)
+        )
     )
     return prompts()["extract"].format(
         paragraphs=shown,

@@ -102,6 +102,7 @@ class LocalServer:
         n_ctx: int = 8192,
         threads: int | None = None,
         port: int = 0,
+        verbosity: int = 0,
     ):
         path = Path(model_path) if model_path else default_model_path()
         if not path.is_file():
@@ -115,6 +116,7 @@ class LocalServer:
         params.kv_unified = True
         params.port = port
         params.hostnames = ["127.0.0.1"]
+        params.verbosity = verbosity  # 0: llama.cpp's server log stays off the terminal (olakit serve shows it)
         params.endpoint_metrics = True  # Prometheus /metrics: the server's own prompt and generation seconds
         if threads:
             params.cpuparams.n_threads = threads

@@ -22,6 +22,8 @@ import json
 import logging
 import os
 import re
+import subprocess
+import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
@@ -29,7 +31,6 @@ from pathlib import Path
 
 from olakit.data.files import REPO_ROOT, write_atomic
 from olakit.errors import DataError
-from olakit.llm.local import LocalServer
 
 log = logging.getLogger("olakit")
 
@@ -116,6 +117,7 @@ def _execute(job: Job) -> Job:
             kernel_name="python3",
             progress_bar=False,
             cwd=str(REPO_ROOT),
+            extra_arguments=["--IPKernelApp.log_level=ERROR"],  # no "running over TCP without encryption" per kernel
         )
         job.status = "ok"
     except Exception as exc:  # one failed notebook does not stop the others; the index says why
@@ -153,6 +155,43 @@ def collect_figures(jobs: list[Job], figures_dir: Path) -> list[str]:
     return copied
 
 
+LIVE_THREADS = {
+    "OMP_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+    "TOKENIZERS_PARALLELISM": "false",
+}
+"""Thread limits for the kernels of live notebooks: the embedded model's llama.cpp threads have the cores."""
+
+
+def is_live(job: Job) -> bool:
+    """Whether a run calls a model: its ``source`` parameter is ``live``, or its notebook has no ``source``
+    parameter at all (GEEK, the review loop, answer stages are always live)."""
+    import papermill as pm
+
+    if "source" in job.parameters:
+        return job.parameters["source"] == "live"
+    nb = Path(job.notebook)
+    return "source" not in pm.inspect_notebook(str(nb if nb.is_absolute() else REPO_ROOT / nb))
+
+
+def start_embedded(log_path: Path, n_parallel: int = 4) -> tuple[subprocess.Popen, str]:
+    """The embedded model served by an ``olakit serve`` process whose log goes to ``log_path``; (process, URL)."""
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "olakit.cli", "serve", "--n-parallel", str(n_parallel), "--verbosity", "3"],
+        stdout=subprocess.PIPE,
+        stderr=open(log_path, "w"),
+        text=True,
+    )
+    first = proc.stdout.readline()
+    m = re.search(r" at (http\S+)", first)
+    if not m:
+        proc.kill()
+        raise DataError(f"the embedded model did not start; see {log_path}")
+    return proc, m.group(1)
+
+
 def run_sweep(
     path: str | os.PathLike,
     *,
@@ -163,25 +202,44 @@ def run_sweep(
     figures_dir: str | os.PathLike | None = None,
 ) -> dict:
     """Run every job of the sweep file; write runs/<run_id>/index.json; copy figures to figures_dir when given;
-    return the index."""
+    return the index.
+
+    Scheduling, so that the model does not share the cores with CPU-heavy analysis: the runs on recorded outputs
+    first, ``parallel`` at a time; then the live runs, at most 2 at a time, their kernels limited to one BLAS/torch
+    thread (LIVE_THREADS) while the embedded model (an ``olakit serve`` process, its log in
+    runs/<run_id>/embedded-server.log) has the cores."""
     spec = load_spec(path)
     run_id = run_id or spec.get("run_id") or f"{Path(path).stem}-{_dt.datetime.now(_dt.UTC):%Y%m%dT%H%M%S}"
     runs_dir, results_dir = Path(runs_dir), Path(results_dir)
     jobs = expand(spec, run_id, runs_dir, results_dir)
     (runs_dir / run_id).mkdir(parents=True, exist_ok=True)
     parallel = int(parallel or spec.get("parallel") or 2)
-    server = None
+    live = [j for j in jobs if is_live(j)]
+    recorded = [j for j in jobs if j not in live]
+    server, server_log = None, None
     t0 = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=parallel) as pool:
+        list(pool.map(_execute, recorded))
+    saved = {k: os.environ.get(k) for k in [*LIVE_THREADS, "OLAKIT_EMBEDDED_URL"]}
     try:
-        if _needs_embedded(jobs):
-            server = LocalServer(n_parallel=4)
-            os.environ["OLAKIT_EMBEDDED_URL"] = server.base_url  # the kernels inherit it: one model for all
-        with ThreadPoolExecutor(max_workers=parallel) as pool:
-            list(pool.map(_execute, jobs))
+        if live:
+            os.environ.update(LIVE_THREADS)
+            if _needs_embedded(live):
+                server_log = runs_dir / run_id / "embedded-server.log"
+                server, url = start_embedded(server_log)
+                os.environ["OLAKIT_EMBEDDED_URL"] = url  # the kernels inherit it: one model for all
+                log.info("embedded model at %s; its log: %s", url, server_log)
+            with ThreadPoolExecutor(max_workers=min(parallel, 2)) as pool:
+                list(pool.map(_execute, live))
     finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
         if server is not None:
-            os.environ.pop("OLAKIT_EMBEDDED_URL", None)
-            server.close()
+            server.terminate()
+            server.wait(timeout=30)
     index = {
         "run_id": run_id,
         "sweep": str(path),
@@ -192,6 +250,7 @@ def run_sweep(
             k: sum(j.calls.get(k, 0) for j in jobs) for k in ("requests", "unique_prompts", "paid", "cached", "failed")
         },
         "runs": [asdict(j) for j in jobs],
+        "server_log": str(server_log) if server_log else None,
     }
     if figures_dir is not None:
         index["figures"] = collect_figures(jobs, Path(figures_dir))
