@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: paper test setup data browser clean
+.PHONY: paper test setup data browser clean model-1.5b
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 setup: $(STAMP)
@@ -27,6 +27,10 @@ paper: data
 	@mkdir -p runs figures
 	$(BIN)/olakit sweep sweeps/paper.yaml --figures-dir figures
 	@echo "tables: results/paper/*/tables  figures: figures/  executed notebooks and index: runs/paper/"
+
+# The stronger embedded model (1.12 GB in 22 pinned parts): then OLAKIT_EMBEDDED_MODEL=1.5b selects it.
+model-1.5b: $(STAMP)
+	$(BIN)/python -m pip install -q -e '.[model-1_5b]'
 
 # Debian's Chromium for the JupyterLab end-to-end test (driven by playwright; no browser download).
 browser:

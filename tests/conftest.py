@@ -13,6 +13,7 @@ ENDPOINT_VARS = (
     "OPENAI_API_KEY",
     "OLAKIT_EMBEDDED_URL",
     "OLAKIT_CACHE_URL",
+    "OLAKIT_EMBEDDED_MODEL",
     *(
         f"OLAKIT_{role}_{var}"
         for role in ("ANSWERER", "REVIEWER", "JUDGE", "DIRECT")

