@@ -43,7 +43,9 @@ def _strict_patterns(labels: tuple[str, ...]) -> tuple[list[re.Pattern], re.Patt
     statements = [
         # {"Answer": "C)12"}, Answer: C, answer is (C), final answer = C
         re.compile(
-            rf"(?i:answer)[\"']?\s*(?:(?i:is|would be|should be)\s*)?[:=]?\s*[\"'(\[{{]*\s*{lab}{end}",
+            # an aside after "answer" is allowed: "the answer (yes or no) is no", Zero-shot-CoT's trigger
+            rf"(?i:answer)(?:\s*\([^()\n]{{0,30}}\))?[\"']?\s*(?:(?i:is|would be|should be)\s*)?[:=]?\s*"
+            rf"[\"'(\[{{]*\s*{lab}{end}",
             flags | re.MULTILINE,
         ),
         re.compile(rf"\\boxed\{{\s*\(?\s*{lab}", flags),

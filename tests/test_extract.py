@@ -83,3 +83,28 @@ def test_strict_yes_no_labels():
 def test_unknown_extractor_name():
     with pytest.raises(UnknownNameError, match="unknown extractor 'fuzzy'; known: olagpt, strict"):
         get_extractor("fuzzy")
+
+
+# Yes/no answers of the embedded Qwen2.5-Coder-0.5B in a live GEEK run on StrategyQA dev (records of
+# `olakit geek --n 5`), with the label a person reads in each, and crafted variants of the same styles.
+REAL_YES_NO = [
+    ("So the answer is yes.", "yes"),
+    (
+        "So the answer is yes. Mount Fuji is indeed a significant landmark in Japan, standing out from the Sea of "
+        "Japan in several ways. Firstly, it is a major waterway, connecting Japan to the Pacific Ocean.",
+        "yes",
+    ),
+    ("Yes, the Albany in Georgia could reach a hundred thousand occupants before the one in New York.", None),
+    ("Yes", None),
+    ("There is a significant difference in the number of children in Julius Caesar and Genghis Khan.", None),
+    ("Albany, GA has about 75,000 people, so it is smaller.\nSo the answer is no.", "no"),
+    ("The answer is no, since musicians are not police.\n\nTherefore, the answer (yes or no) is yes.", "yes"),
+    ('{"Answer": "No"}', "no"),
+]
+
+
+@pytest.mark.parametrize("text, want", REAL_YES_NO)
+def test_yes_no_strict_on_real_outputs(text, want):
+    """The last explicit answer statement counts; a bare "Yes" opening a sentence is not a statement, so it stays
+    unparsed (counted wrong and reported), never guessed."""
+    assert extract_strict(text, ["yes", "no"]) == want

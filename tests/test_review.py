@@ -173,6 +173,13 @@ def test_outline_with_more_than_five_steps_is_capped_and_noted(tmp_path):
     ):
         h = Loop({"answerer": CallCounter(llm), "reviewer": CallCounter(llm)}, LoopConfig()).run(["Q5"])[0]
     assert h.steps == 5 and any("capped at 5" in s.get("note", "") for s in h.stages)
+    with (
+        Loopback(reply=lambda p, r: "no outline at all" if p.startswith("Please break") else reply(p, r)) as srv,
+        LLM(Endpoint(srv.base_url, "fake"), cache_dir=tmp_path / "c0", progress=False) as llm,
+    ):
+        h = Loop({"answerer": CallCounter(llm), "reviewer": CallCounter(llm)}, LoopConfig()).run(["Q5"])[0]
+    assert h.steps == 0 and any("no step count" in s.get("note", "") for s in h.stages)
+    assert [s["stage"] for s in h.stages if s["stage"].startswith("answer")] == ["answer"]  # one call
 
 
 def test_graded_run_records_every_iteration_and_flips(tmp_path, data_dir):

@@ -65,6 +65,8 @@ def read_second(text: str | None, options: Sequence[str] | Mapping[str, str]) ->
 
     >>> read_second(" (C) 12.", ["A", "B", "C"])
     'C'
+    >>> read_second(" no.", ["yes", "no"])
+    'no'
     >>> read_second(" 36.", {"A": "36", "B": "15"})
     'A'
     >>> read_second(" 3.", {"A": "36", "B": "15"}) is None

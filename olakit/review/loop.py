@@ -232,6 +232,8 @@ class Loop:
         (self._standard_outline if self.cfg.mode == "standard" else self._lite_outline)(hs)
         for h in hs:
             h.steps = parse_steps(h.outline)
+            if h.steps == 0:
+                h.stages.append({"stage": "steps", "note": "outline states no step count: answered in one call"})
             if h.steps > MAX_STEPS:
                 h.stages.append({"stage": "steps", "note": f"outline states {h.steps} steps; capped at {MAX_STEPS}"})
                 h.steps = MAX_STEPS
