@@ -57,6 +57,21 @@ def scripted(prompt, req):
     return f"direct answer to {q}"
 
 
+def graded_reply(prompt, req):
+    """A scripted model for graded runs: the first answer A, every review 3, every revision B, the direct answer C."""
+    if "[Answer 1]" in prompt:
+        return "Answer 1 is better."
+    if prompt.startswith("Here is the answer to the question"):
+        return review_text(3)
+    if "Please improve the original answer" in prompt:
+        return "Improved. Answer: B"
+    if "Think about this question" in prompt:
+        return "First try. Answer: A"
+    if prompt.startswith("Please break down"):
+        return "1. x\n2. y\nTotal Steps: 2"
+    return "Direct. Answer: C"
+
+
 SEEN: list = []
 REVISED: list = []
 
@@ -185,19 +200,8 @@ def test_outline_with_more_than_five_steps_is_capped_and_noted(tmp_path):
 def test_graded_run_records_every_iteration_and_flips(tmp_path, data_dir):
     """On AQuA with scripted answers: the iteration records carry the extracted answers of the history."""
 
-    def reply(prompt, req):
-        if prompt.startswith("Here is the answer to the question"):
-            return review_text(3)
-        if "Please improve the original answer" in prompt:
-            return "Improved. Answer: B"
-        if "Think about this question" in prompt:
-            return "First try. Answer: A"
-        if prompt.startswith("Please break down"):
-            return "1. x\n2. y\nTotal Steps: 2"
-        return "Direct. Answer: C"
-
     with (
-        Loopback(reply=reply) as srv,
+        Loopback(reply=graded_reply) as srv,
         LLM(Endpoint(srv.base_url, "fake"), cache_dir=tmp_path / "c", progress=False) as llm,
     ):
         res = run_review(
@@ -303,20 +307,7 @@ def test_iteration_tables_by_hand():
 def test_review_notebook_against_a_scripted_endpoint(tmp_path, monkeypatch):
     from tests.test_notebook import manifest, run
 
-    def reply(prompt, req):
-        if "[Answer 1]" in prompt:
-            return "Answer 1 is better."
-        if prompt.startswith("Here is the answer to the question"):
-            return review_text(3)
-        if "Please improve the original answer" in prompt:
-            return "Improved. Answer: B"
-        if "Think about this question" in prompt:
-            return "First try. Answer: A"
-        if prompt.startswith("Please break down"):
-            return "1. x\n2. y\nTotal Steps: 2"
-        return "Direct. Answer: C"
-
-    with Loopback(reply=reply) as srv:
+    with Loopback(reply=graded_reply) as srv:
         monkeypatch.setenv("OLAKIT_BASE_URL", srv.base_url)
         monkeypatch.setenv("OLAKIT_MODEL", "loopback")
         out, _ = run("review_loop.ipynb", tmp_path, n_questions=2, max_iterations=2, open_questions=2, n_boot=50)

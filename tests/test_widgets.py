@@ -174,21 +174,10 @@ def test_review_explorer_shows_history_and_where_the_answer_changed(tmp_path):
     from olakit.notebook.widgets import ReviewExplorer
     from olakit.review.loop import LoopConfig
     from olakit.review.run import ReviewConfig, run_review
-    from tests.test_review import review_text
-
-    def reply(prompt, req):
-        if prompt.startswith("Here is the answer to the question"):
-            return review_text(3)
-        if "Please improve the original answer" in prompt:
-            return "Improved. Answer: B"
-        if "Think about this question" in prompt:
-            return "First try. Answer: A"
-        if prompt.startswith("Please break down"):
-            return "1. x\n2. y\nTotal Steps: 2"
-        return "Direct. Answer: C"
+    from tests.test_review import graded_reply
 
     with (
-        Loopback(reply=reply) as srv,
+        Loopback(reply=graded_reply) as srv,
         LLM(Endpoint(srv.base_url, "x"), cache_dir=tmp_path / "c", progress=False) as llm,
     ):
         df = run_review(
