@@ -88,6 +88,9 @@ def _parser() -> argparse.ArgumentParser:
     lv.add_argument("--sc-template", default="turbo", help="the template SC samples (default turbo, the plain prompt)")
     lv.add_argument("--autocot-demos", default="generated", help="generated or published")
     lv.add_argument("--max-tokens", type=int, default=256, help="answer length limit")
+    lv.add_argument("--verify", action="store_true", help="verification thinking: review and revise every answer")
+    lv.add_argument("--diy", action="store_true", help="integrative thinking: a template composed per question")
+    lv.add_argument("--choose-k", type=int, default=None, help="the controller picks this many templates a question")
     lv.add_argument(
         "--answer-stages",
         type=int,

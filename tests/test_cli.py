@@ -142,3 +142,53 @@ def test_prediction_with_wrong_gold_is_refused(tmp_path, data_copy):
         reproduce_olagpt(data_copy, tmp_path / "out")
     with pytest.raises(UnknownNameError):
         reproduce_olagpt(data_copy, tmp_path / "out", extractor="nope")
+
+
+def test_run_cli_with_verification_diy_and_template_choice(tmp_path):
+    """`olakit run` end to end against a loopback endpoint, every flag of the OlaGPT extensions on."""
+    import os
+
+    from olakit.llm.loopback import Loopback
+
+    with Loopback() as srv:
+        env = {
+            **os.environ,
+            "OLAKIT_BASE_URL": srv.base_url,
+            "OLAKIT_MODEL": "loopback",
+            "OLAKIT_CACHE_DIR": str(tmp_path / "cache"),
+        }
+        out = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "olakit.cli",
+                "run",
+                "--n",
+                "2",
+                "--templates",
+                "turbo,ST",
+                "--strategies",
+                "zero-shot",
+                "--baselines",
+                "",
+                "--votes",
+                "regex_vote",
+                "--verify",
+                "--diy",
+                "--choose-k",
+                "1",
+                "--max-tokens",
+                "16",
+                "--out",
+                str(tmp_path / "out"),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=env,
+        )
+    assert out.returncode == 0, out.stderr[-2000:]
+    for name in ("methods", "verification", "template_choice", "usage"):
+        assert (tmp_path / "out" / "tables" / f"{name}.csv").is_file(), name
+    methods = pd.read_csv(tmp_path / "out" / "tables" / "methods.csv")
+    assert {"DIY", "chosen_vote", "verified_vote", "turbo+V", "ST+V"} <= set(methods["method"])
