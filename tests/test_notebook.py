@@ -142,8 +142,12 @@ def test_explore_runs_through_papermill(tmp_path):
         tmp_path,
         records_path=str(tmp_path / "r" / "records.parquet"),
         notes_path=str(tmp_path / "r" / "notes.jsonl"),
+        geek_records_path=str(tmp_path / "no-geek.parquet"),
+        review_records_path=str(tmp_path / "no-review.parquet"),
     )
     assert (tmp_path / "r" / "records.parquet").is_file()  # the OlaGPT outputs imported beside the overrides file
+    printed = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
+    assert "no GEEK records at" in printed and "no review-loop records at" in printed
     widgets = [
         o
         for c in nb.cells

@@ -164,15 +164,21 @@ LIVE_THREADS = {
 """Thread limits for the kernels of live notebooks: the embedded model's llama.cpp threads have the cores."""
 
 
-def is_live(job: Job) -> bool:
-    """Whether a run calls a model: its ``source`` parameter is ``live``, or its notebook has no ``source``
-    parameter at all (GEEK, the review loop, answer stages are always live)."""
-    import papermill as pm
+ALWAYS_LIVE = ("geek_ablation", "review_loop", "answer_stages")
+"""Notebooks that always call a model (they have no ``source`` parameter)."""
 
+
+def is_live(job: Job) -> bool:
+    """Whether a run calls a model: its ``source`` parameter is ``live``, or its notebook is one of ALWAYS_LIVE.
+
+    >>> is_live(Job("x", "notebooks/geek_ablation.ipynb", {}, "o"))
+    True
+    >>> is_live(Job("y", "notebooks/reproduce_olagpt.ipynb", {}, "o"))
+    False
+    """
     if "source" in job.parameters:
         return job.parameters["source"] == "live"
-    nb = Path(job.notebook)
-    return "source" not in pm.inspect_notebook(str(nb if nb.is_absolute() else REPO_ROOT / nb))
+    return Path(job.notebook).stem in ALWAYS_LIVE
 
 
 def start_embedded(log_path: Path, n_parallel: int = 4) -> tuple[subprocess.Popen, str]:
