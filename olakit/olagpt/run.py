@@ -325,32 +325,25 @@ def run(config: RunConfig, llm: LLM | None = None, out_dir: str | Path | None = 
     counter = CallCounter(llm)
     counts = counter.counts
     qtypes = question_types(llm, questions, batch=counter)
-    calls = plan(
-        questions,
-        qtypes,
-        templates,
-        cfg.strategies,
-        cfg.n_notes,
-        library,
-        seed=cfg.seed,
-        max_tokens=cfg.max_tokens,
-        settings=cfg.settings,
-    )
-    if SC in cfg.baselines:
-        sc_t = templates_for(cfg.dataset, [cfg.sc_template])
-        calls += plan(
+
+    def plan_for(templates_, **kw):
+        return plan(
             questions,
             qtypes,
-            sc_t,
+            templates_,
             cfg.strategies,
             cfg.n_notes,
             library,
-            samples=cfg.sc_k,
             seed=cfg.seed,
-            temperature=cfg.sc_temperature,
             max_tokens=cfg.max_tokens,
-            name=SC,
             settings=cfg.settings,
+            **kw,
+        )
+
+    calls = plan_for(templates)
+    if SC in cfg.baselines:
+        calls += plan_for(
+            templates_for(cfg.dataset, [cfg.sc_template]), samples=cfg.sc_k, temperature=cfg.sc_temperature, name=SC
         )
     if AUTO_COT in cfg.baselines:
         if cfg.autocot_demos == "published":
