@@ -1,6 +1,7 @@
 """OlaGPT's verification thinking, integrative (DIY) thinking and template choice, against a scripted loopback
 server: which calls are made, what the records hold, and the tables worked out by hand."""
 
+import hashlib
 import json
 
 from olakit.analysis.runs import run_tables
@@ -54,6 +55,11 @@ def test_verification_diy_and_choice(tmp_path):
         chosen == {"chosen": ["ST", "DT"], "named_by_model": 2}
         and df.loc[("test-0", "chosen_vote"), "extracted"] == "B"
     )
+    # the record names the choice prompt the server was sent (not the reply)
+    choice_prompts = [p for p in sent if p.startswith("Here are thinking templates") and "Compose one new" not in p]
+    want = {hashlib.sha256(p.encode()).hexdigest() for p in choice_prompts}
+    assert set(res.records.loc[res.records["template"] == "chosen_vote", "prompt_hash"]) <= want
+    assert df.loc[("test-0", "chosen_vote"), "prompt_hash"] in want
     # verification: answers scored 2 (turbo's and DT's A) are revised to B; ST's B is scored 5 and kept
     assert (
         df.loc[("test-0", "turbo+V"), "extracted"] == "B"
@@ -72,3 +78,51 @@ def test_verification_diy_and_choice(tmp_path):
     assert (v["answers_revised"], v["answers_changed"]) == (4, 4)
     c = tables["template_choice"].iloc[0]
     assert (c["k"], c["calls_all"], c["calls_chosen"]) == (2, 3, 3)
+
+
+def test_choice_and_verification_tables_keep_notes_counts_apart():
+    """One strategy at 1 and 3 notes, one question (gold A), worked out by hand:
+    n=1: T1 A, T2 A, T3 B -> vote A (right); chosen T3, T1 -> tie B/A, first chosen: B (wrong);
+         verified all B -> vote B (wrong): 2 answers changed, right -> wrong.
+    n=3: T1 B, T2 B, T3 A -> vote B (wrong); chosen T3, T1 -> A (right); verified all A: 2 changed, wrong -> right.
+    Tokens: a template answer costs 10+5 at n=1 and 30+5 at n=3; the choice call 7+3."""
+    import pandas as pd
+
+    from olakit.analysis.runs import choice_table, verification_table
+
+    rows = []
+
+    def add(n, template, label, prompt, trace=""):
+        rows.append(
+            dict(
+                dataset="aqua",
+                question_id="q0",
+                template=template,
+                notes_strategy="random",
+                n_notes=n,
+                sample=0,
+                extracted=label,
+                gold="A",
+                correct=label == "A",
+                prompt_tokens=prompt,
+                completion_tokens=5 if template != "chosen_vote" else 3,
+                trace=trace,
+            )
+        )
+
+    for n, labels, verified, chosen_label in ((1, "AAB", "B", "B"), (3, "BBA", "A", "A")):
+        for t, label in zip(("T1", "T2", "T3"), labels):
+            add(n, t, label, 10 * n)
+            add(n, f"{t}+V", verified, 10 * n, json.dumps({"revised": label != verified}))
+        add(n, "chosen_vote", chosen_label, 7, json.dumps({"chosen": ["T3", "T1"], "named_by_model": 2}))
+    df = pd.DataFrame(rows)
+
+    c = choice_table(df, ["T1", "T2", "T3"]).set_index("n_notes")
+    assert list(c.index) == [1, 3] and list(c["n"]) == [1, 1]
+    assert list(c["all_templates_vote"]) == [1.0, 0.0] and list(c["chosen_vote"]) == [0.0, 1.0]
+    assert list(c["tokens_all"]) == [45.0, 105.0] and list(c["tokens_chosen"]) == [40.0, 80.0]
+
+    v = verification_table(df, ["T1", "T2", "T3"]).set_index("n_notes")
+    assert list(v["vote_before"]) == [1.0, 0.0] and list(v["vote_after"]) == [0.0, 1.0]
+    assert list(v["answers_changed"]) == [2, 2] and list(v["answers_revised"]) == [2, 2]
+    assert list(v["vote_right_to_wrong"]) == [1, 0] and list(v["vote_wrong_to_right"]) == [0, 1]

@@ -69,20 +69,32 @@ def _label_n(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def _cells(frame: pd.DataFrame):
+    """The (notes_strategy, n_notes) cells of a frame, strategies in the kit's order, counts ascending."""
+    for strategy in ordered_strategies(frame["notes_strategy"]):
+        for n in sorted(frame.loc[frame["notes_strategy"] == strategy, "n_notes"].unique()):
+            yield strategy, n
+
+
+def _in(frame: pd.DataFrame, strategy: str, n) -> pd.DataFrame:
+    return frame[(frame["notes_strategy"] == strategy) & (frame["n_notes"] == n)]
+
+
 def verification_table(
     df: pd.DataFrame, templates: Sequence[str], tie: str = "first", unparsed: str = "abstain"
 ) -> pd.DataFrame:
-    """Per strategy: the regex vote before and after verification thinking (the ``<template>+V`` answers), the
-    answers it revised and changed, and the questions whose vote it turned right or wrong (exact McNemar p)."""
+    """Per strategy and notes count: the regex vote before and after verification thinking (the ``<template>+V``
+    answers), the answers it revised and changed, and the questions whose vote it turned right or wrong (exact
+    McNemar p)."""
     from_v = [f"{t}{VERIFIED_SUFFIX}" for t in templates]
     before = regex_vote(df[df["template"].isin(templates)], templates, tie=tie, unparsed=unparsed)
     after = regex_vote(df[df["template"].isin(from_v)], from_v, tie=tie, unparsed=unparsed)
     rows = []
-    for strategy in ordered_strategies(before["notes_strategy"]):
-        b = before[before["notes_strategy"] == strategy].set_index("question_id")["correct"]
-        a = after[after["notes_strategy"] == strategy].set_index("question_id")["correct"].loc[b.index]
-        v = df[df["template"].isin(from_v) & (df["notes_strategy"] == strategy)]
-        orig = df[df["template"].isin(templates) & (df["notes_strategy"] == strategy)]
+    for strategy, n in _cells(before):
+        b = _in(before, strategy, n).set_index("question_id")["correct"]
+        a = _in(after, strategy, n).set_index("question_id")["correct"].loc[b.index]
+        v = _in(df[df["template"].isin(from_v)], strategy, n)
+        orig = _in(df[df["template"].isin(templates)], strategy, n)
         changed = (
             v.set_index(["question_id", "template"])["extracted"].fillna("-").to_numpy()
             != orig.assign(template=orig["template"] + VERIFIED_SUFFIX)
@@ -96,6 +108,7 @@ def verification_table(
         rows.append(
             {
                 "notes_strategy": strategy,
+                "n_notes": int(n),
                 "n": len(b),
                 "vote_before": float(b.mean()),
                 "vote_after": float(a.mean()),
@@ -112,26 +125,28 @@ def verification_table(
 def choice_table(
     df: pd.DataFrame, templates: Sequence[str], tie: str = "first", unparsed: str = "abstain"
 ) -> pd.DataFrame:
-    """Per strategy: the vote over every template against the vote over the k the controller chose, with what each
-    costs per question (calls and tokens; the chosen way pays the choice call and its k templates)."""
+    """Per strategy and notes count: the vote over every template against the vote over the k the controller
+    chose, with what each costs per question (calls and tokens; the chosen way pays the choice call and its k
+    templates)."""
     allv = regex_vote(df[df["template"].isin(templates)], templates, tie=tie, unparsed=unparsed)
     chosen = df[df["template"] == CHOSEN_VOTE]
     base = df[df["template"].isin(templates) & (df["sample"] == 0)]
     tokens = base["prompt_tokens"].astype("Float64") + base["completion_tokens"].astype("Float64")
-    tok = dict(zip(zip(base["question_id"], base["notes_strategy"], base["template"]), tokens))
+    tok = dict(zip(zip(base["question_id"], base["notes_strategy"], base["n_notes"], base["template"]), tokens))
     rows = []
-    for strategy in ordered_strategies(chosen["notes_strategy"]):
-        c = chosen[chosen["notes_strategy"] == strategy]
-        a = allv[allv["notes_strategy"] == strategy]
+    for strategy, n in _cells(chosen):
+        c = _in(chosen, strategy, n)
+        a = _in(allv, strategy, n)
         picks = [json.loads(t)["chosen"] for t in c["trace"]]
         chosen_tokens = [
-            sum(tok.get((q, strategy, t), 0) for t in pick) + float(pt or 0) + float(ct or 0)
+            sum(tok.get((q, strategy, n, t), 0) for t in pick) + float(pt or 0) + float(ct or 0)
             for q, pick, pt, ct in zip(c["question_id"], picks, c["prompt_tokens"], c["completion_tokens"])
         ]
-        all_tokens = [sum(tok.get((q, strategy, t), 0) for t in templates) for q in a["question_id"]]
+        all_tokens = [sum(tok.get((q, strategy, n, t), 0) for t in templates) for q in a["question_id"]]
         rows.append(
             {
                 "notes_strategy": strategy,
+                "n_notes": int(n),
                 "n": len(c),
                 "all_templates_vote": float(a["correct"].mean()),
                 "chosen_vote": float(c["correct"].mean()),

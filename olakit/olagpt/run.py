@@ -222,13 +222,14 @@ def _chosen_records(cfg, counter, questions, templates, records, model) -> list[
     """Template choice by the controller: the model picks k templates per question; their answers (already made)
     are voted; the trace keeps the choice and whether the fallback filled it up."""
     names = [t.name for t in templates]
-    replies = counter([choose_request(q, templates, cfg.choose_k) for q in questions], "template choice")
+    requests = [choose_request(q, templates, cfg.choose_k) for q in questions]
+    replies = counter(requests, "template choice")
     by_cell: dict = {}
     for r in records:
         if r.template in names and r.sample == 0:
             by_cell.setdefault((r.question_id, r.notes_strategy, r.n_notes), {})[r.template] = r
     out = []
-    for q, reply in zip(questions, replies):
+    for q, request, reply in zip(questions, requests, replies):
         chosen = chosen_templates(reply.text if reply.ok else "", names, cfg.choose_k)
         named = len(chosen_templates(reply.text if reply.ok else "", names, len(names))) if reply.ok else 0
         for (qid, strategy, n), cell in by_cell.items():
@@ -244,7 +245,7 @@ def _chosen_records(cfg, counter, questions, templates, records, model) -> list[
                     n_notes=n,
                     sample=0,
                     model=model,
-                    prompt_hash=prompt_hash(reply.text or ""),
+                    prompt_hash=prompt_hash(request.message_dicts()[0]["content"]),  # the choice prompt
                     raw_output=reply.text or "",
                     extracted=label,
                     gold=q.gold,
