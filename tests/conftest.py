@@ -29,6 +29,7 @@ def _isolated(monkeypatch, tmp_path_factory):
     shared. Figures render off-screen."""
     monkeypatch.setenv("OLAKIT_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
     monkeypatch.setenv("OLAKIT_INDEX_DIR", str(tmp_path_factory.getbasetemp() / "indexes"))  # shared: built once
+    monkeypatch.setenv("OLAKIT_EMBED_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "embeddings"))  # shared too
     for name in ENDPOINT_VARS:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("MPLBACKEND", os.environ.get("MPLBACKEND", "Agg"))

@@ -108,3 +108,24 @@ def test_yes_no_strict_on_real_outputs(text, want):
     """The last explicit answer statement counts; a bare "Yes" opening a sentence is not a statement, so it stays
     unparsed (counted wrong and reported), never guessed."""
     assert extract_strict(text, ["yes", "no"]) == want
+
+
+def test_linear_olagpt_search_finds_what_the_authors_pattern_finds(data_dir):
+    """extract_olagpt uses a linear-time pattern; the authors' own pattern, searched as they did, must agree on
+    every recorded output and on texts built to probe the difference (answers across lines, braces, capitals)."""
+    import random
+    import re
+
+    authors = re.compile(r"\{*?.*?[Aa]nswer[^A-Z]*?([A-F])[^a-zA-Z]+")  # utils/parse_option, copied as written
+
+    def theirs(text):
+        m = authors.search(text)
+        return m.group(1) if m else None
+
+    texts = [o for folder in ("dt", "dst", "pt", "st", "turbo") for o in _outputs(data_dir, folder)]
+    rng = random.Random(0)
+    pieces = ["answer", "Answer", "ANSWER", "{", "}", ":", " ", "\n", "A", "B", "F", "G", "x", "a", ")", ".", "1"]
+    texts += ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 14))) for _ in range(20000)]
+    texts += ["Answer: Because B) is\nanswer: C.", "the answer\nis B.", "answer B", "answer Bx answer C."]
+    assert [extract_olagpt(t) for t in texts] == [theirs(t) for t in texts]
+    assert [extract_olagpt(t) for t in texts[-4:]] == ["C", "B", None, "C"]

