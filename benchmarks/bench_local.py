@@ -5,28 +5,22 @@ Calls run one at a time so the two are comparable. Goal: kit wall time <= 1.1x s
 Usage: python benchmarks/bench_local.py [N] [MAX_TOKENS]
 """
 
-import re
 import sys
 import tempfile
 import time
-import urllib.request
 
 from goal import check
 
 from olakit.llm import LLM, Endpoint, Request
-from olakit.llm.local import LocalServer
+from olakit.llm.local import LocalServer, server_metrics
 
 n = int(sys.argv[1]) if len(sys.argv) > 1 else 20
 max_tokens = int(sys.argv[2]) if len(sys.argv) > 2 else 32
 
 
 def server_seconds(base_url: str) -> float:
-    text = urllib.request.urlopen(base_url.removesuffix("/v1") + "/metrics", timeout=10).read().decode()
-    total = 0.0
-    for name in ("llamacpp:prompt_seconds_total", "llamacpp:tokens_predicted_seconds_total"):
-        m = re.search(rf"^{re.escape(name)}\s+([0-9.eE+-]+)", text, re.M)
-        total += float(m.group(1)) if m else float("nan")
-    return total
+    m = server_metrics(base_url)
+    return m["prompt_seconds_total"] + m["tokens_predicted_seconds_total"]
 
 
 with LocalServer(n_parallel=1, n_ctx=4096) as srv, tempfile.TemporaryDirectory() as cache:

@@ -10,8 +10,11 @@ from pathlib import Path
 OUT = Path(__file__).resolve().parent.parent / "results" / "benchmarks"
 
 
-def check(name: str, figure: float, goal: float, *, higher_is_better: bool, unit: str, **details) -> None:
-    """Print the verdict, write OUT/name.json, and exit 1 when ``figure`` misses ``goal``."""
+def check(
+    name: str, figure: float, goal: float, *, higher_is_better: bool, unit: str, exit: bool = True, **details
+) -> bool:
+    """Print the verdict, write OUT/name.json, and exit 1 when ``figure`` misses ``goal`` (with ``exit=False``
+    return whether it was met, so that a benchmark with several goals writes them all first)."""
     met = figure >= goal if higher_is_better else figure <= goal
     OUT.mkdir(parents=True, exist_ok=True)
     record = {
@@ -30,5 +33,6 @@ def check(name: str, figure: float, goal: float, *, higher_is_better: bool, unit
         f"{name}: {figure:.4g} {unit} (goal {'>=' if higher_is_better else '<='} {goal:g}) -> "
         f"{'met' if met else 'MISSED'}; wrote {OUT / (name + '.json')}"
     )
-    if not met:
+    if not met and exit:
         sys.exit(1)
+    return met

@@ -37,18 +37,18 @@ Answer: A
 Error reason: Added wrongly.
 Explanation: 1 + 1 = 2.
 
-Let's think step by step.
-
 Now give you the arithmetic question and choices:
 question: What is 2 + 3?
 choices:
 A)4
 B)5
 C)6
-The answer must end with JSON format: Answer: one of options[A,B,C]."""
+The answer must end with JSON format: Answer: one of options[A,B,C].
+
+Let's think step by step."""
 
 
-FRAMED = GOLDEN.split("\n\n")[-1]
+FRAMED = GOLDEN.split("\n\n")[-2]
 # The authors' note layout (their notes/prompts.py construct_note, whitespace included), written out by hand
 PAPER_NOTE = (
     "\n        This is a kind of addition: question: What is 1 + 1?\n\nchoices: \nA)2\nB)3\n\n \n\n"
@@ -62,8 +62,16 @@ PAPER_HEADER = (
 
 
 def test_prompt_order_of_fig3_against_golden_text_olakit_preset():
-    st = load_templates()["ST"]
-    assert build_prompt(Q, "arithmetic", st, [NOTE], resolve("olakit")) == GOLDEN
+    """olakit's preset: its note layout, then the question, then the template's text (template_position="after");
+    template_position="before" puts the text between the notes and the question, as in Fig 3."""
+    templates = load_templates()
+    assert build_prompt(Q, "arithmetic", templates["ST"], [NOTE], resolve("olakit")) == GOLDEN
+    notes, framed, st = GOLDEN.split("\n\n" + FRAMED.split("\n")[0])[0], FRAMED, "Let's think step by step."
+    before = resolve(None, notes_layout="olakit", template_position="before")
+    assert build_prompt(Q, "arithmetic", templates["ST"], [NOTE], before) == f"{notes}\n\n{st}\n\n{framed}"
+    # every template of one question shares all but its last line under olakit's preset
+    dt = build_prompt(Q, "arithmetic", templates["DT"], [NOTE], resolve("olakit"))
+    assert dt == f"{notes}\n\n{framed}\n\n{templates['DT'].prefix}"
 
 
 def test_paper_preset_golden_prompts():

@@ -13,10 +13,13 @@ import logging
 import os
 import threading
 import time
+from collections import deque
 from collections.abc import Iterable, Sequence
 
-from olakit.llm.cache import AnswerCache
+from olakit.llm.cache import RedisCache, open_cache
 from olakit.llm.endpoint import Endpoint
+from olakit.llm.local import SLOTS
+from olakit.llm.prefix import lanes, prompt_text
 from olakit.llm.request import Request, Result, cache_key
 from olakit.llm.response import describe, first_choice, parse_body
 from olakit.llm.retry import backoff, retryable
@@ -35,17 +38,23 @@ class LLM:
         endpoint: Endpoint | None = None,
         *,
         cache_dir: str | os.PathLike | None = None,
-        concurrency: int = 8,
+        concurrency: int | None = None,
         max_attempts: int = 5,
         timeout: float = 120.0,
         backoff: float = 0.5,
         max_backoff: float = 20.0,
         progress: bool = True,
+        prefix_lanes: bool = True,
     ):
         self.endpoint = endpoint or Endpoint.from_env()
-        self.answers = AnswerCache(cache_dir)
+        self.answers = open_cache(cache_dir)  # diskcache, or Redis at $OLAKIT_CACHE_URL
         self.cache_dir = self.answers.directory
-        self.concurrency = concurrency
+        self.cache_location = self.answers.location
+        if isinstance(self.answers, RedisCache):
+            self.answers.store  # noqa: B018 -- an unreachable Redis is one clear error before any call
+        # the embedded server has SLOTS slots: one call per slot keeps each lane's prefix in its slot
+        self.concurrency = concurrency or (SLOTS if self.endpoint.local else 8)
+        self.prefix_lanes = prefix_lanes
         self.max_attempts = max_attempts
         self.timeout = timeout
         self.backoff = backoff
@@ -57,7 +66,7 @@ class LLM:
 
     @property
     def cache(self):
-        """The underlying diskcache store (answers and in-flight markers)."""
+        """The underlying store (a diskcache.Cache or a redis-py client): answers and in-flight claims."""
         return self.answers.store
 
     def lookup(self, request: Request) -> Result | None:
@@ -82,15 +91,7 @@ class LLM:
             cached=True,
         )
 
-    async def _call(self, client, sem: asyncio.Semaphore, request: Request) -> Result:
-        from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
-
-        key = cache_key(self.endpoint.identity, request)
-
-        def wait(state) -> float:
-            exc = state.outcome.exception() if state.outcome else None
-            return backoff(state.attempt_number, exc, self.backoff, self.max_backoff)
-
+    async def _call(self, client, sem: asyncio.Semaphore, request: Request, key: str) -> Result:
         attempts = 0
         start = time.perf_counter()
         # a claim lapses after the longest a call can take (every attempt timing out, every wait at its cap)
@@ -100,15 +101,10 @@ class LLM:
                 other = await self.answers.claim(key, expire)
                 if other is not None:  # another process made this call meanwhile
                     return self._from_cache(key, other)
-                async for attempt in AsyncRetrying(
-                    retry=retry_if_exception(retryable),
-                    wait=wait,
-                    stop=stop_after_attempt(self.max_attempts),
-                    reraise=True,
-                ):
-                    with attempt:
-                        attempts += 1
-                        t0 = time.perf_counter()
+                while True:  # retried on 429, 5xx, timeouts and garbage (olakit.llm.retry), up to max_attempts
+                    attempts += 1
+                    t0 = time.perf_counter()
+                    try:
                         # the client's low-level post: the same transport, auth and status errors as
                         # chat.completions.create, without its per-call pydantic transform and model building,
                         # a fifth of the client's CPU per call (benchmarks/bench_throughput.py)
@@ -123,27 +119,37 @@ class LLM:
                         )
                         text, finish, usage = first_choice(parse_body(raw))
                         latency = time.perf_counter() - t0
-        except Exception as exc:  # recorded as a failed result; the batch goes on
-            self.answers.release(key)
+                        break
+                    except Exception as exc:
+                        if attempts >= self.max_attempts or not retryable(exc):
+                            raise
+                        await asyncio.sleep(backoff(attempts, exc, self.backoff, self.max_backoff))
+        except Exception as exc:  # recorded as a failed result (never cached); the batch goes on
+            try:
+                self.answers.release(key)
+            except Exception:  # the cache itself failed (e.g. Redis went away); its claim lapses
+                pass
             log.warning("call failed after %d attempts: %s", attempts, describe(exc))
             return Result(key=key, error=describe(exc), attempts=attempts, latency=time.perf_counter() - start)
         pt = usage.get("prompt_tokens") if isinstance(usage, dict) else None
         ct = usage.get("completion_tokens") if isinstance(usage, dict) else None
-        # written at once (a kill loses only calls in flight), off the event loop (SQLite commits block) and
-        # after the concurrency slot is released, so a slow commit never holds back the next call
-        await asyncio.to_thread(
-            self.answers.set,
-            key,
-            {
-                "text": text,
-                "prompt_tokens": pt,
-                "completion_tokens": ct,
-                "finish_reason": finish,
-                "latency": latency,
-                "model": self.endpoint.model,
-            },
-        )
-        self.answers.release(key)
+        # written at once (a kill loses only calls in flight) and after the concurrency slot is released, so a slow
+        # commit never holds back the next call; a diskcache (SQLite) commit goes off the event loop
+        answer = {
+            "text": text,
+            "prompt_tokens": pt,
+            "completion_tokens": ct,
+            "finish_reason": finish,
+            "latency": latency,
+            "model": self.endpoint.model,
+        }
+        try:
+            if self.answers.slow_writes:
+                await asyncio.to_thread(self.answers.store_answer, key, answer)
+            else:
+                self.answers.store_answer(key, answer)
+        except Exception as exc:  # the cache went away: the answer is still returned (and recorded by the caller)
+            log.warning("answer not stored, the cache at %s failed: %s", self.cache_location, describe(exc))
         return Result(
             key=key,
             text=text,
@@ -173,23 +179,39 @@ class LLM:
         return self._clients[loop]
 
     async def abatch(self, requests: Iterable[Request], desc: str = "LLM calls") -> list[Result]:
-        """Results for every request, in order: cache hits first, then the rest concurrently."""
+        """Results for every request, in order: cache hits first (one round trip), then the rest, ``concurrency``
+        at a time, in prefix lanes (olakit.llm.prefix) so that prompts sharing a beginning follow each other on one
+        connection and the server's prompt cache is reused; ``prefix_lanes=False`` sends them in the order given.
+        When the cache cannot be reached every call of the batch fails (nothing is paid)."""
         from tqdm.auto import tqdm
 
         requests = list(requests)
-        results: list[Result | None] = [self.lookup(r) for r in requests]
+        keys = [cache_key(self.endpoint.identity, r) for r in requests]
+        try:
+            hits = self.answers.get_many(keys)
+        except Exception as exc:
+            log.warning("the answer cache at %s failed: %s", self.cache_location, describe(exc))
+            return [Result(key=k, error=f"answer cache unavailable: {describe(exc)}") for k in keys]
+        results: list[Result | None] = [self._from_cache(k, hit) for k, hit in zip(keys, hits)]
         todo = [i for i, r in enumerate(results) if r is None]
         if todo:
             client = self._client()
             sem = asyncio.Semaphore(self.concurrency)
             bar = tqdm(total=len(requests), initial=len(requests) - len(todo), desc=desc, disable=not self.progress)
+            if self.prefix_lanes:
+                texts = [prompt_text(requests[i].message_dicts()) for i in todo]
+                queue = deque([todo[j] for j in lane] for lane in lanes(texts, self.concurrency))
+            else:
+                queue = deque([i] for i in todo)
 
-            async def one(i: int) -> None:
-                results[i] = await self._call(client, sem, requests[i])
-                bar.update(1)
+            async def worker() -> None:  # one lane at a time, its calls one after another
+                while queue:
+                    for i in queue.popleft():
+                        results[i] = await self._call(client, sem, requests[i], keys[i])
+                        bar.update(1)
 
             try:
-                await asyncio.gather(*(one(i) for i in todo))
+                await asyncio.gather(*(worker() for _ in range(min(self.concurrency, len(queue)))))
             finally:
                 bar.close()
         return results  # type: ignore[return-value]

@@ -58,6 +58,8 @@ def embedded_spec() -> dict:
 
 
 DEFAULT_MODEL = MODELS["0.5b"]
+SLOTS = 4
+"""Parallel slots of the embedded server (each keeps its own KV cache); olakit's client sends it as many calls."""
 
 
 class ModelError(OlakitError):
@@ -115,6 +117,27 @@ def default_model_path(spec: dict | None = None) -> Path:
     return target
 
 
+def server_metrics(base_url: str, timeout: float = 10.0) -> dict[str, float]:
+    """A llama.cpp server's own counters from its Prometheus ``/metrics`` (``llamacpp:`` dropped from the names):
+    ``prompt_tokens_total`` (prompt tokens evaluated), ``prompt_tokens_cached_total`` (reused from a slot's KV
+    cache), ``tokens_predicted_total``, ``tokens_predicted_seconds_total``, ``prompt_seconds_total``, ...
+
+    ``base_url`` may end in ``/v1``. The embedded server has the endpoint on (LocalServer sets it)."""
+    import urllib.request
+
+    url = base_url.rstrip("/").removesuffix("/v1") + "/metrics"
+    text = urllib.request.urlopen(url, timeout=timeout).read().decode()
+    out = {}
+    for line in text.splitlines():
+        name, _, value = line.partition(" ")
+        if name.startswith("llamacpp:"):
+            try:
+                out[name.removeprefix("llamacpp:")] = float(value)
+            except ValueError:
+                continue
+    return out
+
+
 class LocalServer:
     """An OpenAI-compatible server for a GGUF file on 127.0.0.1 (xllamacpp), on a free port.
 
@@ -125,7 +148,7 @@ class LocalServer:
         self,
         model_path: str | os.PathLike | None = None,
         *,
-        n_parallel: int = 4,
+        n_parallel: int = SLOTS,
         n_ctx: int = 8192,
         threads: int | None = None,
         port: int = 0,

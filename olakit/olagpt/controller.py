@@ -1,9 +1,13 @@
 """The controller (paper 3.6, Fig 3): assemble prompts and turn a grid of conditions into unique prompts.
 
 A prompt is, in the order of Fig 3: the notes as examples (in the authors' layout or olakit's), the template text
-(ST's trigger after the question under the authors' settings), the framed question
-(intent.frame_question). ``plan()`` expands question slice x templates x strategies x n_notes x samples into ``Call``s;
-identical prompts (e.g. zero-shot for every n) share one cache key, so each is paid for once.
+(ST's trigger after the question under the authors' settings), the framed question (intent.frame_question). Under
+olakit's settings every template's text comes last, after the answer-format sentence (where the authors put ST's
+trigger): the prompts of one question and note strategy then share everything up to their last lines, which an
+endpoint's prompt cache reuses (olakit.llm.prefix).
+
+``plan()`` expands question slice x templates x strategies x n_notes x samples into ``Call``s; identical prompts
+(e.g. zero-shot for every n) share one cache key, so each is paid for once.
 """
 
 from __future__ import annotations
@@ -71,12 +75,16 @@ def build_prompt(
     notes: Sequence[Note],
     settings: Settings = PRESETS["paper"],
 ) -> str:
-    """Notes as examples, then the template text, then the framed question (Fig 3); under the authors' settings
-    a template whose text they put after the question (ST's trigger) comes after the answer-format sentence."""
+    """Notes as examples, then the template text, then the framed question (Fig 3); a template's text comes after
+    the answer-format sentence instead under ``template_position="after"`` (olakit's preset), and under the
+    authors' settings for a template they put there (ST's trigger)."""
     parts = []
     if notes:
         parts.append(notes_block(notes, template, settings.notes_layout))
-    after = settings.template_position == "paper" and template is not None and template.paper_position == "after"
+    position = settings.template_position
+    after = template is not None and (
+        position == "after" or (position == "paper" and template.paper_position == "after")
+    )
     if template is not None and template.prefix and not after:
         parts.append(template.prefix)
     parts.append(frame_question(question, qtype))

@@ -7,9 +7,11 @@ them: ``paper`` (the authors' behaviour, read from their code at chachalin/OlaGP
 | vote_order | DT, DST, PT, ST, turbo (the order of the recorded candidate outputs) | DST, DT, PT, ST, turbo |
 | unparsed | raw: an unparsed answer votes as its raw text | abstain: it is left out of the vote |
 | notes_layout | the authors' note block (type, question, template prefix, explanation, answer) | answer first |
-| template_position | ST's trigger after the answer-format sentence, the others before | every prefix before |
+| template_position | ST's trigger after the answer-format sentence, the others before | after: every one after it |
 | fill_up | off: retrieval/combine give fewer than n notes when the nearest type has fewer | on: next types fill up |
 | llm_vote_prompt | the authors' wording, full candidate outputs, answer format at the end | labels and cut rationales |
+
+template_position also takes ``before`` (every template's text before the question, Fig 3's order).
 
 ``resolve("paper", unparsed="abstain")`` -> SettingsError (a preset named together with a setting it contradicts);
 ``resolve(None, unparsed="abstain")`` -> the paper preset with that one change.
@@ -46,7 +48,7 @@ CHOICES = {
     "vote_order": ("paper", "olakit"),
     "unparsed": ("raw", "abstain"),
     "notes_layout": ("paper", "olakit"),
-    "template_position": ("paper", "olakit"),
+    "template_position": ("paper", "before", "after"),
     "fill_up": (False, True),
     "llm_vote_prompt": ("paper", "olakit"),
 }
@@ -56,7 +58,7 @@ PRESETS = {
         vote_order="olakit",
         unparsed="abstain",
         notes_layout="olakit",
-        template_position="olakit",
+        template_position="after",
         fill_up=True,
         llm_vote_prompt="olakit",
     ),
