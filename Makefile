@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: paper test setup data browser clean model-1.5b
+.PHONY: paper test setup data browser redis clean model-1.5b
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 setup: $(STAMP)
@@ -37,8 +37,13 @@ browser:
 	@command -v chromium >/dev/null || $(SUDO) apt-get install -y -q chromium >/dev/null \
 		|| { $(SUDO) apt-get update -q >/dev/null && $(SUDO) apt-get install -y -q chromium >/dev/null; }
 
+# Debian's redis-server for the cluster tests (a real Redis on 127.0.0.1, started and stopped by the tests).
+redis:
+	@command -v redis-server >/dev/null || $(SUDO) apt-get install -y -q redis-server >/dev/null \
+		|| { $(SUDO) apt-get update -q >/dev/null && $(SUDO) apt-get install -y -q redis-server >/dev/null; }
+
 # Lint and format check (ruff), the layer contracts (import-linter, pyproject.toml), then the suite with doctests.
-test: $(STAMP) browser
+test: $(STAMP) browser redis
 	$(BIN)/ruff check olakit tests benchmarks
 	$(BIN)/ruff format --check olakit tests benchmarks
 	$(BIN)/lint-imports

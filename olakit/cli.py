@@ -29,9 +29,10 @@ from olakit.errors import DataError, OlakitError
 from olakit.geek.actions import ROWS as GEEK_ROWS
 from olakit.geek.run import GeekConfig, run_geek
 from olakit.llm import LLM
+from olakit.llm.cache import cache_location, copy_cache
 from olakit.llm.local import LocalServer
 from olakit.names import voting_templates
-from olakit.notebook.sweep import run_sweep
+from olakit.notebook.sweep import EXECUTORS, run_sweep
 from olakit.olagpt.active_learning import build_library
 from olakit.olagpt.run import BASELINE_NAMES, RunConfig, run
 from olakit.olagpt.settings import SettingsError, resolve, vote_order
@@ -69,6 +70,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--n-parallel", type=int, default=4, help="concurrent requests (and the most n per request)")
     s.add_argument("--n-ctx", type=int, default=8192, help="context size shared by the parallel slots")
     s.add_argument("--verbosity", type=int, default=3, help="llama.cpp's log verbosity (0: none; 3: its default)")
+    s.add_argument("--threads", type=int, default=None, help="CPU threads (default: llama.cpp's choice)")
     lv = sub.add_parser("run", help="run the OlaGPT grid live (templates x note strategies, baselines, votes)")
     lv.add_argument("--dataset", default="aqua", help="aqua, ekar_zh or strategyqa")
     lv.add_argument("--split", default=None, help="default: test (AQuA), validation (E-KAR), dev (StrategyQA)")
@@ -154,6 +156,13 @@ def _parser() -> argparse.ArgumentParser:
     sw.add_argument("--runs-dir", default="runs", help="where executed notebooks go (runs/<run_id>/)")
     sw.add_argument("--results-dir", default="results", help="where outputs go (results/<run_id>/<name>/)")
     sw.add_argument("--figures-dir", default=None, help="also copy every run's figures here (<name>__<figure>)")
+    sw.add_argument("--executor", choices=EXECUTORS, default=None, help="local processes (default) or dask tasks")
+    sw.add_argument("--scheduler", default=None, help="with dask: tcp://HOST:8786 (default: a LocalCluster here)")
+
+    ca = sub.add_parser("cache", help="the answer cache").add_subparsers(dest="cache_cmd", required=True)
+    cp = ca.add_parser("copy", help="copy every answer from one cache to another (a directory or redis://HOST/DB)")
+    cp.add_argument("src", help="a diskcache directory or a Redis URL")
+    cp.add_argument("dst", help="a diskcache directory or a Redis URL")
 
     nb = sub.add_parser("notes", help="notes libraries").add_subparsers(dest="notes_cmd", required=True)
     b = nb.add_parser("build", help="build a notes library by active learning (error book of a pool)")
@@ -206,6 +215,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("httpx2").setLevel(logging.WARNING)  # one line per HTTP request otherwise
     logging.getLogger("httpx").setLevel(logging.WARNING)
+    logging.getLogger("papermill").setLevel(logging.WARNING)  # four lines per notebook otherwise
     try:
         if args.cmd == "data":
             dest = args.dest or FETCHED_DIR
@@ -337,6 +347,8 @@ def main(argv: list[str] | None = None) -> int:
                 runs_dir=args.runs_dir,
                 results_dir=args.results_dir,
                 figures_dir=args.figures_dir,
+                executor=args.executor,
+                scheduler=args.scheduler,
             )
             for job in index["runs"]:
                 print(
@@ -347,8 +359,21 @@ def main(argv: list[str] | None = None) -> int:
                 f"sweep {index['run_id']}: {len(index['runs'])} notebooks in {index['wall_s']} s; calls "
                 f"{json.dumps(index['calls'])}; index: {args.runs_dir}/{index['run_id']}/index.json"
             )
+            if index.get("server") and index["server"]["tokens_generated"]:
+                srv = index["server"]
+                print(
+                    f"embedded model: {srv['tokens_generated']} tokens generated at "
+                    f"{srv['generated_tokens_per_s']} tokens/s per slot; {srv['prompt_tokens_evaluated']} prompt "
+                    f"tokens evaluated, {srv['prompt_tokens_reused']} reused from its prompt cache"
+                )
             if any(j["status"] != "ok" for j in index["runs"]):
                 return 1
+        elif args.cmd == "cache":
+            src, dst = cache_location(args.src), cache_location(args.dst)
+            n = copy_cache(src, dst)
+            print(f"copied {n} answers from {src.location} to {dst.location}")
+            src.close()
+            dst.close()
         elif args.cmd == "notes":
             pool = load_questions(args.dataset, args.split, data_dir=args.data_dir)
             if not args.sample:
@@ -370,7 +395,12 @@ def main(argv: list[str] | None = None) -> int:
             )
         elif args.cmd == "serve":
             with LocalServer(
-                args.model, port=args.port, n_parallel=args.n_parallel, n_ctx=args.n_ctx, verbosity=args.verbosity
+                args.model,
+                port=args.port,
+                n_parallel=args.n_parallel,
+                n_ctx=args.n_ctx,
+                verbosity=args.verbosity,
+                threads=args.threads,
             ) as srv:
                 print(
                     f"serving {srv.model_path.name} at {srv.base_url}\n"

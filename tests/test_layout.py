@@ -21,6 +21,9 @@ HEAVY = (
     "papermill",
     "statsmodels",
     "openai",
+    "dask",
+    "distributed",
+    "redis",
 )
 
 

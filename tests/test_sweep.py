@@ -94,3 +94,88 @@ def test_parallel_live_sweep_pays_each_prompt_once_and_reruns_from_cache(tmp_pat
         assert (tmp_path / "results" / "live-test" / "notes_count" / "figures" / "fig9_notes_count.pdf").is_file()
         again = run_sweep(spec, runs_dir=tmp_path / "runs", results_dir=tmp_path / "results")
         assert srv.requests == unique and again["calls"]["paid"] == 0
+
+
+PROBE = """
+import json, os
+from pathlib import Path
+
+Path(out_dir).mkdir(parents=True, exist_ok=True)
+env = {k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")}
+if source == "live":
+    from olakit.llm import LLM
+
+    with LLM(progress=False) as llm:
+        env["answer"] = llm.complete("Say hi.", max_tokens=2).text
+        env["concurrency"] = llm.concurrency
+Path(out_dir, "env.json").write_text(json.dumps(env))
+"""
+
+
+def probe_notebook(path):
+    """A notebook that records its kernel's thread limits and, when live, makes one call to the model."""
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    params = nbformat.v4.new_code_cell('source = "recorded"\nout_dir = "x"')
+    params.metadata["tags"] = ["parameters"]
+    nb.cells = [params, nbformat.v4.new_code_cell(PROBE)]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.metadata["language_info"] = {"name": "python"}
+    nbformat.write(nb, path)
+    return path
+
+
+@pytest.mark.real_model
+def test_a_live_sweep_keeps_the_terminal_quiet_and_follows_the_thread_rules(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    from olakit.notebook.sweep import thread_rules
+
+    nb = probe_notebook(tmp_path / "probe.ipynb")
+    spec = write(
+        tmp_path,
+        f"run_id: quiet\nparallel: 2\nnotebooks:\n  - notebook: {nb}\n    grid: {{source: [recorded, live]}}\n",
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "olakit.cli", "sweep", str(spec), "--runs-dir", str(tmp_path / "runs")]
+        + ["--results-dir", str(tmp_path / "results")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,  # the terminal, in order
+        text=True,
+        timeout=600,
+    )
+    terminal = proc.stdout
+    assert proc.returncode == 0, terminal[-2000:]
+    server_log = tmp_path / "runs" / "quiet" / "embedded-server.log"
+    logged = server_log.read_text()
+    cores = os.cpu_count()
+    # llama.cpp's log went to the file: it loaded the model on every core with 4 slots and served the call
+    assert "load_model" in logged and f"n_threads = {cores}" in logged and "n_slots = 4" in logged
+    # and none of it, nor the kernels' or papermill's chatter, reached the terminal
+    for chatter in (
+        "load_model",
+        "llama",
+        "n_slots",
+        "launch_slot",
+        "srv ",
+        "without encryption",
+        "papermill",
+        "Executing",
+    ):
+        assert chatter not in terminal, chatter
+    assert terminal.count(str(server_log)) == 1  # its path, printed once
+    lines = [ln for ln in terminal.splitlines() if ln.strip()]
+    assert sum("probe__source-recorded" in ln for ln in lines) == 2  # its progress line and its summary row
+    assert lines[-2].startswith("sweep quiet: 2 notebooks in ")
+    assert lines[-1].startswith("embedded model: 2 tokens generated at ")  # the probe's one call, 2 tokens
+    rules = thread_rules(cores, 2)
+    recorded = json.loads((tmp_path / "results" / "quiet" / "probe__source-recorded" / "env.json").read_text())
+    live = json.loads((tmp_path / "results" / "quiet" / "probe__source-live" / "env.json").read_text())
+    assert set(recorded.values()) == {str(rules["recorded_threads"])}
+    assert {live[k] for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")} == {"1"}
+    assert live["answer"] and live["concurrency"] == rules["server_slots"]
+    index = json.loads((tmp_path / "runs" / "quiet" / "index.json").read_text())
+    assert index["threads"] == rules and index["server_log"] == str(server_log)

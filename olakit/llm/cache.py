@@ -90,9 +90,6 @@ def cache_location(url_or_dir: str | os.PathLike) -> AnswerCache | RedisCache:
 class AnswerCache:
     """Answers by cache key, and in-flight claims, in a diskcache directory (opened on first use)."""
 
-    slow_writes = True
-    """An SQLite commit may take a while: the client stores answers off its event loop."""
-
     def __init__(self, directory: str | os.PathLike | None = None):
         self.directory = Path(directory) if directory else default_cache_dir()
         self.location = str(self.directory)
@@ -155,6 +152,13 @@ class AnswerCache:
         self.set(key, answer)
         self.release(key)
 
+    async def astore_answer(self, key: str, answer: dict) -> None:
+        """store_answer off the event loop (an SQLite commit may take a while)."""
+        await asyncio.to_thread(self.store_answer, key, answer)
+
+    async def aclose(self) -> None:
+        return None
+
     def close(self) -> None:
         if self._store is not None:
             self._store.close()
@@ -177,11 +181,21 @@ return 1
 """
 
 
+def _connection_options(retry_class) -> dict:
+    """Timeouts, and a retry on a dropped connection (a Redis that restarted leaves its old connections dead)."""
+    import redis
+    from redis.backoff import ExponentialBackoff
+
+    return {
+        "socket_timeout": 10,
+        "socket_connect_timeout": 5,
+        "retry": retry_class(ExponentialBackoff(cap=0.5, base=0.05), 2),
+        "retry_on_error": [redis.ConnectionError, redis.TimeoutError],
+    }
+
+
 class RedisCache:
     """Answers by cache key, and in-flight claims, in Redis (redis-py), shared by every machine that reaches it."""
-
-    slow_writes = False
-    """A write is one round trip: the client stores answers on its event loop (no thread hand-off)."""
 
     def __init__(self, url: str):
         scheme = urllib.parse.urlsplit(url).scheme
@@ -196,6 +210,7 @@ class RedisCache:
         self.owner = f"{socket.gethostname()}:{os.getpid()}"
         self._store = None
         self._scripts: dict = {}
+        self._aclients: dict = {}  # event loop -> (redis.asyncio client, its scripts): claims and stores never block
         self._held: set[str] = set()  # claims this process holds; one daemon thread renews them all
         self._renewer: threading.Thread | None = None
         self._closing = threading.Event()
@@ -206,9 +221,7 @@ class RedisCache:
         if self._store is None:
             import redis
 
-            client = redis.Redis.from_url(
-                self.url, socket_timeout=10, socket_connect_timeout=5, health_check_interval=30
-            )
+            client = redis.Redis.from_url(self.url, **_connection_options(redis.retry.Retry))
             try:
                 client.ping()
             except redis.RedisError as exc:
@@ -218,11 +231,28 @@ class RedisCache:
                     f"there or unset OLAKIT_CACHE_URL"
                 ) from None
             self._store = client
-            self._scripts = {
-                name: client.register_script(src)
-                for name, src in (("release", _RELEASE), ("claim", _CLAIM), ("store", _STORE))
-            }
+            self._scripts = {"release": client.register_script(_RELEASE)}
         return self._store
+
+    async def _ascripts(self) -> dict:
+        """The scripts on this event loop's asyncio client (made on first use in each loop)."""
+        import redis.asyncio
+
+        loop = asyncio.get_running_loop()
+        for other in [lp for lp in self._aclients if lp.is_closed()]:
+            del self._aclients[other]
+        if loop not in self._aclients:
+            self.store  # noqa: B018 -- reachable, or one CacheError
+            client = redis.asyncio.Redis.from_url(self.url, **_connection_options(redis.asyncio.retry.Retry))
+            scripts = {name: client.register_script(src) for name, src in (("claim", _CLAIM), ("store", _STORE))}
+            self._aclients[loop] = (client, scripts)
+        return self._aclients[loop][1]
+
+    async def aclose(self) -> None:
+        """Close this event loop's asyncio client (the LLM does before it stops its loop)."""
+        client, _ = self._aclients.pop(asyncio.get_running_loop(), (None, None))
+        if client is not None:
+            await client.aclose()
 
     def get(self, key: str) -> dict | None:
         raw = self.store.get(REDIS_ANSWER + key)
@@ -254,9 +284,9 @@ class RedisCache:
         the answer another process, on any machine, stored meanwhile. ``expire`` is not used: a lease lapses
         CLAIM_LEASE seconds after its owner stops renewing it. One round trip when the key is free."""
         marker, lease_ms = REDIS_CLAIM + key, int(CLAIM_LEASE * 1000)
+        scripts = await self._ascripts()
         while True:
-            self.store  # noqa: B018 -- connects and loads the scripts on first use
-            held, raw, owner = self._scripts["claim"](keys=[marker, REDIS_ANSWER + key], args=[self.owner, lease_ms])
+            held, raw, owner = await scripts["claim"](keys=[marker, REDIS_ANSWER + key], args=[self.owner, lease_ms])
             hit = None if raw is None else json.loads(raw)
             if held:
                 if hit is not None:  # stored by the previous owner just before its claim went
@@ -280,11 +310,11 @@ class RedisCache:
                 continue
             await asyncio.sleep(0.05)
 
-    def store_answer(self, key: str, answer: dict) -> None:
+    async def astore_answer(self, key: str, answer: dict) -> None:
         """Store an answer and drop this process's claim on it, in one round trip."""
         self._held.discard(REDIS_CLAIM + key)
-        self.store  # noqa: B018
-        self._scripts["store"](
+        scripts = await self._ascripts()
+        await scripts["store"](
             keys=[REDIS_CLAIM + key, REDIS_ANSWER + key], args=[self.owner, json.dumps(answer, ensure_ascii=False)]
         )
 

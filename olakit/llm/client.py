@@ -133,8 +133,8 @@ class LLM:
             return Result(key=key, error=describe(exc), attempts=attempts, latency=time.perf_counter() - start)
         pt = usage.get("prompt_tokens") if isinstance(usage, dict) else None
         ct = usage.get("completion_tokens") if isinstance(usage, dict) else None
-        # written at once (a kill loses only calls in flight) and after the concurrency slot is released, so a slow
-        # commit never holds back the next call; a diskcache (SQLite) commit goes off the event loop
+        # written at once (a kill loses only calls in flight), without blocking the event loop, and after the
+        # concurrency slot is released, so a slow commit never holds back the next call
         answer = {
             "text": text,
             "prompt_tokens": pt,
@@ -144,10 +144,7 @@ class LLM:
             "model": self.endpoint.model,
         }
         try:
-            if self.answers.slow_writes:
-                await asyncio.to_thread(self.answers.store_answer, key, answer)
-            else:
-                self.answers.store_answer(key, answer)
+            await self.answers.astore_answer(key, answer)
         except Exception as exc:  # the cache went away: the answer is still returned (and recorded by the caller)
             log.warning("answer not stored, the cache at %s failed: %s", self.cache_location, describe(exc))
         return Result(
@@ -232,6 +229,7 @@ class LLM:
             clients = [c for lp, c in self._clients.items() if lp is loop]
             for c in clients:
                 asyncio.run_coroutine_threadsafe(c.close(), loop).result()
+            asyncio.run_coroutine_threadsafe(self.answers.aclose(), loop).result()
             loop.call_soon_threadsafe(loop.stop)
         self._clients.clear()
         self.answers.close()

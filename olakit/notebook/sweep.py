@@ -2,7 +2,9 @@
 one cache, with the executed notebooks under runs/<run_id>/ and an index of what ran.
 
     run_id: paper          # optional; default: the file name and a UTC timestamp
-    parallel: 2            # notebooks at once
+    parallel: 2            # notebooks at once (and the local Dask cluster's workers)
+    executor: local        # optional: local (default) or dask
+    scheduler: tcp://HOST:8786   # optional, with dask: a running scheduler (default: a LocalCluster here)
     notebooks:
       - notebook: notebooks/template_count.ipynb
         parameters: {source: recorded}
@@ -10,8 +12,10 @@ one cache, with the executed notebooks under runs/<run_id>/ and an index of what
 
 Each run writes its outputs to results/<run_id>/<name> (its ``out_dir`` parameter) and its executed notebook to
 runs/<run_id>/<name>.ipynb; runs/<run_id>/index.json lists every run with its parameters, status, wall time and
-the calls its manifest reports. Live notebooks share the cache ($OLAKIT_CACHE_DIR) and, when no endpoint is
-configured, one embedded model that the sweep starts ($OLAKIT_EMBEDDED_URL), so a rerun is served from the cache.
+the calls its manifest reports and where it ran. Live notebooks share the cache ($OLAKIT_CACHE_DIR, or Redis at
+$OLAKIT_CACHE_URL) and, when no endpoint is configured, one embedded model that the sweep starts
+($OLAKIT_EMBEDDED_URL), so a rerun is served from the cache. With ``executor: dask`` the runs are Dask tasks
+(olakit.notebook.cluster).
 """
 
 from __future__ import annotations
@@ -26,25 +30,18 @@ import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 
-from olakit.data.files import REPO_ROOT, write_atomic
+from olakit.data.files import write_atomic
 from olakit.errors import DataError
+from olakit.llm.cache import redact
+from olakit.llm.local import SLOTS, server_metrics
+from olakit.notebook import cluster
+from olakit.notebook.jobs import Job, execute, resolve_notebook
 
 log = logging.getLogger("olakit")
-
-
-@dataclass
-class Job:
-    name: str
-    notebook: str
-    parameters: dict
-    output: str
-    status: str = "pending"
-    error: str = ""
-    wall_s: float = 0.0
-    calls: dict = field(default_factory=dict)
+EXECUTORS = ("local", "dask")
 
 
 def load_spec(path: str | os.PathLike) -> dict:
@@ -60,9 +57,11 @@ def load_spec(path: str | os.PathLike) -> dict:
         raise DataError(f"{path}: not valid YAML ({exc})") from None
     if not isinstance(spec, dict) or not isinstance(spec.get("notebooks"), list) or not spec["notebooks"]:
         raise DataError(f"{path}: needs a non-empty list 'notebooks'")
-    unknown = sorted(set(spec) - {"run_id", "parallel", "notebooks"})
+    unknown = sorted(set(spec) - {"run_id", "parallel", "executor", "scheduler", "notebooks"})
     if unknown:
-        raise DataError(f"{path}: unknown keys {unknown}; known: notebooks, parallel, run_id")
+        raise DataError(f"{path}: unknown keys {unknown}; known: executor, notebooks, parallel, run_id, scheduler")
+    if spec.get("executor", "local") not in EXECUTORS:
+        raise DataError(f"{path}: executor {spec['executor']!r}; use one of {', '.join(EXECUTORS)}")
     for i, entry in enumerate(spec["notebooks"]):
         where = f"{path}: notebooks[{i}]"
         if not isinstance(entry, dict) or "notebook" not in entry:
@@ -70,8 +69,7 @@ def load_spec(path: str | os.PathLike) -> dict:
         bad = sorted(set(entry) - {"notebook", "name", "parameters", "grid"})
         if bad:
             raise DataError(f"{where}: unknown keys {bad}; known: notebook, name, parameters, grid")
-        nb = Path(entry["notebook"])
-        if not (nb if nb.is_absolute() else REPO_ROOT / nb).is_file():
+        if not resolve_notebook(str(entry["notebook"])).is_file():
             raise DataError(f"{where}: notebook {entry['notebook']} not found")
         grid = entry.get("grid") or {}
         if not isinstance(grid, dict) or not all(isinstance(v, list) and v for v in grid.values()):
@@ -104,38 +102,26 @@ def expand(spec: dict, run_id: str, runs_dir: Path, results_dir: Path) -> list[J
     return jobs
 
 
-def _execute(job: Job) -> Job:
-    import papermill as pm
+def _needs_embedded(live: list[Job]) -> bool:
+    """Whether the sweep starts the embedded model: live runs and no endpoint configured."""
+    return bool(live) and not os.environ.get("OLAKIT_BASE_URL") and not os.environ.get("OLAKIT_EMBEDDED_URL")
 
-    t0 = time.perf_counter()
+
+def _served(url: str) -> dict | None:
+    """What the sweep's embedded server reports of its work (its /metrics): tokens evaluated and generated, and
+    its generation speed per slot (the figure the oversubscription benchmark compares)."""
     try:
-        nb = Path(job.notebook)
-        pm.execute_notebook(
-            str(nb if nb.is_absolute() else REPO_ROOT / nb),
-            job.output,
-            parameters=job.parameters,
-            kernel_name="python3",
-            progress_bar=False,
-            cwd=str(REPO_ROOT),
-            extra_arguments=["--IPKernelApp.log_level=ERROR"],  # no "running over TCP without encryption" per kernel
-        )
-        job.status = "ok"
-    except Exception as exc:  # one failed notebook does not stop the others; the index says why
-        job.status, job.error = "failed", f"{type(exc).__name__}: {str(exc)[-1500:]}"
-    job.wall_s = round(time.perf_counter() - t0, 2)
-    man = Path(job.parameters["out_dir"]) / "manifest.json"
-    if job.status == "ok" and man.is_file():
-        job.calls = json.loads(man.read_text()).get("calls", {})
-    log.info("sweep: %s %s in %.1f s", job.name, job.status, job.wall_s)
-    return job
-
-
-def _needs_embedded(jobs: list[Job]) -> bool:
-    return (
-        not os.environ.get("OLAKIT_BASE_URL")
-        and not os.environ.get("OLAKIT_EMBEDDED_URL")
-        and any(j.parameters.get("source") == "live" for j in jobs)
-    )
+        m = server_metrics(url)
+    except OSError:
+        return None
+    seconds = m.get("tokens_predicted_seconds_total", 0.0)
+    return {
+        "prompt_tokens_evaluated": int(m.get("prompt_tokens_total", 0)),
+        "prompt_tokens_reused": int(m.get("prompt_tokens_cached_total", 0)),
+        "tokens_generated": int(m.get("tokens_predicted_total", 0)),
+        "generation_s": round(seconds, 3),
+        "generated_tokens_per_s": round(m.get("tokens_predicted_total", 0) / seconds, 3) if seconds else None,
+    }
 
 
 def collect_figures(jobs: list[Job], figures_dir: Path) -> list[str]:
@@ -155,13 +141,39 @@ def collect_figures(jobs: list[Job], figures_dir: Path) -> list[str]:
     return copied
 
 
-LIVE_THREADS = {
-    "OMP_NUM_THREADS": "1",
-    "MKL_NUM_THREADS": "1",
-    "OPENBLAS_NUM_THREADS": "1",
-    "TOKENIZERS_PARALLELISM": "false",
-}
-"""Thread limits for the kernels of live notebooks: the embedded model's llama.cpp threads have the cores."""
+def thread_rules(cores: int, parallel: int) -> dict:
+    """How a sweep shares the machine's cores, so that no phase oversubscribes them:
+
+    - recorded runs go first, ``parallel`` at a time, each kernel's BLAS/torch pools cut to its share of the
+      cores (``cores // parallel``, at least 1);
+    - the live runs follow, at most 2 at a time (a live kernel mostly waits on the model), each with 1 BLAS/torch
+      thread, while the embedded server computes on every core with SLOTS parallel slots (each live kernel's
+      client sends at most SLOTS calls at once, one per slot, so each keeps its prompt prefix).
+
+    >>> thread_rules(2, 2)
+    {'recorded_threads': 1, 'live_at_once': 2, 'live_threads': 1, 'server_threads': 2, 'server_slots': 4}
+    >>> thread_rules(16, 4)["recorded_threads"]
+    4
+    """
+    cores, parallel = max(1, int(cores)), max(1, int(parallel))
+    return {
+        "recorded_threads": max(1, cores // parallel),
+        "live_at_once": min(parallel, 2),
+        "live_threads": 1,
+        "server_threads": cores,
+        "server_slots": SLOTS,
+    }
+
+
+def thread_env(n: int) -> dict[str, str]:
+    """Environment that limits a kernel's OpenMP/MKL/OpenBLAS pools (torch's too) to ``n`` threads."""
+    return {
+        "OMP_NUM_THREADS": str(n),
+        "MKL_NUM_THREADS": str(n),
+        "OPENBLAS_NUM_THREADS": str(n),
+        "NUMBA_NUM_THREADS": str(n),
+        "TOKENIZERS_PARALLELISM": "false",
+    }
 
 
 ALWAYS_LIVE = ("geek_ablation", "review_loop", "answer_stages")
@@ -181,11 +193,12 @@ def is_live(job: Job) -> bool:
     return Path(job.notebook).stem in ALWAYS_LIVE
 
 
-def start_embedded(log_path: Path, n_parallel: int = 4) -> tuple[subprocess.Popen, str]:
+def start_embedded(log_path: Path, n_parallel: int = SLOTS, threads: int | None = None) -> tuple[subprocess.Popen, str]:
     """The embedded model served by an ``olakit serve`` process whose log goes to ``log_path``; (process, URL)."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
+    extra = ["--threads", str(threads)] if threads else []
     proc = subprocess.Popen(
-        [sys.executable, "-m", "olakit.cli", "serve", "--n-parallel", str(n_parallel), "--verbosity", "3"],
+        [sys.executable, "-m", "olakit.cli", "serve", "--n-parallel", str(n_parallel), "--verbosity", "3", *extra],
         stdout=subprocess.PIPE,
         stderr=open(log_path, "w"),
         text=True,
@@ -206,37 +219,65 @@ def run_sweep(
     runs_dir: str | os.PathLike = "runs",
     results_dir: str | os.PathLike = "results",
     figures_dir: str | os.PathLike | None = None,
+    executor: str | None = None,
+    scheduler: str | None = None,
 ) -> dict:
     """Run every job of the sweep file; write runs/<run_id>/index.json; copy figures to figures_dir when given;
     return the index.
 
-    Scheduling, so that the model does not share the cores with CPU-heavy analysis: the runs on recorded outputs
-    first, ``parallel`` at a time; then the live runs, at most 2 at a time, their kernels limited to one BLAS/torch
-    thread (LIVE_THREADS) while the embedded model (an ``olakit serve`` process, its log in
-    runs/<run_id>/embedded-server.log) has the cores."""
+    Scheduling (thread_rules): the runs on recorded outputs first, ``parallel`` at a time, their BLAS/torch pools
+    cut to their share of the cores; then the live runs, at most 2 at a time with one such thread each, while the
+    embedded model (an ``olakit serve`` process started at the outset, so it has loaded by then; its log in
+    runs/<run_id>/embedded-server.log) computes on every core. ``executor="dask"`` runs the same two phases as
+    Dask tasks, on the cluster at ``scheduler`` or on a LocalCluster of ``parallel`` worker processes."""
     spec = load_spec(path)
     run_id = run_id or spec.get("run_id") or f"{Path(path).stem}-{_dt.datetime.now(_dt.UTC):%Y%m%dT%H%M%S}"
-    runs_dir, results_dir = Path(runs_dir), Path(results_dir)
+    executor = executor or spec.get("executor") or "local"
+    scheduler = scheduler or spec.get("scheduler")
+    if executor not in EXECUTORS:
+        raise DataError(f"executor {executor!r}; use one of {', '.join(EXECUTORS)}")
+    if scheduler and executor != "dask":
+        raise DataError(f"a scheduler ({scheduler}) is for the dask executor; add --executor dask")
+    if scheduler and not os.environ.get("OLAKIT_BASE_URL"):
+        raise DataError(
+            "a Dask cluster's workers need an endpoint they all reach: set OLAKIT_BASE_URL and OLAKIT_MODEL"
+        )
+    if scheduler and not os.environ.get("OLAKIT_CACHE_URL"):
+        raise DataError(
+            "a Dask cluster's workers need a cache they all share: set OLAKIT_CACHE_URL=redis://HOST:6379/0"
+        )
+    runs_dir, results_dir = Path(runs_dir).resolve(), Path(results_dir).resolve()  # the same path on every worker
     jobs = expand(spec, run_id, runs_dir, results_dir)
-    (runs_dir / run_id).mkdir(parents=True, exist_ok=True)
+    for folder in (runs_dir / run_id, results_dir / run_id):
+        folder.mkdir(parents=True, exist_ok=True)
     parallel = int(parallel or spec.get("parallel") or 2)
+    rules = thread_rules(os.cpu_count() or 1, parallel)
     live = [j for j in jobs if is_live(j)]
     recorded = [j for j in jobs if j not in live]
-    server, server_log = None, None
+    server, server_log, served, client, local_cluster = None, None, None, None, None
     t0 = time.perf_counter()
-    with ThreadPoolExecutor(max_workers=parallel) as pool:
-        list(pool.map(_execute, recorded))
-    saved = {k: os.environ.get(k) for k in [*LIVE_THREADS, "OLAKIT_EMBEDDED_URL"]}
+    saved = {k: os.environ.get(k) for k in [*thread_env(1), "OLAKIT_EMBEDDED_URL"]}
     try:
-        if live:
-            os.environ.update(LIVE_THREADS)
-            if _needs_embedded(live):
-                server_log = runs_dir / run_id / "embedded-server.log"
-                server, url = start_embedded(server_log)
-                os.environ["OLAKIT_EMBEDDED_URL"] = url  # the kernels inherit it: one model for all
-                log.info("embedded model at %s; its log: %s", url, server_log)
-            with ThreadPoolExecutor(max_workers=min(parallel, 2)) as pool:
-                list(pool.map(_execute, live))
+        if executor == "dask":
+            client, local_cluster = cluster.connect(scheduler, parallel)
+            cluster.preflight(client, jobs, [runs_dir / run_id, results_dir / run_id])
+        if _needs_embedded(live):
+            server_log = runs_dir / run_id / "embedded-server.log"
+            server, url = start_embedded(server_log, rules["server_slots"], rules["server_threads"])
+            os.environ["OLAKIT_EMBEDDED_URL"] = url  # the kernels inherit it: one model for all
+            log.info("embedded model at %s; its log: %s", url, server_log)
+        for phase, at_once, threads in (
+            (recorded, parallel, rules["recorded_threads"]),
+            (live, rules["live_at_once"], rules["live_threads"]),
+        ):
+            os.environ.update(thread_env(threads))
+            if client is not None:
+                done = {j.name: j for j in cluster.run_jobs(client, phase, thread_env(threads))}
+                for job in phase:
+                    job.__dict__.update(done[job.name].__dict__)
+            else:
+                with ThreadPoolExecutor(max_workers=at_once) as pool:
+                    list(pool.map(execute, phase))
     finally:
         for k, v in saved.items():
             if v is None:
@@ -244,19 +285,29 @@ def run_sweep(
             else:
                 os.environ[k] = v
         if server is not None:
+            served = _served(url)
             server.terminate()
             server.wait(timeout=30)
+        if client is not None:
+            client.close()
+        if local_cluster is not None:
+            local_cluster.close()
+    cache = os.environ.get("OLAKIT_CACHE_URL") or os.environ.get("OLAKIT_CACHE_DIR", "~/.cache/olakit/llm")
     index = {
         "run_id": run_id,
         "sweep": str(path),
+        "executor": executor,
+        "scheduler": scheduler or ("LocalCluster" if executor == "dask" else None),
         "parallel": parallel,
+        "threads": rules,
         "wall_s": round(time.perf_counter() - t0, 2),
-        "cache_dir": os.environ.get("OLAKIT_CACHE_DIR", "~/.cache/olakit/llm"),
+        "cache": redact(cache),
         "calls": {
             k: sum(j.calls.get(k, 0) for j in jobs) for k in ("requests", "unique_prompts", "paid", "cached", "failed")
         },
         "runs": [asdict(j) for j in jobs],
         "server_log": str(server_log) if server_log else None,
+        "server": served,
     }
     if figures_dir is not None:
         index["figures"] = collect_figures(jobs, Path(figures_dir))

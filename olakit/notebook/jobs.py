@@ -1,0 +1,72 @@
+"""One run of a sweep: a notebook, its parameters and where its executed copy goes (Job), and how it is run
+through papermill (execute), here or on a Dask worker."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from olakit.data.files import REPO_ROOT
+
+log = logging.getLogger("olakit")
+
+
+@dataclass
+class Job:
+    name: str
+    notebook: str
+    parameters: dict
+    output: str
+    status: str = "pending"
+    error: str = ""
+    wall_s: float = 0.0
+    calls: dict = field(default_factory=dict)
+    worker: str = "local"
+    """Where it ran: ``local``, or the address of the Dask worker."""
+    attempts: int = 0
+
+
+def resolve_notebook(notebook: str) -> Path:
+    """A notebook path as given, or relative to the repository (where olakit is installed on this machine)."""
+    nb = Path(notebook)
+    return nb if nb.is_absolute() else REPO_ROOT / nb
+
+
+KERNEL_START_RACES = ("Kernel died before replying to kernel_info", "Address already in use", "Kernel didn't respond")
+"""Errors of a kernel that lost the race for its ports to another starting at the same moment: retried."""
+
+
+def execute(job: Job, attempts: int = 3) -> Job:
+    """Run one notebook through papermill (a kernel that failed to start because of a port race is started again,
+    up to ``attempts`` times); the job says how it went."""
+    import papermill as pm
+
+    t0 = time.perf_counter()
+    for attempt in range(1, attempts + 1):
+        job.attempts = attempt
+        try:
+            pm.execute_notebook(
+                str(resolve_notebook(job.notebook)),
+                job.output,
+                parameters=job.parameters,
+                kernel_name="python3",
+                progress_bar=False,
+                cwd=str(REPO_ROOT),
+                extra_arguments=["--IPKernelApp.log_level=ERROR"],  # no "running over TCP without encryption"
+            )
+            job.status, job.error = "ok", ""
+            break
+        except Exception as exc:  # one failed notebook does not stop the others; the index says why
+            job.status, job.error = "failed", f"{type(exc).__name__}: {str(exc)[-1500:]}"
+            if attempt == attempts or not any(race in str(exc) for race in KERNEL_START_RACES):
+                break
+            time.sleep(0.5 * attempt)
+    job.wall_s = round(time.perf_counter() - t0, 2)
+    man = Path(job.parameters["out_dir"]) / "manifest.json"
+    if job.status == "ok" and man.is_file():
+        job.calls = json.loads(man.read_text()).get("calls", {})
+    log.info("sweep: %s %s in %.1f s", job.name, job.status, job.wall_s)
+    return job
