@@ -147,3 +147,42 @@ def test_all_pairs_at_once_match_each_pair_alone():
             p,
         )
         assert (row["a_only"], row["b_only"], row["p_mcnemar"]) == mcnemar_exact(both[a], both[b])
+
+
+def test_exact_mcnemar_agrees_with_statsmodels():
+    """statsmodels' mcnemar(exact=True) is an independent implementation of the same test."""
+    from statsmodels.stats.contingency_tables import mcnemar
+
+    rng = np.random.default_rng(5)
+    for _ in range(200):
+        n = int(rng.integers(1, 60))
+        a, b = rng.random(n) < rng.random(), rng.random(n) < rng.random()
+        table = [[int((a & b).sum()), int((a & ~b).sum())], [int((~a & b).sum()), int((~a & ~b).sum())]]
+        n10, n01, p = mcnemar_exact(a, b)
+        assert (n10, n01) == (table[0][1], table[1][0])
+        want = 1.0 if n10 + n01 == 0 else float(mcnemar(table, exact=True).pvalue)
+        assert p == pytest.approx(want, rel=1e-12)
+
+
+def test_holm_and_kappas_agree_with_statsmodels_and_scikit_learn():
+    """olakit computes Holm and both kappas with numpy; statsmodels and scikit-learn are independent references."""
+    from sklearn.metrics import cohen_kappa_score
+    from statsmodels.stats.inter_rater import aggregate_raters
+    from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
+    from statsmodels.stats.multitest import multipletests
+
+    from olakit.analysis.agreement import fleiss_kappa
+
+    rng = np.random.default_rng(8)
+    for _ in range(50):
+        p = rng.random(int(rng.integers(1, 40))) ** 3
+        p[rng.random(p.size) < 0.2] = p[0]  # ties
+        assert holm(p) == pytest.approx(multipletests(p, method="holm")[1], abs=1e-15)
+        n, raters = int(rng.integers(3, 50)), int(rng.integers(2, 6))
+        labels = rng.choice(["A", "B", "C", "unparsed"], size=(n, raters), p=[0.5, 0.2, 0.2, 0.1])
+        counts, _ = aggregate_raters(labels)
+        want = sm_fleiss(counts, method="fleiss")
+        assert fleiss_kappa(labels) == pytest.approx(want, abs=1e-12, nan_ok=True)
+        a, b = labels[:, 0], labels[:, 1]
+        if len(set(a)) > 1 or len(set(b)) > 1:
+            assert cohen_kappa(a, b) == pytest.approx(cohen_kappa_score(a, b), abs=1e-12)

@@ -1,5 +1,6 @@
-"""Agreement between templates: Cohen's kappa per pair (scikit-learn) and Fleiss' kappa per strategy
-(statsmodels) of the extracted answers (unparsed counts as its own category), the error-overlap matrix (questions
+"""Agreement between templates: Cohen's kappa per pair and Fleiss' kappa per strategy (numpy, the formulas of
+scikit-learn's cohen_kappa_score and statsmodels' fleiss_kappa, which tests/test_statistics.py checks them against)
+of the extracted answers (unparsed counts as its own category), the error-overlap matrix (questions
 both got wrong), the pairwise matrix the heatmap explorer shows, and ``leave_one_out`` (the vote without each
 template: the one whose removal costs least adds least). Pure pandas/numpy; no LLM calls.
 """
@@ -22,18 +23,37 @@ def cohen_kappa(a, b) -> float:
     >>> cohen_kappa(["A", "A", "B", "B"], ["A", "B", "B", "B"])
     0.5
     """
-    from sklearn.metrics import cohen_kappa_score
-
-    a, b = pd.Series(list(a)), pd.Series(list(b))
-    if a.nunique() <= 1 and b.nunique() <= 1:
+    a, b = np.asarray(list(a), dtype=object), np.asarray(list(b), dtype=object)
+    labels = sorted(set(a) | set(b), key=str)
+    if len(set(a)) <= 1 and len(set(b)) <= 1:
         return float("nan")
-    return float(cohen_kappa_score(a, b))
+    index = {label: i for i, label in enumerate(labels)}
+    confusion = np.zeros((len(labels), len(labels)))
+    np.add.at(confusion, ([index[x] for x in a], [index[y] for y in b]), 1)
+    expected = np.outer(confusion.sum(axis=1), confusion.sum(axis=0)) / confusion.sum()
+    disagree = 1 - np.eye(len(labels))
+    return float(1 - (disagree * confusion).sum() / (disagree * expected).sum())
+
+
+def fleiss_kappa(labels: np.ndarray) -> float:
+    """Fleiss' kappa of a subjects x raters array of labels (every subject rated by every rater).
+
+    >>> fleiss_kappa(np.array([["A", "A"], ["B", "B"]]))
+    1.0
+    """
+    cats = {c: i for i, c in enumerate(sorted(set(labels.ravel().tolist()), key=str))}
+    table = np.zeros((labels.shape[0], len(cats)))
+    for j in range(labels.shape[1]):
+        np.add.at(table, (np.arange(labels.shape[0]), [cats[x] for x in labels[:, j]]), 1)
+    raters = table.sum(axis=1).max()
+    p_cat = table.sum(axis=0) / table.sum()
+    p_subject = ((table * table).sum(axis=1) - raters) / (raters * (raters - 1.0))
+    expected = (p_cat * p_cat).sum()
+    return float((p_subject.mean() - expected) / (1 - expected))
 
 
 def agreement(df: pd.DataFrame, templates: Sequence[str]) -> dict[str, pd.DataFrame]:
     """Per strategy: pairwise Cohen's kappa, Fleiss' kappa, and the error-overlap matrix (both wrong)."""
-    from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
-
     base = df[df["template"].isin(templates) & (df["sample"] == 0)]
     kappas, fleiss, overlap = [], [], []
     for strategy in ordered_strategies(base["notes_strategy"]):
@@ -62,13 +82,12 @@ def agreement(df: pd.DataFrame, templates: Sequence[str]) -> dict[str, pd.DataFr
                     "jaccard_wrong": both / either if either else np.nan,
                 }
             )
-        counts, _ = aggregate_raters(labels.to_numpy())
         fleiss.append(
             {
                 "notes_strategy": strategy,
                 "n": len(labels),
                 "raters": len(templates),
-                "fleiss_kappa": float(fleiss_kappa(counts, method="fleiss")),
+                "fleiss_kappa": fleiss_kappa(labels.to_numpy()),
             }
         )
     return {

@@ -35,7 +35,7 @@ from olakit.names import (
     ZERO_SHOT,
     voting_templates,
 )
-from olakit.olagpt.vote import RAW, regex_vote, vote_labels
+from olakit.olagpt.vote import RAW, regex_vote, vote_labels, vote_wide
 
 
 def _ordered(values, order: Sequence[str]) -> list[str]:
@@ -180,11 +180,12 @@ def template_count_ablation(
     best subset. With k = 1 the "vote" is the template itself.
     """
     templates = list(templates) if templates is not None else list(dict.fromkeys(df["template"]))
+    wide, gold = vote_labels(df, templates, unparsed)  # once; each subset votes over its columns
     rows = []
     for k in range(1, len(templates) + 1):
         accs: dict[str, list[tuple[float, str]]] = {}
         for subset in combinations(templates, k):
-            vote = regex_vote(df, subset, tie=tie, seed=seed, unparsed=unparsed)
+            vote = vote_wide(wide[list(subset)], gold, tie=tie, seed=seed)
             for strategy, acc in vote.groupby("notes_strategy", sort=False)["correct"].mean().items():
                 accs.setdefault(strategy, []).append((float(acc), "+".join(subset)))
         for strategy, vals in accs.items():

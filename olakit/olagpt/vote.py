@@ -87,7 +87,12 @@ def regex_vote(
     Returns one row per GROUP key with columns ``voted`` (None when nothing parsed won), ``gold``, ``correct``.
     """
     check_tie_rule(tie)
-    wide, gold = vote_labels(df, templates, unparsed)
+    return vote_wide(*vote_labels(df, templates, unparsed), tie=tie, seed=seed)
+
+
+def vote_wide(wide: pd.DataFrame, gold: pd.Series, tie: str = "first", seed: int = 0) -> pd.DataFrame:
+    """regex_vote over the columns of a vote_labels matrix (so that many subsets of templates share one matrix)."""
+    check_tie_rule(tie)
     voted = [
         majority(list(row), tie, keyed_rng(seed, *key) if tie == "random" else None)
         for key, row in zip(wide.index, wide.itertuples(index=False, name=None))
