@@ -38,6 +38,12 @@ def _tokens(texts):
     return bm25s.tokenize(list(texts), stopwords="en", return_ids=False, show_progress=False)
 
 
+NUMBA_FROM = 100_000
+"""Paragraphs from which BM25's top-k selection uses numba (compiled once per process) instead of numpy."""
+TIE_SLACK = 10
+"""Paragraphs fetched beyond k, so that ties at the k-th score are broken by paragraph order."""
+
+
 class BM25Retriever:
     """BM25 over title and text (bm25s), built once and saved beside the corpus hash."""
 
@@ -69,11 +75,17 @@ class BM25Retriever:
             mask = np.ones(len(self.corpus), dtype=np.float32)
             mask[list(exclude)] = 0
         k = min(k, len(self.corpus) - len(exclude))
-        # bm25s's numba backend selects the top k without sorting every score: 1 ms instead of 30 at 1M paragraphs
+        # bm25s's numba backend selects the top k without sorting every score: 1 ms instead of 30 at 1M paragraphs;
+        # its compilation costs ~2.5 s in every process, so a small corpus (numpy: under 1 ms a query) goes without.
+        # The backends order equal scores differently: TIE_SLACK more are fetched and equal scores go by paragraph
+        # order, so the result does not depend on the backend
+        backend = "numba" if len(self.corpus) >= NUMBA_FROM else "numpy"
+        fetch = min(k + TIE_SLACK, len(self.corpus))
         docs, scores = self.index.retrieve(
-            tokens, k=k, show_progress=False, weight_mask=mask, n_threads=1, backend_selection="numba"
+            tokens, k=fetch, show_progress=False, weight_mask=mask, n_threads=1, backend_selection=backend
         )
-        return [(int(d), float(s)) for d, s in zip(docs[0], scores[0]) if int(d) not in exclude]
+        ranked = sorted(((-float(sc), int(d)) for d, sc in zip(docs[0], scores[0]) if int(d) not in exclude))
+        return [(d, -sc) for sc, d in ranked[:k]]
 
 
 class DenseRetriever:
