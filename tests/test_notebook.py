@@ -213,3 +213,12 @@ def test_geek_ablation_notebook_against_a_scripted_endpoint(tmp_path, monkeypatc
     assert m["calls"]["failed"] == 0 and m["n_questions"] == 2
     for name in ("paired_tests", "cost", "actions", "steps"):
         assert (out / "tables" / f"{name}.csv").is_file()
+
+
+def test_parameter_names_are_the_ones_papermill_finds_in_every_notebook():
+    from olakit.notebook.ablations import parameter_names
+
+    notebooks = sorted((Path(__file__).resolve().parent.parent / "notebooks").glob("*.ipynb"))
+    assert len(notebooks) >= 9
+    for nb in notebooks:
+        assert parameter_names(nb) == list(pm.inspect_notebook(str(nb))), nb.name

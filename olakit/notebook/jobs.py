@@ -54,8 +54,9 @@ def execute(job: Job, attempts: int = 3) -> Job:
                 parameters=job.parameters,
                 kernel_name="python3",
                 progress_bar=False,
+                request_save_on_cell_execute=False,  # written once at the end, not after every cell
                 cwd=str(REPO_ROOT),
-                extra_arguments=["--IPKernelApp.log_level=ERROR"],  # no "running over TCP without encryption"
+                extra_arguments=["--IPKernelApp.log_level=CRITICAL"],  # no TCP warning, no shutdown chatter
             )
             job.status, job.error = "ok", ""
             break

@@ -107,6 +107,21 @@ def _needs_embedded(live: list[Job]) -> bool:
     return bool(live) and not os.environ.get("OLAKIT_BASE_URL") and not os.environ.get("OLAKIT_EMBEDDED_URL")
 
 
+def longest_first(jobs: list[Job], previous_index: Path) -> list[Job]:
+    """The jobs ordered by the wall time their namesakes took in the previous run of this sweep (longest first,
+    so that no long run starts last); jobs without a previous time keep their place ahead of timed ones.
+
+    >>> jobs = [Job("a", "x", {}, "o"), Job("b", "x", {}, "o"), Job("c", "x", {}, "o")]
+    >>> [j.name for j in longest_first(jobs, Path("/nonexistent/index.json"))]
+    ['a', 'b', 'c']
+    """
+    try:
+        before = {r["name"]: float(r["wall_s"]) for r in json.loads(previous_index.read_text())["runs"]}
+    except (OSError, ValueError, KeyError, TypeError):
+        return list(jobs)
+    return sorted(jobs, key=lambda j: -before.get(j.name, float("inf")))
+
+
 def _served(url: str) -> dict | None:
     """What the sweep's embedded server reports of its work (its /metrics): tokens evaluated and generated, and
     its generation speed per slot (the figure the oversubscription benchmark compares)."""
@@ -252,8 +267,9 @@ def run_sweep(
         folder.mkdir(parents=True, exist_ok=True)
     parallel = int(parallel or spec.get("parallel") or 2)
     rules = thread_rules(os.cpu_count() or 1, parallel)
-    live = [j for j in jobs if is_live(j)]
-    recorded = [j for j in jobs if j not in live]
+    jobs_in_order = longest_first(jobs, runs_dir / run_id / "index.json")
+    live = [j for j in jobs_in_order if is_live(j)]
+    recorded = [j for j in jobs_in_order if j not in live]
     server, server_log, served, client, local_cluster = None, None, None, None, None
     t0 = time.perf_counter()
     saved = {k: os.environ.get(k) for k in [*thread_env(1), "OLAKIT_EMBEDDED_URL"]}

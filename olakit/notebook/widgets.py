@@ -334,8 +334,6 @@ class HeatmapExplorer:
             c.observe(lambda _: self.render(), "value")
         self.cell.observe(lambda _: self.show_cell(), "value")
         self.widget = w.VBox([w.HBox([self.strategy, self.metric, self.subset]), self.map, self.cell, self.listing])
-        import sklearn.metrics  # noqa: F401  (imported now, not on the first kappa click)
-
         self.render()
 
     def _memo(self, key: tuple, compute):
