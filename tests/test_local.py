@@ -56,7 +56,7 @@ def test_seeded_sampling_differs_across_samples_and_repeats(server, tmp_path):
 def test_server_side_n_choices(server):
     import openai
 
-    client = openai.OpenAI(base_url=server.base_url, api_key="none")
+    client = openai.OpenAI(base_url=server.base_url, api_key="none", timeout=120, max_retries=0)  # fails, never hangs
     resp = client.chat.completions.create(
         model=server.model,
         messages=[{"role": "user", "content": "Say hi."}],
