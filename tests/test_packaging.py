@@ -47,6 +47,8 @@ def test_benchmark_files_cited_in_the_readme_exist_and_say_what_the_readme_says(
     assert {"throughput", "cache_replay", "embedded_overhead", "widgets"} <= set(lines)
     for name, cited in sorted(lines.items()):
         record = json.loads((ROOT / "results" / "benchmarks" / f"{name}.json").read_text())
+        if "goal" not in record:  # a measurement without a goal (e.g. models.json): it exists, nothing to meet
+            continue
         goal, figure = record["goal"], record["figure"]
         met = figure >= goal if record["goal_is"] == "at least" else figure <= goal
         assert record["benchmark"] == name and record["met"] is met, name
