@@ -1,5 +1,6 @@
 """The cached client against real HTTP servers on 127.0.0.1: faults, retries, failures, cache, resume."""
 
+import gc
 import os
 import signal
 import subprocess
@@ -111,6 +112,23 @@ def test_rerun_makes_only_missing_calls_and_samples_are_cached_per_index(tmp_pat
         assert (s["paid"], s["cached"], s["failed"]) == (5, 5, 0)
 
 
+def test_a_request_repeated_in_one_batch_is_paid_once_and_stored_before_the_batch_returns(tmp_path):
+    q1, q2 = Request.make("q1"), Request.make("q2")
+    reqs = [q1, q2, q1, Request.make("q1", sample=1), q1]
+    with Loopback(delay=0.2) as srv:  # slow answers: without the dedup the repeats would be in flight together
+        llm = make_llm(srv, tmp_path, concurrency=8, prefix_lanes=False)
+        res = llm.batch(reqs)
+    assert srv.requests == 3 and srv.per_prompt["q1"] == 2  # q1 sample 0 once, q1 sample 1 once, q2 once
+    assert [r.text for r in res] == ["echo: q1", "echo: q2", "echo: q1", "echo: q1", "echo: q1"]
+    assert [r.cached for r in res] == [False, False, True, False, True]
+    s = summarize(res)
+    assert (s["paid"], s["cached"]) == (3, 2)
+    assert all(llm.lookup(r) is not None for r in reqs)  # stored by the time batch() returned
+    with Loopback(fault_rate=1.0, faults=("500",)) as srv:
+        res = make_llm(srv, tmp_path / "failing", max_attempts=2).batch([Request.make("x"), Request.make("x")])
+    assert srv.requests == 2 and all(not r.ok and "500" in r.error for r in res)  # one request, two attempts
+
+
 def test_concurrency_limit(tmp_path):
     with Loopback(delay=0.5) as srv:
         llm = make_llm(srv, tmp_path, concurrency=4, timeout=5)
@@ -134,6 +152,39 @@ def test_batches_reuse_connections_and_run_inside_a_running_loop(tmp_path):
         llm.close()
     assert [r.text for r in res] == [f"echo: c{i}" for i in range(8)]
     assert srv.requests == 24 and srv.connections <= 4  # three batches over the same kept-alive connections
+
+
+@pytest.mark.parametrize("transport", ["aiohttp", "httpx"])
+def test_both_transports_answer_alike_and_close_their_connections(tmp_path, transport):
+    with Loopback(fault_rate=0.3, faults=("500", "garbage", "stall"), stall=2.0, seed=3) as srv:
+        llm = make_llm(srv, tmp_path, concurrency=4, transport=transport)
+        res = llm.batch([Request.make(f"t{i}") for i in range(12)])
+        assert srv.open_connections > 0  # kept alive for the next batch ...
+        llm.close()
+        assert srv.wait_closed() == 0  # ... and closed with the LLM
+        # one collected without close() closes its connections too
+        before = srv.connections
+        other = make_llm(srv, tmp_path, transport=transport)
+        assert other.complete("not cached").text == "echo: not cached"
+        assert srv.connections > before and srv.open_connections > 0
+        del other
+        gc.collect()
+        assert srv.wait_closed() == 0
+    assert [r.text for r in res] == [f"echo: t{i}" for i in range(12)] and sum(srv.fault_counts.values()) > 0
+
+
+def test_a_proxy_in_the_environment_is_honoured(tmp_path, monkeypatch):
+    for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy", "HTTPS_PROXY", "https_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    with Loopback() as endpoint, Loopback() as proxy:
+        monkeypatch.setenv("HTTP_PROXY", proxy.base_url.removesuffix("/v1"))
+        assert make_llm(endpoint, tmp_path).complete("via the proxy").text == "echo: via the proxy"
+        assert (proxy.requests, endpoint.requests) == (1, 0)  # the request went to the proxy (httpx), not around it
+        monkeypatch.delenv("HTTP_PROXY")
+        assert make_llm(endpoint, tmp_path / "direct").complete("direct").text == "echo: direct"
+        assert (proxy.requests, endpoint.requests) == (1, 1)
+    with pytest.raises(ValueError, match="transport='curl': use one of auto, aiohttp, httpx"):
+        make_llm(endpoint, tmp_path, transport="curl")
 
 
 def test_parallel_processes_sharing_a_cache_pay_each_prompt_once(tmp_path):

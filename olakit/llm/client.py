@@ -13,8 +13,10 @@ import logging
 import os
 import threading
 import time
+import weakref
 from collections import deque
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 
 from olakit.llm.cache import RedisCache, open_cache
 from olakit.llm.endpoint import Endpoint
@@ -25,6 +27,64 @@ from olakit.llm.response import describe, first_choice, parse_body
 from olakit.llm.retry import backoff, retryable
 
 log = logging.getLogger("olakit")
+
+
+TRANSPORTS = ("auto", "aiohttp", "httpx")
+
+
+def http_client(transport: str = "auto"):
+    """The HTTP client under openai's. ``auto``: its aiohttp transport (``openai.DefaultAioHttpClient``, the
+    ``aiohttp`` extra) when no proxy is set in the environment, else its default httpx client, which honours
+    ``HTTPS_PROXY`` and the like (the aiohttp transport ignores them). The aiohttp transport costs about a third less
+    CPU per call than httpx's connection pool, which probes each idle connection's socket on every request
+    (benchmarks/bench_throughput.py measures both); where aiohttp is not installed, ``auto`` uses httpx."""
+    import urllib.request
+
+    import openai
+
+    if transport == "httpx" or (transport == "auto" and urllib.request.getproxies()):
+        return openai.DefaultAsyncHttpxClient()
+    try:
+        return openai.DefaultAioHttpClient()
+    except (AttributeError, RuntimeError):  # an openai without it, or aiohttp not installed
+        if transport == "aiohttp":
+            raise RuntimeError("transport='aiohttp' needs the aiohttp extra: pip install 'openai[aiohttp]'") from None
+        return openai.DefaultAsyncHttpxClient()
+
+
+class _Connections:
+    """batch()'s own event loop, in a daemon thread, and the openai client of each event loop (kept-alive
+    connections), with the answer cache they use; ``close()`` closes them all."""
+
+    def __init__(self, answers):
+        self.answers = answers
+        self.clients: dict = {}
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.thread: threading.Thread | None = None
+
+    def own_loop(self) -> asyncio.AbstractEventLoop:
+        if self.loop is None or self.loop.is_closed():
+            self.loop = asyncio.new_event_loop()
+            self.thread = threading.Thread(target=self.loop.run_forever, daemon=True, name="olakit-llm")
+            self.thread.start()
+        return self.loop
+
+    def close(self) -> None:
+        loop, self.loop = self.loop, None
+        if loop is not None and not loop.is_closed():
+            clients = [c for lp, c in self.clients.items() if lp is loop]
+
+            async def shut() -> None:
+                for c in clients:
+                    await c.close()
+                await self.answers.aclose()
+
+            done = asyncio.run_coroutine_threadsafe(shut(), loop)
+            done.add_done_callback(lambda _: loop.call_soon_threadsafe(loop.stop))
+            if threading.current_thread() is not self.thread:  # (collected on the loop's own thread: no wait)
+                done.result(timeout=30)
+        self.clients.clear()
+        self.answers.close()
 
 
 class LLM:
@@ -45,6 +105,7 @@ class LLM:
         max_backoff: float = 20.0,
         progress: bool = True,
         prefix_lanes: bool = True,
+        transport: str = "auto",
     ):
         self.endpoint = endpoint or Endpoint.from_env()
         self.answers = open_cache(cache_dir)  # diskcache, or Redis at $OLAKIT_CACHE_URL
@@ -55,13 +116,16 @@ class LLM:
         # the embedded server has SLOTS slots: one call per slot keeps each lane's prefix in its slot
         self.concurrency = concurrency or (SLOTS if self.endpoint.local else 8)
         self.prefix_lanes = prefix_lanes
+        if transport not in TRANSPORTS:
+            raise ValueError(f"transport={transport!r}: use one of {', '.join(TRANSPORTS)}")
+        self.transport = transport  # the HTTP client under openai's (http_client)
         self.max_attempts = max_attempts
         self.timeout = timeout
         self.backoff = backoff
         self.max_backoff = max_backoff
         self.progress = progress
-        self._clients: dict = {}  # one openai client per event loop, reused across batches (kept-alive connections)
-        self._loop: asyncio.AbstractEventLoop | None = None  # batch()'s own loop, in a daemon thread
+        self._conn = _Connections(self.answers)
+        weakref.finalize(self, self._conn.close)  # when the LLM is collected or the process exits
         self._lock = threading.Lock()
 
     @property
@@ -91,7 +155,7 @@ class LLM:
             cached=True,
         )
 
-    async def _call(self, client, sem: asyncio.Semaphore, request: Request, key: str) -> Result:
+    async def _call(self, client, sem: asyncio.Semaphore, request: Request, key: str, stores: set) -> Result:
         attempts = 0
         start = time.perf_counter()
         # a claim lapses after the longest a call can take (every attempt timing out, every wait at its cap)
@@ -133,8 +197,8 @@ class LLM:
             return Result(key=key, error=describe(exc), attempts=attempts, latency=time.perf_counter() - start)
         pt = usage.get("prompt_tokens") if isinstance(usage, dict) else None
         ct = usage.get("completion_tokens") if isinstance(usage, dict) else None
-        # written at once (a kill loses only calls in flight), without blocking the event loop, and after the
-        # concurrency slot is released, so a slow commit never holds back the next call
+        # written at once (a kill loses only calls in flight), without blocking the event loop, and in a task of its
+        # own, so a lane's next call does not wait for this commit (the batch waits for every store before it returns)
         answer = {
             "text": text,
             "prompt_tokens": pt,
@@ -143,10 +207,9 @@ class LLM:
             "latency": latency,
             "model": self.endpoint.model,
         }
-        try:
-            await self.answers.astore_answer(key, answer)
-        except Exception as exc:  # the cache went away: the answer is still returned (and recorded by the caller)
-            log.warning("answer not stored, the cache at %s failed: %s", self.cache_location, describe(exc))
+        task = asyncio.ensure_future(self._store(key, answer))
+        stores.add(task)
+        task.add_done_callback(stores.discard)
         return Result(
             key=key,
             text=text,
@@ -159,21 +222,29 @@ class LLM:
             attempts=attempts,
         )
 
+    async def _store(self, key: str, answer: dict) -> None:
+        try:
+            await self.answers.astore_answer(key, answer)
+        except Exception as exc:  # the cache went away: the answer is still returned (and recorded by the caller)
+            log.warning("answer not stored, the cache at %s failed: %s", self.cache_location, describe(exc))
+
     def _client(self):
         """The openai client of the running event loop (connections stay open between batches)."""
         import openai
 
+        clients = self._conn.clients
         loop = asyncio.get_running_loop()
-        for other in [lp for lp in self._clients if lp.is_closed()]:
-            del self._clients[other]
-        if loop not in self._clients:
-            self._clients[loop] = openai.AsyncOpenAI(
+        for other in [lp for lp in clients if lp.is_closed()]:
+            del clients[other]
+        if loop not in clients:
+            clients[loop] = openai.AsyncOpenAI(
                 base_url=self.endpoint.base_url,
                 api_key=self.endpoint.api_key or "none",
                 timeout=self.timeout,
                 max_retries=0,
+                http_client=http_client(self.transport),
             )
-        return self._clients[loop]
+        return clients[loop]
 
     async def abatch(self, requests: Iterable[Request], desc: str = "LLM calls") -> list[Result]:
         """Results for every request, in order: cache hits first (one round trip), then the rest, ``concurrency``
@@ -190,7 +261,11 @@ class LLM:
             log.warning("the answer cache at %s failed: %s", self.cache_location, describe(exc))
             return [Result(key=k, error=f"answer cache unavailable: {describe(exc)}") for k in keys]
         results: list[Result | None] = [self._from_cache(k, hit) for k, hit in zip(keys, hits)]
-        todo = [i for i, r in enumerate(results) if r is None]
+        first: dict[str, int] = {}  # a request asked twice in one batch is called once
+        for i, r in enumerate(results):
+            if r is None:
+                first.setdefault(keys[i], i)
+        todo = list(first.values())
         if todo:
             client = self._client()
             sem = asyncio.Semaphore(self.concurrency)
@@ -201,38 +276,37 @@ class LLM:
             else:
                 queue = deque([i] for i in todo)
 
+            stores: set[asyncio.Task] = set()
+
             async def worker() -> None:  # one lane at a time, its calls one after another
                 while queue:
                     for i in queue.popleft():
-                        results[i] = await self._call(client, sem, requests[i], keys[i])
+                        results[i] = await self._call(client, sem, requests[i], keys[i], stores)
                         bar.update(1)
 
             try:
                 await asyncio.gather(*(worker() for _ in range(min(self.concurrency, len(queue)))))
+                while stores:  # every answer is stored before the batch returns
+                    await asyncio.gather(*list(stores))
             finally:
                 bar.close()
+            for i, r in enumerate(results):  # the repeats of a request: its one answer, counted as cached
+                if r is None:
+                    paid = results[first[keys[i]]]
+                    results[i] = replace(paid, latency=None, cached=True, attempts=0) if paid.ok else paid
         return results  # type: ignore[return-value]
 
     def batch(self, requests: Iterable[Request], desc: str = "LLM calls") -> list[Result]:
         """Synchronous abatch, run on this LLM's own event loop in a daemon thread, so it works inside Jupyter's
         running loop too and the connections of one batch serve the next."""
         with self._lock:
-            if self._loop is None or self._loop.is_closed():
-                self._loop = asyncio.new_event_loop()
-                threading.Thread(target=self._loop.run_forever, daemon=True, name="olakit-llm").start()
-        return asyncio.run_coroutine_threadsafe(self.abatch(list(requests), desc=desc), self._loop).result()
+            loop = self._conn.own_loop()
+        return asyncio.run_coroutine_threadsafe(self.abatch(list(requests), desc=desc), loop).result()
 
     def close(self) -> None:
-        """Close the clients and stop batch()'s loop (also done when the process exits)."""
-        loop, self._loop = self._loop, None
-        if loop is not None and not loop.is_closed():
-            clients = [c for lp, c in self._clients.items() if lp is loop]
-            for c in clients:
-                asyncio.run_coroutine_threadsafe(c.close(), loop).result()
-            asyncio.run_coroutine_threadsafe(self.answers.aclose(), loop).result()
-            loop.call_soon_threadsafe(loop.stop)
-        self._clients.clear()
-        self.answers.close()
+        """Close the clients and stop batch()'s loop (also done when the LLM is collected or the process exits); a
+        later batch() opens them again."""
+        self._conn.close()
 
     def __enter__(self) -> LLM:
         return self

@@ -43,6 +43,7 @@ class Loopback:
         self.retry_after, self.seed = retry_after, seed
         self.requests = 0
         self.connections = 0
+        self.open_connections = 0  # connections the client has not closed yet
         self.active = self.max_active = 0  # requests being answered now, and the most at once
         self.per_prompt: Counter = Counter()
         self.fault_counts: Counter = Counter()
@@ -61,6 +62,14 @@ class Loopback:
                 super().setup()
                 with outer._lock:
                     outer.connections += 1
+                    outer.open_connections += 1
+
+            def finish(self):
+                try:
+                    super().finish()
+                finally:
+                    with outer._lock:
+                        outer.open_connections -= 1
 
             def _send(self, status: int, body: bytes, headers: dict | None = None):
                 self.send_response(status)
@@ -153,6 +162,13 @@ class Loopback:
         while sum(self.completed.values()) < n and time.time() < deadline:
             time.sleep(0.02)
         return sum(self.completed.values())
+
+    def wait_closed(self, timeout: float = 10.0) -> int:
+        """Block until the client has closed every connection (or timeout); returns how many are still open."""
+        deadline = time.time() + timeout
+        while self.open_connections and time.time() < deadline:
+            time.sleep(0.02)
+        return self.open_connections
 
     def close(self) -> None:
         self._server.shutdown()
