@@ -88,6 +88,24 @@ def test_processes_sharing_redis_pay_each_prompt_once_and_errors_are_never_cache
     assert not list(store.scan_iter("olakit:inflight:*"))
 
 
+def test_a_fast_endpoint_at_high_concurrency_stores_every_answer_over_few_connections(redis_url, monkeypatch):
+    # answers arriving faster than one store each can go: they share pipelined writes, so the connections stay
+    # near one per concurrent call (redis-py's pool holds 100; one store each would exceed it and fail calls)
+    import redis
+
+    monkeypatch.setenv("OLAKIT_CACHE_URL", redis_url)
+    store = redis.Redis.from_url(redis_url)
+    before = store.info("stats")["total_connections_received"]
+    reqs = [Request.make(f"fast {i}") for i in range(3000)]
+    with Loopback() as srv, LLM(Endpoint(srv.base_url, "fake"), concurrency=64, progress=False) as llm:
+        res = llm.batch(reqs)
+    assert all(r.ok and not r.cached for r in res) and srv.requests == 3000
+    assert len(list(store.scan_iter("olakit:answer:*", count=1000))) == 3000
+    assert not list(store.scan_iter("olakit:inflight:*"))
+    opened = store.info("stats")["total_connections_received"] - before - 1  # less this test's own
+    assert opened <= 64 + 8, opened
+
+
 def test_a_claim_whose_owner_died_is_taken_over(redis_url, monkeypatch):
     import asyncio
 

@@ -87,13 +87,17 @@ def test_retry_after_is_honoured(tmp_path):
     assert elapsed >= 2 * 0.4  # two waits of Retry-After between three attempts
 
 
-def test_failed_calls_are_recorded_not_cached_and_rerun(tmp_path):
+def test_failed_calls_are_recorded_not_cached_and_rerun(tmp_path, caplog):
     reqs = [Request.make(f"q{i}") for i in range(10)]
     with Loopback(fault_rate=1.0, faults=("500",)) as srv:
         llm = make_llm(srv, tmp_path, max_attempts=2)
-        res = llm.batch(reqs)
+        with caplog.at_level("INFO", logger="olakit"):
+            res = llm.batch(reqs)
         assert all(not r.ok and "500" in r.error for r in res) and srv.requests == 20
         assert len(llm.cache) == 0
+    # the terminal gets one line for the batch, not one per call
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert len(warnings) == 1 and warnings[0].startswith("10 of 10 calls failed after retries (10 x ")
     with Loopback() as srv:
         llm = make_llm(srv, tmp_path)  # same cache directory as the failed run
         res = llm.batch(reqs)

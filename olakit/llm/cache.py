@@ -212,6 +212,7 @@ class RedisCache:
         self._scripts: dict = {}
         self._aclients: dict = {}  # event loop -> (redis.asyncio client, its scripts): claims and stores never block
         self._held: set[str] = set()  # claims this process holds; one daemon thread renews them all
+        self._writes: dict = {}  # event loop -> answers waiting for the next pipelined write
         self._renewer: threading.Thread | None = None
         self._closing = threading.Event()
 
@@ -250,6 +251,7 @@ class RedisCache:
 
     async def aclose(self) -> None:
         """Close this event loop's asyncio client (the LLM does before it stops its loop)."""
+        self._writes.pop(asyncio.get_running_loop(), None)
         client, _ = self._aclients.pop(asyncio.get_running_loop(), (None, None))
         if client is not None:
             await client.aclose()
@@ -311,12 +313,43 @@ class RedisCache:
             await asyncio.sleep(0.05)
 
     async def astore_answer(self, key: str, answer: dict) -> None:
-        """Store an answer and drop this process's claim on it, in one round trip."""
+        """Store an answer and drop this process's claim on it; returns once it is stored. The answers that arrive
+        while a write is under way go together in the next one (one pipelined round trip), so a burst of answers
+        needs one connection and one round trip, not one each."""
         self._held.discard(REDIS_CLAIM + key)
-        scripts = await self._ascripts()
-        await scripts["store"](
-            keys=[REDIS_CLAIM + key, REDIS_ANSWER + key], args=[self.owner, json.dumps(answer, ensure_ascii=False)]
-        )
+        loop = asyncio.get_running_loop()
+        waiting, writer = self._writes.get(loop, ([], None))
+        done = loop.create_future()
+        waiting.append((key, json.dumps(answer, ensure_ascii=False), done))
+        if writer is None or writer.done():
+            writer = loop.create_task(self._write(waiting))
+        self._writes[loop] = (waiting, writer)
+        await done
+
+    async def _write(self, waiting: list) -> None:
+        """Write what is waiting, in pipelines, until nothing is (one writer per event loop)."""
+        while waiting:
+            batch = waiting[:]
+            del waiting[:]
+            try:
+                scripts = await self._ascripts()
+                client = self._aclients[asyncio.get_running_loop()][0]
+                async with client.pipeline(transaction=False) as pipe:
+                    for key, raw, _ in batch:
+                        await scripts["store"](
+                            keys=[REDIS_CLAIM + key, REDIS_ANSWER + key], args=[self.owner, raw], client=pipe
+                        )
+                    await pipe.execute()
+                outcome = None
+            except Exception as exc:  # each waiting store fails with it (the caller logs; nothing half-written)
+                outcome = exc
+            for *_, done in batch:
+                if done.done():
+                    continue
+                if outcome is None:
+                    done.set_result(None)
+                else:
+                    done.set_exception(outcome)
 
     def _renew(self, lease_ms: int) -> None:
         """Renew every claim this process holds, each third of a lease, until the cache is closed."""

@@ -14,7 +14,7 @@ import os
 import threading
 import time
 import weakref
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
@@ -87,6 +87,34 @@ class _Connections:
         self.answers.close()
 
 
+class _Writes:
+    """The answers of a batch being stored in the background: at most ``limit`` at once (a lane waits when the cache
+    falls behind), failures counted rather than raised."""
+
+    def __init__(self, limit: int):
+        self.slots = asyncio.Semaphore(limit)
+        self.tasks: set[asyncio.Task] = set()
+        self.failed, self.error = 0, None
+
+    async def add(self, store, *args) -> None:
+        await self.slots.acquire()
+        task = asyncio.ensure_future(self._run(store, *args))
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    async def _run(self, store, *args) -> None:
+        try:
+            await store(*args)
+        except Exception as exc:
+            self.failed, self.error = self.failed + 1, describe(exc)
+        finally:
+            self.slots.release()
+
+    async def wait(self) -> None:
+        while self.tasks:
+            await asyncio.gather(*list(self.tasks))
+
+
 class LLM:
     """Cached, concurrent, retrying chat completions.
 
@@ -155,7 +183,7 @@ class LLM:
             cached=True,
         )
 
-    async def _call(self, client, sem: asyncio.Semaphore, request: Request, key: str, stores: set) -> Result:
+    async def _call(self, client, sem: asyncio.Semaphore, request: Request, key: str, writes: _Writes) -> Result:
         attempts = 0
         start = time.perf_counter()
         # a claim lapses after the longest a call can take (every attempt timing out, every wait at its cap)
@@ -193,7 +221,7 @@ class LLM:
                 self.answers.release(key)
             except Exception:  # the cache itself failed (e.g. Redis went away); its claim lapses
                 pass
-            log.warning("call failed after %d attempts: %s", attempts, describe(exc))
+            log.debug("call failed after %d attempts: %s", attempts, describe(exc))  # one summary per batch
             return Result(key=key, error=describe(exc), attempts=attempts, latency=time.perf_counter() - start)
         pt = usage.get("prompt_tokens") if isinstance(usage, dict) else None
         ct = usage.get("completion_tokens") if isinstance(usage, dict) else None
@@ -207,9 +235,7 @@ class LLM:
             "latency": latency,
             "model": self.endpoint.model,
         }
-        task = asyncio.ensure_future(self._store(key, answer))
-        stores.add(task)
-        task.add_done_callback(stores.discard)
+        await writes.add(self.answers.astore_answer, key, answer)
         return Result(
             key=key,
             text=text,
@@ -221,12 +247,6 @@ class LLM:
             cached=False,
             attempts=attempts,
         )
-
-    async def _store(self, key: str, answer: dict) -> None:
-        try:
-            await self.answers.astore_answer(key, answer)
-        except Exception as exc:  # the cache went away: the answer is still returned (and recorded by the caller)
-            log.warning("answer not stored, the cache at %s failed: %s", self.cache_location, describe(exc))
 
     def _client(self):
         """The openai client of the running event loop (connections stay open between batches)."""
@@ -276,24 +296,30 @@ class LLM:
             else:
                 queue = deque([i] for i in todo)
 
-            stores: set[asyncio.Task] = set()
+            writes = _Writes(self.concurrency)
 
             async def worker() -> None:  # one lane at a time, its calls one after another
                 while queue:
                     for i in queue.popleft():
-                        results[i] = await self._call(client, sem, requests[i], keys[i], stores)
+                        results[i] = await self._call(client, sem, requests[i], keys[i], writes)
                         bar.update(1)
 
             try:
                 await asyncio.gather(*(worker() for _ in range(min(self.concurrency, len(queue)))))
-                while stores:  # every answer is stored before the batch returns
-                    await asyncio.gather(*list(stores))
+                await writes.wait()  # every answer is stored before the batch returns
             finally:
                 bar.close()
             for i, r in enumerate(results):  # the repeats of a request: its one answer, counted as cached
                 if r is None:
                     paid = results[first[keys[i]]]
                     results[i] = replace(paid, latency=None, cached=True, attempts=0) if paid.ok else paid
+            failed = Counter(results[i].error for i in todo if not results[i].ok)
+            if failed:  # the terminal gets one line per batch, not one per call
+                error, n = failed.most_common(1)[0]
+                log.warning("%d of %d calls failed after retries (%d x %s)", failed.total(), len(todo), n, error)
+            if writes.failed:  # the cache went away: the answers are still returned (and recorded by the caller)
+                log.warning("%d answers not stored, the cache at %s failed: %s", writes.failed, self.cache_location,
+                            writes.error)  # fmt: skip
         return results  # type: ignore[return-value]
 
     def batch(self, requests: Iterable[Request], desc: str = "LLM calls") -> list[Result]:
