@@ -242,6 +242,34 @@ def test_batch_killed_with_sigkill_then_rerun(tmp_path):
     assert max(srv.per_prompt.values()) <= 2
 
 
+def test_ctrl_c_during_a_batch_exits_at_once_and_quietly(tmp_path):
+    script = textwrap.dedent("""
+        import sys
+        from olakit.llm import LLM, Endpoint, Request
+        llm = LLM(Endpoint(sys.argv[1], "fake"), cache_dir=sys.argv[2], progress=False)
+        print("started", flush=True)
+        llm.batch([Request.make(f"slow {i}") for i in range(4)])
+    """)
+    with Loopback(delay=60) as srv:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", script, srv.base_url, str(tmp_path / "cache")],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert proc.stdout.readline().strip() == "started"
+        deadline = time.time() + 30
+        while srv.requests < 4 and time.time() < deadline:
+            time.sleep(0.05)
+        t0 = time.time()
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+        took = time.time() - t0
+    assert took < 10 and "KeyboardInterrupt" in err
+    # nothing but the interrupt's traceback: no pending-task or unclosed-session noise
+    assert "Task was destroyed" not in err and "Unclosed" not in err and "Exception ignored" not in err, err
+
+
 def test_the_stronger_embedded_model_is_opt_in_and_says_how_to_get_it(tmp_path, monkeypatch):
     from olakit.llm.local import MODELS, ModelError, default_model_path, embedded_spec
 

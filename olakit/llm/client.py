@@ -75,6 +75,10 @@ class _Connections:
             clients = [c for lp, c in self.clients.items() if lp is loop]
 
             async def shut() -> None:
+                running = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+                for t in running:  # a batch still under way (interrupted, or closed from another thread) stops here
+                    t.cancel()
+                await asyncio.gather(*running, return_exceptions=True)
                 for c in clients:
                     await c.close()
                 await self.answers.aclose()
@@ -82,7 +86,10 @@ class _Connections:
             done = asyncio.run_coroutine_threadsafe(shut(), loop)
             done.add_done_callback(lambda _: loop.call_soon_threadsafe(loop.stop))
             if threading.current_thread() is not self.thread:  # (collected on the loop's own thread: no wait)
-                done.result(timeout=30)
+                try:
+                    done.result(timeout=5)
+                except TimeoutError:  # a call still hanging (e.g. after Ctrl-C): the daemon loop ends with the process
+                    pass
         self.clients.clear()
         self.answers.close()
 
