@@ -69,6 +69,8 @@ def read_second(text: str | None, options: Sequence[str] | Mapping[str, str]) ->
     'no'
     >>> read_second(" 36.", {"A": "36", "B": "15"})
     'A'
+    >>> read_second(" \\\\(\\\\boxed{36}\\\\).", {"A": "36", "B": "15"})  # the value in LaTeX: \\(\\boxed{36}\\)
+    'A'
     >>> read_second(" 3.", {"A": "36", "B": "15"}) is None
     True
     >>> read_second(" not determinable from the data.", ["A", "B", "C"]) is None
@@ -82,8 +84,26 @@ def read_second(text: str | None, options: Sequence[str] | Mapping[str, str]) ->
     if not stated:
         return None
     norm = lambda t: re.sub(r"\s+", " ", str(t)).strip().strip(".").lower()  # noqa: E731
-    hits = [label for label, option in options.items() if norm(option) and norm(option) == norm(stated.group(1))]
+    value = unwrap_math(stated.group(1))
+    hits = [label for label, option in options.items() if norm(option) and norm(option) == norm(value)]
     return hits[0] if len(hits) == 1 else None
+
+
+def unwrap_math(text: str) -> str:
+    """A value as written in LaTeX, unwrapped: math delimiters (``\\( \\)``, ``\\[ \\]``, ``$``) and ``\\boxed{}`` or
+    ``\\text{}`` around it dropped; anything else is returned as it is.
+
+    >>> unwrap_math(r"$\\boxed{\\text{12 km}}$")
+    '12 km'
+    >>> unwrap_math("36")
+    '36'
+    """
+    text = text.strip()
+    while True:
+        inner = re.fullmatch(r"\\\((.*)\\\)|\\\[(.*)\\\]|\$+(.*?)\$+|\\(?:boxed|text)\{(.*)\}", text, re.DOTALL)
+        if not inner:
+            return text
+        text = next(g for g in inner.groups() if g is not None).strip()
 
 
 @dataclass(frozen=True)
