@@ -244,7 +244,9 @@ def test_batch_killed_with_sigkill_then_rerun(tmp_path):
 
 def test_ctrl_c_during_a_batch_exits_at_once_and_quietly(tmp_path):
     script = textwrap.dedent("""
-        import sys
+        import signal, sys
+        # Ctrl-C as in a terminal: a background job (CI started with `&`) inherits SIGINT ignored
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         from olakit.llm import LLM, Endpoint, Request
         llm = LLM(Endpoint(sys.argv[1], "fake"), cache_dir=sys.argv[2], progress=False)
         print("started", flush=True)
@@ -263,7 +265,11 @@ def test_ctrl_c_during_a_batch_exits_at_once_and_quietly(tmp_path):
             time.sleep(0.05)
         t0 = time.time()
         proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=30)
+        try:
+            _, err = proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            pytest.fail(f"still running 30 s after SIGINT; stderr: {proc.communicate()[1][-2000:]}")
         took = time.time() - t0
     assert took < 10 and "KeyboardInterrupt" in err
     # nothing but the interrupt's traceback: no pending-task or unclosed-session noise
