@@ -59,9 +59,11 @@ def grid(prefix_lanes: bool) -> dict:
 
 
 naive = grid(prefix_lanes=False)
-print(f"naive: { ({k: v for k, v in naive.items() if k != 'extracted'}) }", flush=True)
+naive_figures = {k: v for k, v in naive.items() if k != "extracted"}
+print(f"naive: {naive_figures}", flush=True)
 lanes = grid(prefix_lanes=True)
-print(f"lanes: { ({k: v for k, v in lanes.items() if k != 'extracted'}) }", flush=True)
+lanes_figures = {k: v for k, v in lanes.items() if k != "extracted"}
+print(f"lanes: {lanes_figures}", flush=True)
 # llama.cpp's arithmetic differs slightly between a prompt evaluated whole and one resumed from a cached prefix
 # (and with the batch it shares), so a greedy answer can change; reported, not a goal (the loopback test checks
 # that the order changes nothing else)
@@ -69,8 +71,8 @@ differing = sum(a != b for a, b in zip(naive["extracted"], lanes["extracted"]))
 details = {
     "grid": f"{n_questions} AQuA questions x 5 templates x {len(STRATEGIES)} strategies, {n_notes} notes, "
     f"max_tokens {max_tokens}, preset olakit, embedded model, {SLOTS} slots",
-    "naive": {k: v for k, v in naive.items() if k != "extracted"},
-    "lanes": {k: v for k, v in lanes.items() if k != "extracted"},
+    "naive": naive_figures,
+    "lanes": lanes_figures,
     "answers_differing": f"{differing} of {len(naive['extracted'])}",
 }
 met = check(

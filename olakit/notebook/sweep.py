@@ -35,7 +35,7 @@ from pathlib import Path
 
 from olakit.data.files import write_atomic
 from olakit.errors import DataError
-from olakit.llm.cache import redact
+from olakit.llm.cache import default_cache_dir, redact
 from olakit.llm.local import SLOTS, server_metrics
 from olakit.notebook import cluster
 from olakit.notebook.jobs import Job, execute, resolve_notebook
@@ -308,7 +308,7 @@ def run_sweep(
             client.close()
         if local_cluster is not None:
             local_cluster.close()
-    cache = os.environ.get("OLAKIT_CACHE_URL") or os.environ.get("OLAKIT_CACHE_DIR", "~/.cache/olakit/llm")
+    cache = os.environ.get("OLAKIT_CACHE_URL") or str(default_cache_dir())
     index = {
         "run_id": run_id,
         "sweep": str(path),
