@@ -18,8 +18,8 @@ from goal import check
 
 from olakit.llm import LLM, Endpoint
 from olakit.llm.local import SLOTS, LocalServer, server_metrics
-from olakit.olagpt.run import RunConfig, run
-from olakit.olagpt.settings import resolve
+from olakit.olagpt.config import OlaGPTConfig
+from olakit.olagpt.run import run
 
 n_questions = int(sys.argv[1]) if len(sys.argv) > 1 else 5
 n_notes = int(sys.argv[2]) if len(sys.argv) > 2 else 2
@@ -28,14 +28,14 @@ STRATEGIES = ("zero-shot", "random", "retrieval", "combine")
 
 
 def grid(prefix_lanes: bool) -> dict:
-    cfg = RunConfig(
+    cfg = OlaGPTConfig(
         n_questions=n_questions,
         strategies=STRATEGIES,
         n_notes=(n_notes,),
         baselines=(),
         votes=("regex_vote",),
         max_tokens=max_tokens,
-        settings=resolve("olakit"),
+        preset="olakit",
     )
     with LocalServer() as srv, tempfile.TemporaryDirectory() as cache:
         endpoint = Endpoint(srv.base_url, srv.model, local=True)

@@ -15,7 +15,8 @@ from pathlib import Path
 
 from olakit.llm import LLM, Endpoint
 from olakit.llm.local import MODELS, LocalServer, default_model_path, server_metrics
-from olakit.olagpt.run import RunConfig, run
+from olakit.olagpt.config import OlaGPTConfig
+from olakit.olagpt.run import run
 
 n_questions = int(sys.argv[1]) if len(sys.argv) > 1 else 30
 names = sys.argv[2].split(",") if len(sys.argv) > 2 else ["0.5b", "1.5b"]
@@ -29,7 +30,7 @@ def measure(name: str) -> dict:
         endpoint = Endpoint(srv.base_url, spec["name"], local=True, identity=f"measure|{spec['sha256'][:16]}")
         with LLM(endpoint, cache_dir=cache, progress=False) as llm:
             for stages in (1, 2):
-                cfg = RunConfig(
+                cfg = OlaGPTConfig(
                     n_questions=n_questions,
                     templates=["ST"],
                     strategies=["zero-shot"],

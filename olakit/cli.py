@@ -1,11 +1,16 @@
-"""The ``olakit`` command: thin wrappers over the library functions.
+"""The ``olakit`` command: thin wrappers over the library functions. The flags of ``run``, ``geek``, ``review`` and
+``reproduce-olagpt`` are the fields of their config types (olakit.config): ``olakit run --help`` lists each with its
+default.
 
 olakit data fetch [--dest DIR] [--base-url URL]
 olakit data verify [--dest DIR]
-olakit reproduce-olagpt [--data-dir DIR] --out DIR [--figures-dir DIR] [--extractor NAME] [--tie-rule RULE]
-olakit serve [--model GGUF] [--port N] [--n-parallel N]
-olakit run --dataset aqua --n 10 --out DIR [--strategies zero-shot,random,...] [--n-notes 3] [...]
+olakit reproduce-olagpt --out DIR [VoteRule settings] [--data-dir DIR] [--figures-dir DIR] [--extractor NAME]
+olakit run --out DIR [OlaGPTConfig settings, e.g. -n 10 --strategies zero-shot,retrieval --preset olakit]
+olakit geek --out DIR [GeekConfig settings]
+olakit review (--out DIR | --ask QUESTION) [ReviewConfig settings]
 olakit sweep FILE.yaml [--run-id ID] [--parallel N] [--figures-dir figures]
+olakit serve [--model GGUF] [--port N] [--n-parallel N]
+olakit cache copy SRC DST
 olakit notes build --dataset ekar_zh --split train --pool 40 --out FILE [--r 3] [--explainer dataset]
 """
 
@@ -22,22 +27,24 @@ from olakit.analysis.iterations import flips, iteration_accuracy, stage_cost
 from olakit.analysis.reproduce import reproduce_olagpt
 from olakit.analysis.runs import run_tables
 from olakit.analysis.traces import geek_tables
+from olakit.config import add_arguments, from_arguments
 from olakit.data import fetch
 from olakit.data.files import write_atomic, write_tables
 from olakit.data.loaders import FETCHED_DIR, load_questions
+from olakit.data.recorded import RECORDED_READER
 from olakit.errors import DataError, OlakitError
-from olakit.geek.actions import ROWS as GEEK_ROWS
-from olakit.geek.run import GeekConfig, run_geek
+from olakit.geek.config import GeekConfig
+from olakit.geek.run import run_geek
 from olakit.llm import LLM
 from olakit.llm.cache import cache_location, copy_cache
 from olakit.llm.local import LocalServer
 from olakit.names import voting_templates
 from olakit.notebook.sweep import EXECUTORS, run_sweep
 from olakit.olagpt.active_learning import build_library
-from olakit.olagpt.run import BASELINE_NAMES, RunConfig, run
-from olakit.olagpt.settings import SettingsError, resolve, vote_order
-from olakit.review.loop import LoopConfig
-from olakit.review.run import ReviewConfig, run_review
+from olakit.olagpt.config import OlaGPTConfig, VoteRule
+from olakit.olagpt.run import run
+from olakit.review.config import ReviewConfig
+from olakit.review.run import run_review
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -54,16 +61,13 @@ def _parser() -> argparse.ArgumentParser:
     v.add_argument("--dest", default=None, help="directory to check (default: data/raw)")
 
     r = sub.add_parser("reproduce-olagpt", help="recompute the OlaGPT AQuA tables and figures from recorded outputs")
-    r.add_argument(
-        "--data-dir", default=None, help="data directory (default: $OLAKIT_DATA_DIR, data/raw or ../shared/data)"
-    )
     r.add_argument("--out", required=True, help="output directory for records.parquet, tables/ and figures/")
+    r.add_argument("--data-dir", default=None, help="data directory (default: $OLAKIT_DATA_DIR or the usual places)")
     r.add_argument("--figures-dir", default=None, help="where the PNGs go (default: OUT/figures)")
-    r.add_argument("--extractor", default="olagpt", help="answer extractor: olagpt (default) or strict")
-    r.add_argument("--tie-rule", default="first", help="vote tie rule: first (default), random or none")
-    r.add_argument("--seed", type=int, default=0, help="seed of the bootstrap and random tie-breaks")
-    r.add_argument("--n-boot", type=int, default=2000, help="bootstrap resamples per confidence interval")
-    _settings_args(r)
+    r.add_argument("--extractor", default=None, help=f"answer reader: olagpt or strict [default: {RECORDED_READER}]")
+    r.add_argument("--seed", type=int, default=0, help="seed of the bootstrap and random tie-breaks [default: 0]")
+    r.add_argument("--n-boot", type=int, default=2000, help="bootstrap resamples per interval [default: 2000]")
+    add_arguments(r, VoteRule)
     s = sub.add_parser("serve", help="serve the embedded model (or any GGUF) on 127.0.0.1 until interrupted")
     s.add_argument("--model", default=None, help="path of a GGUF file (default: the embedded Qwen2.5-Coder-0.5B)")
     s.add_argument("--port", type=int, default=0, help="port (default: a free one)")
@@ -72,82 +76,19 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--verbosity", type=int, default=3, help="llama.cpp's log verbosity (0: none; 3: its default)")
     s.add_argument("--threads", type=int, default=None, help="CPU threads (default: llama.cpp's choice)")
     lv = sub.add_parser("run", help="run the OlaGPT grid live (templates x note strategies, baselines, votes)")
-    lv.add_argument("--dataset", default="aqua", help="aqua, ekar_zh or strategyqa")
-    lv.add_argument("--split", default=None, help="default: test (AQuA), validation (E-KAR), dev (StrategyQA)")
-    lv.add_argument("--n", type=int, default=10, help="questions in the slice (default 10)")
-    lv.add_argument("--offset", type=int, default=0, help="first question of the slice")
-    lv.add_argument("--templates", default=None, help="comma-separated template names (default: all that suit)")
-    lv.add_argument("--strategies", default="zero-shot,random,retrieval,combine", help="note strategies")
-    lv.add_argument("--n-notes", default="3", help="comma-separated note counts (default 3)")
-    lv.add_argument("--library", default="olagpt", help="notes library file, or olagpt (the authors' AQuA notes)")
-    lv.add_argument(
-        "--baselines",
-        default=",".join(BASELINE_NAMES),
-        help="baselines besides the templates ('' for none; the turbo baseline is the turbo template)",
-    )
-    lv.add_argument("--votes", default="regex_vote,llm_vote", help="votes to compute ('regex_vote' makes no calls)")
-    lv.add_argument("--sc-k", type=int, default=5, help="self-consistency samples (default 5)")
-    lv.add_argument("--sc-template", default="turbo", help="the template SC samples (default turbo, the plain prompt)")
-    lv.add_argument("--autocot-demos", default="generated", help="generated or published")
-    lv.add_argument("--max-tokens", type=int, default=256, help="answer length limit")
-    lv.add_argument("--verify", action="store_true", help="verification thinking: review and revise every answer")
-    lv.add_argument("--diy", action="store_true", help="integrative thinking: a template composed per question")
-    lv.add_argument("--choose-k", type=int, default=None, help="the controller picks this many templates a question")
-    lv.add_argument(
-        "--answer-stages",
-        type=int,
-        default=1,
-        help="1 (the paper) or 2: a cut-off or answerless output gets a second call with the answer trigger",
-    )
-    lv.add_argument("--vote-max-tokens", type=int, default=192, help="LLM-vote answer length limit")
-    lv.add_argument("--seed", type=int, default=0)
-    lv.add_argument("--concurrency", type=int, default=4, help="calls in flight at once")
-    lv.add_argument("--data-dir", default=None)
     lv.add_argument("--out", required=True, help="output directory (records.parquet, tables/)")
-    _settings_args(lv)
+    lv.add_argument("--concurrency", type=int, default=None, help="calls in flight at once [default: the client's]")
+    add_arguments(lv, OlaGPTConfig)
 
     gk = sub.add_parser("geek", help="GEEK on StrategyQA: the Table-2 rows with their traces")
-    gk.add_argument("--split", default="dev", help="train or dev (default dev)")
-    gk.add_argument("--n", type=int, default=10, help="questions in the slice (default 10)")
-    gk.add_argument("--offset", type=int, default=0)
-    gk.add_argument("--rows", default=",".join(GEEK_ROWS), help="comma-separated rows: " + ", ".join(GEEK_ROWS))
-    gk.add_argument(
-        "--corpus",
-        default="strategyqa-facts:open",
-        help="strategyqa-facts:open, strategyqa-facts:oracle (an upper bound) or a JSON Lines path",
-    )
-    gk.add_argument("--retriever", default="bm25", help="bm25, dense or hybrid")
-    gk.add_argument("--k", type=int, default=3, help="paragraphs per Retrieve & Extract")
-    gk.add_argument("--max-steps", type=int, default=8)
-    gk.add_argument("--max-sub-questions", type=int, default=4)
-    gk.add_argument("--branches", type=int, default=3, help="candidate sub-questions per explored Add Decomp (Full)")
-    gk.add_argument("--depth", type=int, default=1, help="Add Decomps that branch (Full)")
-    gk.add_argument(
-        "--pre-answer",
-        action="store_true",
-        help="Add Decomp writes every remaining sub-question with a "
-        "guessed answer; the guess goes to the extractor as a hint",
-    )
-    gk.add_argument("--answer-stages", type=int, default=1, help="1 or 2 (two-stage yes/no extraction)")
-    gk.add_argument("--seed", type=int, default=0)
-    gk.add_argument("--concurrency", type=int, default=4)
-    gk.add_argument("--data-dir", default=None)
     gk.add_argument("--out", required=True, help="output directory (records.parquet with traces, tables/, run.json)")
+    gk.add_argument("--concurrency", type=int, default=None, help="calls in flight at once [default: the client's]")
+    add_arguments(gk, GeekConfig)
 
     rv = sub.add_parser("review", help="the CoT + self-review loop (seeds/003) on a dataset slice or one question")
     rv.add_argument("--ask", default=None, help="one open question: print the final answer and the history")
-    rv.add_argument("--dataset", default="aqua", help="aqua, ekar_zh, strategyqa, or open (the shipped questions)")
-    rv.add_argument("--split", default=None)
-    rv.add_argument("--n", type=int, default=5)
-    rv.add_argument("--offset", type=int, default=0)
-    rv.add_argument("--mode", default="lite", help="lite or standard")
-    rv.add_argument("--behaviour", default="intended", help="intended or literal (the blog's code)")
-    rv.add_argument("--iterations", type=int, default=3)
-    rv.add_argument("--threshold", type=int, default=4)
-    rv.add_argument("--answer-stages", type=int, default=1)
-    rv.add_argument("--seed", type=int, default=0)
-    rv.add_argument("--data-dir", default=None)
     rv.add_argument("--out", default=None, help="output directory (records.parquet with histories, tables/)")
+    add_arguments(rv, ReviewConfig)
 
     sw = sub.add_parser("sweep", help="run notebooks over parameter grids through papermill, in parallel")
     sw.add_argument("file", help="sweep file (YAML)")
@@ -183,31 +124,11 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _settings_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--preset", default=None, help="settings preset: paper (default: the authors' behaviour) or olakit")
-    p.add_argument(
-        "--setting",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="one setting (repeatable): vote_order, unparsed, notes_layout, template_position, fill_up, "
-        "llm_vote_prompt; see olakit.olagpt.settings",
-    )
-
-
-def _settings(args) -> dict:
-    """--setting NAME=VALUE pairs as a dict (true/false for fill_up)."""
-    out = {}
-    for item in args.setting:
-        name, sep, value = item.partition("=")
-        if not sep:
-            raise SettingsError(f"--setting {item!r}: write NAME=VALUE, e.g. unparsed=abstain")
-        out[name.strip()] = {"true": True, "false": False}.get(value.strip().lower(), value.strip())
-    return out
-
-
-def _names(text: str | None) -> list[str] | None:
-    return None if text is None else [t.strip() for t in text.split(",") if t.strip()]
+def _out_dir(path: str | None) -> str | None:
+    """An output directory that can be written: checked before the first call, so a bad one costs nothing."""
+    if path is not None and Path(path).exists() and not Path(path).is_dir():
+        raise DataError(f"--out {path}: a file is there; give a directory (it is created when missing)")
+    return path
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -230,72 +151,31 @@ def main(argv: list[str] | None = None) -> int:
                     return 1
                 print(f"all files in {dest} match the manifest")
         elif args.cmd == "reproduce-olagpt":
+            rule = from_arguments(VoteRule, args)
             rep = reproduce_olagpt(
                 args.data_dir,
-                args.out,
+                _out_dir(args.out),
                 figures_dir=args.figures_dir,
                 extractor=args.extractor,
-                tie=args.tie_rule,
+                rule=rule,
                 seed=args.seed,
                 n_boot=args.n_boot,
-                preset=args.preset,
-                **_settings(args),
             )
             print(rep.tables["accuracy"].round(4).to_string())
             print(f"wrote {rep.out_dir}/records.parquet, {len(rep.tables)} tables and {len(rep.figures)} figures")
         elif args.cmd == "run":
-            cfg = RunConfig(
-                dataset=args.dataset,
-                split=args.split,
-                n_questions=args.n,
-                offset=args.offset,
-                templates=_names(args.templates),
-                strategies=_names(args.strategies),
-                n_notes=[int(x) for x in _names(args.n_notes)],
-                library=args.library,
-                baselines=_names(args.baselines),
-                votes=_names(args.votes),
-                sc_k=args.sc_k,
-                sc_template=args.sc_template,
-                autocot_demos=args.autocot_demos,
-                max_tokens=args.max_tokens,
-                answer_stages=args.answer_stages,
-                verify=args.verify,
-                diy=args.diy,
-                choose_k=args.choose_k,
-                vote_max_tokens=args.vote_max_tokens,
-                seed=args.seed,
-                data_dir=args.data_dir,
-                settings=resolve(args.preset, **_settings(args)),
-            ).check()  # before the LLM: bad settings are refused before any model starts
+            cfg = from_arguments(OlaGPTConfig, args)  # before the LLM: bad settings cost nothing
             with LLM(concurrency=args.concurrency) as llm:
-                res = run(cfg, llm=llm, out_dir=args.out)
+                res = run(cfg, llm=llm, out_dir=_out_dir(args.out))
             names = voting_templates(res.records["template"])
-            templates = vote_order(names, cfg.settings.vote_order)
-            tables = run_tables(res.records, templates, tie=cfg.tie, seed=cfg.seed, unparsed=cfg.settings.unparsed)
+            tables = run_tables(res.records, names, rule=cfg.rule(), seed=cfg.seed)
             write_tables(tables, args.out)
             print(tables["methods_wide"].round(4).to_string())
             print(json.dumps(res.calls))
         elif args.cmd == "geek":
-            cfg = GeekConfig(
-                split=args.split,
-                n_questions=args.n,
-                offset=args.offset,
-                rows=_names(args.rows),
-                corpus=args.corpus,
-                retriever=args.retriever,
-                k=args.k,
-                max_steps=args.max_steps,
-                max_sub_questions=args.max_sub_questions,
-                branches=args.branches,
-                depth=args.depth,
-                pre_answer=args.pre_answer,
-                answer_stages=args.answer_stages,
-                seed=args.seed,
-                data_dir=args.data_dir,
-            ).check()  # before the LLM: a bad row is refused before any model starts
+            cfg = from_arguments(GeekConfig, args)
             with LLM(concurrency=args.concurrency) as llm:
-                res = run_geek(cfg, llm=llm, out_dir=args.out)
+                res = run_geek(cfg, llm=llm, out_dir=_out_dir(args.out))
             tables = geek_tables(res.records)
             write_tables(tables, args.out)
             doc = {"config": res.config, "calls": res.calls, "recall": res.recall, "corpus": res.corpus}
@@ -304,25 +184,10 @@ def main(argv: list[str] | None = None) -> int:
             print(tables["table2"][["method", "n", "correct", "accuracy", "ci_low", "ci_high"]].round(4).to_string())
             print(f"calls {json.dumps(res.calls)}; retrieval {json.dumps(res.recall)}")
         elif args.cmd == "review":
-            loop = LoopConfig(
-                mode=args.mode,
-                behaviour=args.behaviour,
-                max_iterations=args.iterations,
-                threshold=args.threshold,
-                seed=args.seed,
-            ).check()
-            cfg = ReviewConfig(
-                dataset=args.dataset,
-                split=args.split,
-                n_questions=args.n,
-                offset=args.offset,
-                loop=loop,
-                answer_stages=args.answer_stages,
-                data_dir=args.data_dir,
-            ).check()
+            cfg = from_arguments(ReviewConfig, args)
             if args.ask is None and args.out is None:
                 raise DataError('give --out DIR for a dataset slice, or --ask "question" for one question')
-            res = run_review(cfg, out_dir=args.out, ask=args.ask)
+            res = run_review(cfg, out_dir=_out_dir(args.out), ask=args.ask)
             if args.ask is not None:
                 h = res.histories[0]
                 print(f"outline ({h.steps} steps):\n{h.outline}\n")

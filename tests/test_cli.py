@@ -73,12 +73,13 @@ def test_cli_errors_are_one_line_and_write_nothing(tmp_path, data_dir):
     assert "Traceback" not in r.stderr and not out.exists()
     r = olakit("reproduce-olagpt", "--data-dir", str(tmp_path / "nowhere"), "--out", str(out))
     assert r.returncode == 2 and "nowhere does not exist" in r.stderr and not out.exists()
-    r = olakit("reproduce-olagpt", "--data-dir", str(data_dir), "--out", str(out), "--tie-rule", "coin")
-    assert r.returncode == 2 and "unknown tie rule 'coin'" in r.stderr and not out.exists()
-    r = olakit("reproduce-olagpt", "--out", str(out), "--preset", "paper", "--setting", "unparsed=abstain")
+    r = olakit("reproduce-olagpt", "--data-dir", str(data_dir), "--out", str(out), "--tie", "coin")
+    assert r.returncode == 2 and "VoteRule: tie='coin': input should be 'first', 'random' or 'none'" in r.stderr
+    assert not out.exists()
+    r = olakit("reproduce-olagpt", "--out", str(out), "--preset", "paper", "--unparsed", "abstain")
     assert r.returncode == 2 and "preset 'paper' sets unparsed='raw' but unparsed='abstain'" in r.stderr
-    r = olakit("reproduce-olagpt", "--out", str(out), "--setting", "order=paper")
-    assert r.returncode == 2 and "unknown setting 'order'" in r.stderr and not out.exists()
+    r = olakit("reproduce-olagpt", "--out", str(out), "--order", "paper")
+    assert r.returncode == 2 and "unrecognized arguments: --order paper" in r.stderr and not out.exists()
 
 
 @pytest.fixture
@@ -163,7 +164,7 @@ def test_run_cli_with_verification_diy_and_template_choice(tmp_path):
                 "-m",
                 "olakit.cli",
                 "run",
-                "--n",
+                "-n",
                 "2",
                 "--templates",
                 "turbo,ST",

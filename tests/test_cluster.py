@@ -199,7 +199,7 @@ notebooks:
                  n_boot: 100}}
   - notebook: notebooks/template_count.ipynb
     parameters: {{source: live, n_questions: 2, templates: [turbo, ST], strategies: [zero-shot, random],
-                 n_notes: 1, max_tokens: 16}}
+                 n_notes: [1], max_tokens: 16}}
 """
 
 
@@ -243,7 +243,7 @@ executor: {executor}
 notebooks:
   - notebook: notebooks/template_count.ipynb
     parameters: {{source: live, n_questions: 4, templates: [turbo, ST, DT], strategies: [zero-shot, random],
-                 n_notes: 1, max_tokens: 16}}
+                 n_notes: [1], max_tokens: 16}}
   - notebook: notebooks/notes_count.ipynb
     parameters: {{source: live, n_questions: 4, strategies: [zero-shot, retrieval], n_notes: [1, 2],
                  max_tokens: 16, n_boot: 100}}

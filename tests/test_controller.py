@@ -4,11 +4,12 @@ import json
 
 import pytest
 
+from olakit.config import ConfigError
 from olakit.errors import DataError, UnknownNameError
+from olakit.olagpt.config import OlaGPTConfig
 from olakit.olagpt.controller import build_prompt, plan, unique_requests
 from olakit.olagpt.intent import frame_question, parse_type, type_request
 from olakit.olagpt.notes import NotesLibrary
-from olakit.olagpt.settings import SettingsError, resolve
 from olakit.olagpt.templates import load_templates, templates_for
 from olakit.types import Note, Question
 
@@ -65,12 +66,12 @@ def test_prompt_order_of_fig3_against_golden_text_olakit_preset():
     """olakit's preset: its note layout, then the question, then the template's text (template_position="after");
     template_position="before" puts the text between the notes and the question, as in Fig 3."""
     templates = load_templates()
-    assert build_prompt(Q, "arithmetic", templates["ST"], [NOTE], resolve("olakit")) == GOLDEN
+    assert build_prompt(Q, "arithmetic", templates["ST"], [NOTE], OlaGPTConfig(preset="olakit")) == GOLDEN
     notes, framed, st = GOLDEN.split("\n\n" + FRAMED.split("\n")[0])[0], FRAMED, "Let's think step by step."
-    before = resolve(None, notes_layout="olakit", template_position="before")
+    before = OlaGPTConfig(notes_layout="olakit", template_position="before")
     assert build_prompt(Q, "arithmetic", templates["ST"], [NOTE], before) == f"{notes}\n\n{st}\n\n{framed}"
     # every template of one question shares all but its last line under olakit's preset
-    dt = build_prompt(Q, "arithmetic", templates["DT"], [NOTE], resolve("olakit"))
+    dt = build_prompt(Q, "arithmetic", templates["DT"], [NOTE], OlaGPTConfig(preset="olakit"))
     assert dt == f"{notes}\n\n{framed}\n\n{templates['DT'].prefix}"
 
 
@@ -78,10 +79,10 @@ def test_paper_preset_golden_prompts():
     """The authors' layout: their header, each note with the template's own note prefix and the answer at the end;
     ST's trigger after the answer-format sentence, DT's text before the question."""
     templates = load_templates()
-    st = build_prompt(Q, "arithmetic", templates["ST"], [NOTE], resolve("paper"))
+    st = build_prompt(Q, "arithmetic", templates["ST"], [NOTE], OlaGPTConfig(preset="paper"))
     want_note = PAPER_NOTE.format(prefix="Let's think step by step.")
     assert st == PAPER_HEADER + want_note + "\n" + "\n\n" + FRAMED + "\n\nLet's think step by step."
-    dt = build_prompt(Q, "arithmetic", templates["DT"], [NOTE, NOTE], resolve("paper"))
+    dt = build_prompt(Q, "arithmetic", templates["DT"], [NOTE, NOTE], OlaGPTConfig(preset="paper"))
     want_note = PAPER_NOTE.format(prefix="Let's think with disaggregated_thought:")
     assert dt == (PAPER_HEADER + 2 * (want_note + "\n") + "\n\n" + templates["DT"].prefix + "\n\n" + FRAMED)
     # zero-shot under the paper preset: ST's trigger still follows the question
@@ -89,15 +90,16 @@ def test_paper_preset_golden_prompts():
 
 
 def test_a_preset_contradicted_by_a_setting_is_refused_before_anything_runs():
-    with pytest.raises(SettingsError, match="preset 'paper' sets unparsed='raw' but unparsed='abstain'"):
-        resolve("paper", unparsed="abstain")
-    with pytest.raises(SettingsError, match="unknown setting 'notes'"):
-        resolve(None, notes="paper")
-    with pytest.raises(SettingsError, match="unknown preset 'authors'"):
-        resolve("authors")
-    with pytest.raises(SettingsError, match="fill_up=1"):
-        resolve(None, fill_up=1)
-    assert resolve(None, unparsed="abstain").unparsed == "abstain"
+    with pytest.raises(ConfigError, match="preset 'paper' sets unparsed='raw' but unparsed='abstain'"):
+        OlaGPTConfig(preset="paper", unparsed="abstain")
+    with pytest.raises(ConfigError, match="notes='paper': not a setting of OlaGPTConfig"):
+        OlaGPTConfig(notes="paper")
+    with pytest.raises(ConfigError, match="preset='authors': input should be 'paper' or 'olakit'"):
+        OlaGPTConfig(preset="authors")
+    with pytest.raises(ConfigError, match="fill_up='maybe'"):
+        OlaGPTConfig(fill_up="maybe")
+    assert OlaGPTConfig(unparsed="abstain").unparsed == "abstain"
+    assert OlaGPTConfig(preset="olakit", unparsed="abstain").fill_up is True  # agreeing with the preset is fine
 
 
 def test_turbo_and_zero_shot_prompt_is_the_framed_question():
@@ -148,11 +150,18 @@ def test_type_prompt_and_parse():
 def test_plan_counts_cells_and_unique_prompts():
     lib = NotesLibrary([NOTE])
     tmpl = templates_for("aqua", ["turbo", "ST"])
-    calls = plan([Q], {"t-1": "arithmetic"}, tmpl, ["zero-shot", "random", "retrieval"], [0, 1], lib)
+    calls = plan(
+        [Q],
+        {"t-1": "arithmetic"},
+        tmpl,
+        lib,
+        OlaGPTConfig(strategies=["zero-shot", "random", "retrieval"], n_notes=[0, 1]),
+    )
     # zero-shot: n=0 only (2 templates); random and retrieval: n in {0, 1} (2 x 2 x 2)
     assert len(calls) == 2 + 8
     # n=0 under random/retrieval is the zero-shot prompt; n=1 random = n=1 retrieval (one note in the library)
     assert len(unique_requests(calls, "x|m")) == 4
-    sc = plan([Q], {"t-1": "arithmetic"}, tmpl[1:], ["zero-shot"], [0], lib, samples=3, temperature=0.7, name="SC")
+    zero = OlaGPTConfig(strategies=["zero-shot"], n_notes=[0])
+    sc = plan([Q], {"t-1": "arithmetic"}, tmpl[1:], lib, zero, samples=3, temperature=0.7, name="SC")
     assert [c.sample for c in sc] == [0, 1, 2] and {c.template for c in sc} == {"SC"}
     assert len(unique_requests(sc, "x|m")) == 3

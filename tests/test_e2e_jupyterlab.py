@@ -38,7 +38,8 @@ def free_port() -> int:
 def geek_records(tmp_path):
     """GEEK records with traces from a scripted loopback run (tests/test_geek.py), and their corpus."""
     from olakit.data.records import save_records
-    from olakit.geek.run import GeekConfig, run_geek
+    from olakit.geek.config import GeekConfig
+    from olakit.geek.run import run_geek
     from olakit.llm import LLM, Endpoint
     from olakit.llm.loopback import Loopback
     from tests.test_geek import PARAGRAPHS, scripted

@@ -7,13 +7,15 @@ import json
 import numpy as np
 import pytest
 
+from olakit.config import ConfigError
 from olakit.data.loaders import load_strategyqa
 from olakit.errors import DataError, UnknownNameError
 from olakit.geek import prompts
 from olakit.geek.actions import DECOMP, FINAL, RETRIEVE, SELF, fallback, parse_action
+from olakit.geek.config import GeekConfig
 from olakit.geek.corpus import load_corpus, read_corpus
 from olakit.geek.retrievers import make_retriever, recall_at_k
-from olakit.geek.run import GeekConfig, GeekError, run_geek
+from olakit.geek.run import GeekError, run_geek
 from olakit.llm import LLM, Endpoint
 from olakit.llm.loopback import Loopback
 
@@ -206,8 +208,8 @@ def test_bad_input_gets_one_clear_error_and_writes_nothing(tmp_path, corpus_file
         make_retriever("bm25", corpus).search("  ", 1)
     with pytest.raises(UnknownNameError, match="unknown retriever 'tfidf'"):
         make_retriever("tfidf", corpus)
-    with pytest.raises(DataError, match=r"unknown GEEK rows \['CoT\+'\]"):
-        run_geek(GeekConfig(rows=("CoT+",)), out_dir=tmp_path / "out")
+    with pytest.raises(ConfigError, match=r"rows=\('CoT\+',\): unknown rows \['CoT\+'\]"):
+        GeekConfig(rows=("CoT+",))
     with pytest.raises(DataError, match="k = 5: the corpus"):
         run_geek(GeekConfig(n_questions=1, rows=("+RE",), corpus=str(corpus_file), k=5), out_dir=tmp_path / "out")
     assert not (tmp_path / "out").exists()

@@ -7,7 +7,8 @@ import json
 from olakit.analysis.runs import run_tables
 from olakit.llm import LLM, Endpoint
 from olakit.llm.loopback import Loopback
-from olakit.olagpt.run import RunConfig, run
+from olakit.olagpt.config import OlaGPTConfig
+from olakit.olagpt.run import run
 
 
 def reply(prompt, req):
@@ -30,7 +31,7 @@ def reply(prompt, req):
 
 
 def test_verification_diy_and_choice(tmp_path):
-    cfg = RunConfig(
+    cfg = OlaGPTConfig(
         dataset="aqua",
         n_questions=2,
         templates=["turbo", "DT", "ST"],

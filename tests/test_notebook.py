@@ -56,7 +56,7 @@ def run(name, tmp_path, **params):
 
 
 def test_reproduce_olagpt(tmp_path, data_dir):
-    out, nb = run("reproduce_olagpt.ipynb", tmp_path, data_dir=str(data_dir), n_boot=100, tie_rule="random", seed=3)
+    out, nb = run("reproduce_olagpt.ipynb", tmp_path, data_dir=str(data_dir), n_boot=100, tie="random", seed=3)
     assert any("injected-parameters" in c.metadata.get("tags", []) for c in nb.cells)
     images = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if "image/png" in o.get("data", {})]
     assert len(images) == 3
@@ -88,7 +88,7 @@ def test_notes_count_on_recorded_slice(tmp_path):
     assert sorted(set(t["n_notes"])) == [0, 1, 3, 5] and set(t["notes_strategy"]) == {"random", "retrieval", "combine"}
     assert (t["n"] == 20).all() and len(t) == 3 * 4
     m = manifest(out)
-    assert m["n_questions"] == 20 and m["settings"]["unparsed"] == "raw" and m["parameters"]["source"] == "recorded"
+    assert m["n_questions"] == 20 and m["config"]["unparsed"] == "raw" and m["parameters"]["source"] == "recorded"
 
 
 def test_note_strategy_with_statistics_on_recorded_slice(tmp_path):
@@ -215,8 +215,17 @@ def test_geek_ablation_notebook_against_a_scripted_endpoint(tmp_path, monkeypatc
         assert (out / "tables" / f"{name}.csv").is_file()
 
 
+def test_a_misspelled_parameter_stops_the_notebook_with_its_name(tmp_path):
+    """papermill only warns about a name the parameters cell lacks; the notebook refuses it, naming what it takes."""
+    with pytest.raises(pm.PapermillExecutionError, match=r"unknown parameters \['sorce'\]; template_count takes: "):
+        run("template_count.ipynb", tmp_path, sorce="live", n_questions=2)
+    with pytest.raises(pm.PapermillExecutionError, match=r"n_questions=-1: input should be greater than or equal to 1"):
+        run("template_count.ipynb", tmp_path, n_questions=-1)
+    assert not (tmp_path / "out").exists()
+
+
 def test_parameter_names_are_the_ones_papermill_finds_in_every_notebook():
-    from olakit.notebook.ablations import parameter_names
+    from olakit.notebook.parameters import parameter_names
 
     notebooks = sorted((Path(__file__).resolve().parent.parent / "notebooks").glob("*.ipynb"))
     assert len(notebooks) >= 9

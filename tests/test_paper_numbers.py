@@ -11,7 +11,7 @@ import pytest
 from olakit.analysis.reproduce import paper_comparison, settings_comparison
 from olakit.analysis.tables import compute_tables, notes_count_table
 from olakit.data.recorded import RECORDED_TEMPLATES, import_olagpt
-from olakit.olagpt.settings import resolve, vote_order
+from olakit.olagpt.config import PAPER
 from tests import recorded_counts as raw
 
 README = Path(__file__).resolve().parent.parent / "README.md"
@@ -39,9 +39,8 @@ def records(data_dir):
 @pytest.fixture(scope="module")
 def tables(records):
     """The tables under the authors' settings (the default for recorded data)."""
-    st = resolve()
     main = records[records["n_notes"].isin([0, 3])]
-    return compute_tables(main, vote_order(RECORDED_TEMPLATES, st.vote_order), n_boot=10, unparsed=st.unparsed)
+    return compute_tables(main, PAPER.order(RECORDED_TEMPLATES), n_boot=10)
 
 
 def test_table3_templates_and_both_votes(tables, data_dir):

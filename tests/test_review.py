@@ -7,15 +7,17 @@ import re
 
 import pytest
 
+from olakit.config import ConfigError
 from olakit.errors import DataError
 from olakit.llm import LLM, Endpoint
 from olakit.llm.endpoint import LLMError
 from olakit.llm.judge import judge_pairs, summary
 from olakit.llm.loopback import Loopback
 from olakit.llm.usage import CallCounter
-from olakit.review.loop import Loop, LoopConfig
+from olakit.review.config import ReviewConfig
+from olakit.review.loop import Loop
 from olakit.review.parse import parse_scores, parse_similar, parse_steps
-from olakit.review.run import ReviewConfig, run_review
+from olakit.review.run import run_review
 
 SCORES = {"Q5": [5], "Q44": [4, 4], "Q45": [4, 5], "Q333": [3, 3, 3], "Qbad": [None, 4, 4], "Q3then4": [3, 4]}
 
@@ -84,7 +86,7 @@ def run_loop(tmp_path, questions, **cfg):
         LLM(Endpoint(srv.base_url, "fake"), cache_dir=tmp_path / "c", progress=False) as llm,
     ):
         counter = CallCounter(llm)
-        hs = Loop({"answerer": counter, "reviewer": counter}, LoopConfig(**cfg)).run(questions)
+        hs = Loop({"answerer": counter, "reviewer": counter}, ReviewConfig(**cfg)).run(questions)
     return hs, counter.counts
 
 
@@ -161,10 +163,10 @@ def test_scores_are_parsed_strictly():
 
 
 def test_bad_input_gets_a_clear_error(tmp_path, monkeypatch):
-    with pytest.raises(DataError, match="review mode 'quick'"):
-        LoopConfig(mode="quick").check()
-    with pytest.raises(DataError, match="review behaviour"):
-        LoopConfig(behaviour="literally").check()
+    with pytest.raises(ConfigError, match="mode='quick': input should be 'lite' or 'standard'"):
+        ReviewConfig(mode="quick")
+    with pytest.raises(ConfigError, match="behaviour='literally'"):
+        ReviewConfig(behaviour="literally")
     with pytest.raises(DataError, match="an empty question"):
         run_review(ReviewConfig(dataset="open"), ask="   ", out_dir=tmp_path / "out")
     with pytest.raises(LLMError, match="unknown role 'critic'"):
@@ -186,13 +188,13 @@ def test_outline_with_more_than_five_steps_is_capped_and_noted(tmp_path):
         Loopback(reply=reply) as srv,
         LLM(Endpoint(srv.base_url, "fake"), cache_dir=tmp_path / "c", progress=False) as llm,
     ):
-        h = Loop({"answerer": CallCounter(llm), "reviewer": CallCounter(llm)}, LoopConfig()).run(["Q5"])[0]
+        h = Loop({"answerer": CallCounter(llm), "reviewer": CallCounter(llm)}, ReviewConfig()).run(["Q5"])[0]
     assert h.steps == 5 and any("capped at 5" in s.get("note", "") for s in h.stages)
     with (
         Loopback(reply=lambda p, r: "no outline at all" if p.startswith("Please break") else reply(p, r)) as srv,
         LLM(Endpoint(srv.base_url, "fake"), cache_dir=tmp_path / "c0", progress=False) as llm,
     ):
-        h = Loop({"answerer": CallCounter(llm), "reviewer": CallCounter(llm)}, LoopConfig()).run(["Q5"])[0]
+        h = Loop({"answerer": CallCounter(llm), "reviewer": CallCounter(llm)}, ReviewConfig()).run(["Q5"])[0]
     assert h.steps == 0 and any("no step count" in s.get("note", "") for s in h.stages)
     assert [s["stage"] for s in h.stages if s["stage"].startswith("answer")] == ["answer"]  # one call
 
@@ -205,7 +207,7 @@ def test_graded_run_records_every_iteration_and_flips(tmp_path, data_dir):
         LLM(Endpoint(srv.base_url, "fake"), cache_dir=tmp_path / "c", progress=False) as llm,
     ):
         res = run_review(
-            ReviewConfig(dataset="aqua", n_questions=2, loop=LoopConfig(max_iterations=2)),
+            ReviewConfig(dataset="aqua", n_questions=2, max_iterations=2),
             llms={"answerer": llm, "reviewer": llm, "direct": llm},
             out_dir=tmp_path / "out",
         )

@@ -18,8 +18,9 @@ from olakit.types import Record
 CRASH_SCRIPT = textwrap.dedent("""
     import sys
     from olakit.llm import LLM, Endpoint
-    from olakit.olagpt.run import RunConfig, run
-    cfg = RunConfig(dataset="aqua", n_questions=3, strategies=("zero-shot", "random"), n_notes=(1,),
+    from olakit.olagpt.config import OlaGPTConfig
+    from olakit.olagpt.run import run
+    cfg = OlaGPTConfig(dataset="aqua", n_questions=3, strategies=("zero-shot", "random"), n_notes=(1,),
                     baselines=("SC",), sc_k=2, votes=("regex_vote", "llm_vote"), max_tokens=16)
     with LLM(Endpoint(sys.argv[1], "fake"), cache_dir=sys.argv[2], concurrency=2, progress=False, timeout=10) as llm:
         res = run(cfg, llm=llm, out_dir=sys.argv[3])
@@ -78,9 +79,10 @@ def embedded(tmp_path_factory):
 
 @pytest.mark.real_model
 def test_ekar_chinese_path_end_to_end(embedded, tmp_path):
-    from olakit.olagpt.run import RunConfig, run
+    from olakit.olagpt.config import OlaGPTConfig
+    from olakit.olagpt.run import run
 
-    cfg = RunConfig(
+    cfg = OlaGPTConfig(
         dataset="ekar_zh",
         n_questions=1,
         templates=["AT", "ST"],
@@ -141,15 +143,20 @@ def rec(qid, template, extracted, gold="A", sample=0, strategy="zero-shot"):
 
 
 def test_config_errors_come_before_any_call():
-    from olakit.errors import DataError
-    from olakit.olagpt.run import RunConfig, run
+    from olakit.config import ConfigError
+    from olakit.olagpt.config import OlaGPTConfig
 
-    with pytest.raises(DataError, match=r"unknown baselines \['turbo'\]"):  # turbo is a template, not a baseline
-        run(RunConfig(templates=["ST"], baselines=("turbo",)))
-    with pytest.raises(DataError, match=r"unknown baselines \['CoT'\]"):
-        run(RunConfig(baselines=("CoT",)))
-    with pytest.raises(DataError, match="n_notes"):
-        run(RunConfig(n_notes=()))
+    with pytest.raises(ConfigError, match=r"baselines\.0='turbo': input should be 'SC' or 'auto_cot'"):  # a template
+        OlaGPTConfig(templates=["ST"], baselines=("turbo",))
+    with pytest.raises(ConfigError, match=r"baselines\.0='CoT'"):
+        OlaGPTConfig(baselines=("CoT",))
+    with pytest.raises(ConfigError, match=r"n_notes=\(\): tuple should have at least 1 item"):
+        OlaGPTConfig(n_notes=())
+    for bad in (-1, 0):
+        with pytest.raises(ConfigError, match=rf"n_questions={bad}: input should be greater than or equal to 1"):
+            OlaGPTConfig(n_questions=bad)
+    with pytest.raises(ConfigError, match="choose_k=0"):
+        OlaGPTConfig(choose_k=0)
 
 
 def test_llm_vote_audit_and_sc_vote_by_hand():
@@ -179,9 +186,10 @@ def test_llm_vote_audit_and_sc_vote_by_hand():
 def test_failed_calls_write_nothing_and_say_how_to_resume(tmp_path):
     from olakit.llm import LLM, Endpoint
     from olakit.llm.loopback import Loopback
-    from olakit.olagpt.run import RunConfig, RunError, run
+    from olakit.olagpt.config import OlaGPTConfig
+    from olakit.olagpt.run import RunError, run
 
-    cfg = RunConfig(
+    cfg = OlaGPTConfig(
         dataset="aqua",
         n_questions=2,
         templates=["turbo", "ST"],

@@ -5,6 +5,7 @@ import json
 
 import pytest
 
+from olakit.config import ConfigError
 from olakit.errors import DataError
 from olakit.notebook.sweep import expand, load_spec, run_sweep
 
@@ -28,6 +29,13 @@ def test_spec_errors_say_what_and_where(tmp_path):
         )
     with pytest.raises(DataError, match=r"unknown keys \['paralel'\]"):
         load_spec(write(tmp_path, "paralel: 2\nnotebooks:\n  - notebook: notebooks/template_count.ipynb\n"))
+    nb = "notebooks:\n  - notebook: notebooks/template_count.ipynb\n"
+    with pytest.raises(
+        DataError, match=r"notebooks\[0\]: unknown parameters \['sorce'\]; template_count takes: source, "
+    ):
+        load_spec(write(tmp_path, nb + "    parameters: {sorce: live}\n"))
+    with pytest.raises(ConfigError, match=r"notebooks\[0\]: OlaGPTConfig: tie='coin': input should be"):
+        load_spec(write(tmp_path, nb + "    grid: {tie: [first, coin]}\n"))
 
 
 def test_grid_expands_to_named_runs(tmp_path):
@@ -36,19 +44,19 @@ def test_grid_expands_to_named_runs(tmp_path):
             tmp_path,
             "notebooks:\n  - notebook: notebooks/template_count.ipynb\n"
             "    parameters: {source: recorded}\n"
-            "    grid: {tie_rule: [first, random], seed: [0, 1]}\n",
+            "    grid: {tie: [first, random], seed: [0, 1]}\n",
         )
     )
     jobs = expand(spec, "r1", tmp_path / "runs", tmp_path / "results")
     assert [j.name for j in jobs] == [
-        "template_count__tie_rule-first__seed-0",
-        "template_count__tie_rule-first__seed-1",
-        "template_count__tie_rule-random__seed-0",
-        "template_count__tie_rule-random__seed-1",
+        "template_count__tie-first__seed-0",
+        "template_count__tie-first__seed-1",
+        "template_count__tie-random__seed-0",
+        "template_count__tie-random__seed-1",
     ]
     assert jobs[3].parameters == {
         "source": "recorded",
-        "tie_rule": "random",
+        "tie": "random",
         "seed": 1,
         "out_dir": str(tmp_path / "results" / "r1" / jobs[3].name),
     }
@@ -64,7 +72,7 @@ notebooks:
                  n_boot: 100}
   - notebook: notebooks/template_count.ipynb
     parameters: {source: live, n_questions: 2, templates: [turbo, ST], strategies: [zero-shot, random],
-                 n_notes: 1, max_tokens: 16}
+                 n_notes: [1], max_tokens: 16}
 """
 
 

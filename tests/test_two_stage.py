@@ -9,7 +9,8 @@ from olakit.data.records import load_records
 from olakit.llm import LLM, Endpoint
 from olakit.llm.loopback import Loopback
 from olakit.llm.two_stage import answer_trigger
-from olakit.olagpt.run import RunConfig, run
+from olakit.olagpt.config import OlaGPTConfig
+from olakit.olagpt.run import run
 
 # question id -> (first output, finish reason, second-stage continuation or None when none may be asked)
 SCRIPT = {
@@ -45,7 +46,7 @@ def questions(data_dir):
 
 
 def run_stages(tmp_path, stages):
-    cfg = RunConfig(
+    cfg = OlaGPTConfig(
         dataset="aqua",
         n_questions=4,
         templates=["turbo"],
@@ -94,7 +95,7 @@ def test_second_stage_only_where_needed_and_recorded(tmp_path, questions):
 
 
 def test_answer_stages_other_than_one_or_two_are_refused():
-    from olakit.errors import DataError
+    from olakit.config import ConfigError
 
-    with pytest.raises(DataError, match="answer_stages 3"):
-        run(RunConfig(answer_stages=3))
+    with pytest.raises(ConfigError, match="answer_stages=3: input should be 1 or 2"):
+        OlaGPTConfig(answer_stages=3)

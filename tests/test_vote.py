@@ -6,6 +6,7 @@ import pytest
 
 from olakit.errors import DataError, UnknownNameError
 from olakit.majority import TIE_RULES, majority
+from olakit.olagpt.config import VoteRule
 from olakit.olagpt.vote import regex_vote
 
 
@@ -48,15 +49,25 @@ def _records(answers: dict[str, list], gold: list[str], strategy="zero-shot"):
 def test_regex_vote_frame():
     df = _records({"T1": ["A", "B", "C"], "T2": ["A", "C", None], "T3": ["B", "B", "D"]}, gold=["A", "C", "D"])
     for tie in TIE_RULES:
-        v = regex_vote(df, tie=tie, seed=1).set_index("question_id")
+        v = regex_vote(df, rule=VoteRule(tie=tie, unparsed="abstain"), seed=1).set_index("question_id")
         assert v.loc["q0", "voted"] == "A" and v.loc["q1", "voted"] == "B"  # clear majorities
         assert bool(v.loc["q0", "correct"]) and not bool(v.loc["q1", "correct"])
     # q2: C (T1) vs D (T3), T2 abstains -> tie
-    assert regex_vote(df, tie="first").set_index("question_id").loc["q2", "voted"] == "C"
-    assert regex_vote(df, ["T3", "T1", "T2"], tie="first").set_index("question_id").loc["q2", "voted"] == "D"
-    assert regex_vote(df, tie="none").set_index("question_id").loc["q2", "voted"] is None
+    assert regex_vote(df, rule=VoteRule(unparsed="abstain")).set_index("question_id").loc["q2", "voted"] == "C"
+    assert (
+        regex_vote(df, ["T3", "T1", "T2"], rule=VoteRule(unparsed="abstain"))
+        .set_index("question_id")
+        .loc["q2", "voted"]
+        == "D"
+    )
+    assert (
+        regex_vote(df, rule=VoteRule(tie="none", unparsed="abstain")).set_index("question_id").loc["q2", "voted"]
+        is None
+    )
     # a random tie-break is fixed by the seed and the question
-    assert regex_vote(df, tie="random", seed=3).equals(regex_vote(df, tie="random", seed=3))
+    assert regex_vote(df, rule=VoteRule(tie="random", unparsed="abstain"), seed=3).equals(
+        regex_vote(df, rule=VoteRule(tie="random", unparsed="abstain"), seed=3)
+    )
 
 
 def test_vote_refuses_missing_templates():

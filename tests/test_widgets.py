@@ -172,8 +172,8 @@ def test_review_explorer_shows_history_and_where_the_answer_changed(tmp_path):
     from olakit.llm import LLM, Endpoint
     from olakit.llm.loopback import Loopback
     from olakit.notebook.widgets import ReviewExplorer
-    from olakit.review.loop import LoopConfig
-    from olakit.review.run import ReviewConfig, run_review
+    from olakit.review.config import ReviewConfig
+    from olakit.review.run import run_review
     from tests.test_review import graded_reply
 
     with (
@@ -181,7 +181,7 @@ def test_review_explorer_shows_history_and_where_the_answer_changed(tmp_path):
         LLM(Endpoint(srv.base_url, "x"), cache_dir=tmp_path / "c", progress=False) as llm,
     ):
         df = run_review(
-            ReviewConfig(dataset="aqua", n_questions=1, loop=LoopConfig(max_iterations=2)),
+            ReviewConfig(dataset="aqua", n_questions=1, max_iterations=2),
             llms={"answerer": llm, "reviewer": llm, "direct": llm},
         ).records
     re_ = ReviewExplorer(df)

@@ -14,12 +14,11 @@ import pandas as pd
 
 from olakit.analysis.tables import sc_vote
 from olakit.names import AUTO_COT, LLM_VOTE, REGEX_VOTE, SC
+from olakit.olagpt.config import PAPER, VoteRule
 from olakit.olagpt.vote import regex_vote
 
 
-def cell_outcomes(
-    df: pd.DataFrame, templates: Sequence[str], tie: str = "first", seed: int = 0, unparsed: str = "abstain"
-) -> pd.DataFrame:
+def cell_outcomes(df: pd.DataFrame, templates: Sequence[str], rule: VoteRule = PAPER, seed: int = 0) -> pd.DataFrame:
     """Correctness per question (rows) and cell (columns "method | strategy"): templates at sample 0, the regex
     vote, SC, and single-answer methods (auto_cot, llm_vote) when present."""
     parts = []
@@ -27,10 +26,10 @@ def cell_outcomes(
     for t in templates:
         g = base[base["template"] == t]
         parts.append(g.assign(method=t)[["method", "notes_strategy", "question_id", "correct"]])
-    vote = regex_vote(base, templates, tie=tie, seed=seed, unparsed=unparsed).assign(method=REGEX_VOTE)
+    vote = regex_vote(base, templates, rule=rule, seed=seed).assign(method=REGEX_VOTE)
     parts.append(vote[["method", "notes_strategy", "question_id", "correct"]])
     if (df["template"] == SC).any():
-        parts.append(sc_vote(df, tie=tie).assign(method=SC)[["method", "notes_strategy", "question_id", "correct"]])
+        parts.append(sc_vote(df, rule=rule).assign(method=SC)[["method", "notes_strategy", "question_id", "correct"]])
     for m in (AUTO_COT, LLM_VOTE):
         g = df[df["template"] == m]
         if len(g):

@@ -36,12 +36,11 @@ from olakit.analysis.tables import (
     template_count_ablation,
 )
 from olakit.data.files import REPO_ROOT, write_atomic, write_tables
-from olakit.data.recorded import RECORDED_TEMPLATES, import_olagpt
+from olakit.data.recorded import RECORDED_READER, RECORDED_TEMPLATES, import_olagpt
 from olakit.data.records import save_records
 from olakit.errors import DataError
-from olakit.majority import check_tie_rule
 from olakit.names import REGEX_LOWER, REGEX_UPPER, REGEX_VOTE, voting_templates
-from olakit.olagpt.settings import resolve, vote_order
+from olakit.olagpt.config import PAPER, VoteRule
 from olakit.olagpt.vote import regex_vote
 
 log = logging.getLogger("olakit")
@@ -63,7 +62,8 @@ class Reproduction:
 
     records: pd.DataFrame
     tables: dict[str, pd.DataFrame]
-    settings: dict = field(default_factory=dict)
+    rule: VoteRule = PAPER
+    """The vote rule the tables were computed under."""
     figures: dict[str, Path] = field(default_factory=dict)
     out_dir: Path | None = None
 
@@ -118,20 +118,21 @@ def write_outputs(rep: Reproduction, out_dir: Path, figures_dir: Path, figs: dic
     rep.out_dir = out_dir
 
 
-def settings_comparison(records: pd.DataFrame, tie: str = "first", dataset: str = "aqua") -> pd.DataFrame:
+def settings_comparison(records: pd.DataFrame, rule: VoteRule = PAPER, dataset: str = "aqua") -> pd.DataFrame:
     """The recorded-data numbers that the vote settings move, under the authors' settings (preset ``paper``) and
     olakit's (preset ``olakit``), beside the paper: Table 3's regex vote, Table 4, Table 8's bounds and Fig 6's
-    mean vote accuracy per k, with the number of questions whose vote (or count) each setting changes."""
+    mean vote accuracy per k, with the number of questions whose vote (or count) each setting changes; the tie rule
+    is ``rule``'s."""
     paper = load_paper_tables(dataset)
     per_preset = {}
     for name in ("paper", "olakit"):
-        st = resolve(name)
-        templates = vote_order(voting_templates(records["template"]), st.vote_order)
+        st = VoteRule(preset=name, tie=rule.tie)
+        templates = voting_templates(records["template"])
         base = records[records["template"].isin(templates)]
         per_preset[name] = {
-            "vote": regex_vote(base, templates, tie=tie, unparsed=st.unparsed),
-            "counts": answer_counts(base, templates, st.unparsed),
-            "fig6": template_count_ablation(base, templates, tie=tie, unparsed=st.unparsed),
+            "vote": regex_vote(base, templates, rule=st),
+            "counts": answer_counts(base, templates, st),
+            "fig6": template_count_ablation(base, templates, rule=st),
         }
     rows = []
     a, b = per_preset["paper"], per_preset["olakit"]
@@ -194,28 +195,26 @@ def reproduce_olagpt(
     data_dir=None,
     out_dir="results/reproduce_olagpt",
     figures_dir=None,
-    extractor: str = "olagpt",
-    tie: str = "first",
+    extractor: str | None = None,
+    rule: VoteRule = PAPER,
     seed: int = 0,
     n_boot: int = 2000,
-    preset: str | None = None,
-    **settings,
 ) -> Reproduction:
     """Import the OlaGPT recorded outputs (the 5 templates and the authors' LLM vote), compute the paper's tables
-    and figures under the named settings (olakit.olagpt.settings: default the ``paper`` preset, the authors' vote
-    order and unparsed rule), write them to out_dir with the settings used (settings.json)."""
-    check_tie_rule(tie)
-    chosen = resolve(preset, **settings)
+    and figures under ``rule`` (olakit.olagpt.config.VoteRule: default the authors' vote order, tie and unparsed
+    rules), write them to out_dir with the rule used (settings.json). ``extractor``: the answer reader (default:
+    the authors' regex, how they read their own outputs)."""
+    extractor = extractor or RECORDED_READER
     records = import_olagpt(data_dir, extractor=extractor, parts=("templates", "llm_vote"))
     log.info("imported %d OlaGPT records with extractor %r", len(records), extractor)
-    templates = vote_order(RECORDED_TEMPLATES, chosen.vote_order)
-    tables = compute_tables(records, templates, tie=tie, seed=seed, n_boot=n_boot, unparsed=chosen.unparsed)
+    templates = rule.order(RECORDED_TEMPLATES)
+    tables = compute_tables(records, templates, rule=rule, seed=seed, n_boot=n_boot)
     tables["paper_comparison"] = paper_comparison(tables)
-    tables["settings_comparison"] = settings_comparison(records, tie=tie)
+    tables["settings_comparison"] = settings_comparison(records, rule)
     figs = draw_figures(tables)
-    rep = Reproduction(records=records, tables=tables, settings=chosen.as_dict())
+    rep = Reproduction(records=records, tables=tables, rule=rule)
     out_dir = Path(out_dir)
     write_outputs(rep, out_dir, Path(figures_dir) if figures_dir else out_dir / "figures", figs)
-    doc = {"preset": preset, **rep.settings, "tie": tie, "extractor": extractor, "templates_in_vote_order": templates}
+    doc = {**rule.as_dict(), "extractor": extractor, "templates_in_vote_order": templates}
     write_atomic(out_dir / "settings.json", lambda p: p.write_text(json.dumps(doc, indent=1) + "\n"))
     return rep

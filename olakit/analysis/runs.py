@@ -20,6 +20,7 @@ from olakit.analysis.tables import (
     usage_table,
 )
 from olakit.names import CHOSEN_VOTE, LLM_VOTE, LLM_VOTE_SHUFFLED, REGEX_VOTE, VERIFIED_SUFFIX, VERIFIED_VOTE, ZERO_SHOT
+from olakit.olagpt.config import PAPER, VoteRule
 from olakit.olagpt.llm_vote import llm_vote_audit
 from olakit.olagpt.vote import regex_vote
 
@@ -27,34 +28,31 @@ from olakit.olagpt.vote import regex_vote
 def run_tables(
     df: pd.DataFrame,
     templates: Sequence[str],
-    tie: str = "first",
+    rule: VoteRule = PAPER,
     seed: int = 0,
     n_boot: int = 2000,
-    unparsed: str = "abstain",
 ) -> dict[str, pd.DataFrame]:
     """The foundation tables over the templates (voted in the order given), plus every method's accuracy
     (templates, regex vote, LLM vote, SC, Auto-CoT) with CIs, the LLM-vote audit and usage per method."""
     present = [t for t in templates if t in set(df["template"])]
     base = df[df["template"].isin(present) & (df["sample"] == 0)]
-    tables = (
-        compute_tables(_label_n(base), present, tie=tie, seed=seed, n_boot=n_boot, unparsed=unparsed) if present else {}
-    )
-    tables["methods"] = method_accuracy(_label_n(df), present, tie=tie, seed=seed, n_boot=n_boot, unparsed=unparsed)
+    tables = compute_tables(_label_n(base), present, rule=rule, seed=seed, n_boot=n_boot) if present else {}
+    tables["methods"] = method_accuracy(_label_n(df), present, rule=rule, seed=seed, n_boot=n_boot)
     tables["methods_wide"] = accuracy_wide(tables["methods"])
     verified = [f"{t}{VERIFIED_SUFFIX}" for t in present if f"{t}{VERIFIED_SUFFIX}" in set(df["template"])]
     if verified:
         vlong = accuracy_long(
-            _label_n(df[df["template"].isin(verified)]), verified, tie=tie, seed=seed, n_boot=n_boot, unparsed=unparsed
+            _label_n(df[df["template"].isin(verified)]), verified, rule=rule, seed=seed, n_boot=n_boot
         )
         vlong["method"] = vlong["method"].replace({REGEX_VOTE: VERIFIED_VOTE})
         tables["methods"] = sort_rows(
             pd.concat([tables["methods"], vlong], ignore_index=True), ["method", "notes_strategy"]
         )
-        tables["verification"] = verification_table(_label_n(df), present, tie=tie, unparsed=unparsed)
+        tables["verification"] = verification_table(_label_n(df), present, rule=rule)
     if CHOSEN_VOTE in set(df["template"]):
-        tables["template_choice"] = choice_table(_label_n(df), present, tie=tie, unparsed=unparsed)
+        tables["template_choice"] = choice_table(_label_n(df), present, rule=rule)
     if {LLM_VOTE, LLM_VOTE_SHUFFLED} <= set(df["template"]):
-        tables["llm_vote_audit"] = llm_vote_audit(_label_n(df), present, tie=tie)
+        tables["llm_vote_audit"] = llm_vote_audit(_label_n(df), present, rule=rule)
     tables["usage"] = usage_table(df)
     return tables
 
@@ -80,15 +78,13 @@ def _in(frame: pd.DataFrame, strategy: str, n) -> pd.DataFrame:
     return frame[(frame["notes_strategy"] == strategy) & (frame["n_notes"] == n)]
 
 
-def verification_table(
-    df: pd.DataFrame, templates: Sequence[str], tie: str = "first", unparsed: str = "abstain"
-) -> pd.DataFrame:
+def verification_table(df: pd.DataFrame, templates: Sequence[str], rule: VoteRule = PAPER) -> pd.DataFrame:
     """Per strategy and notes count: the regex vote before and after verification thinking (the ``<template>+V``
     answers), the answers it revised and changed, and the questions whose vote it turned right or wrong (exact
     McNemar p)."""
     from_v = [f"{t}{VERIFIED_SUFFIX}" for t in templates]
-    before = regex_vote(df[df["template"].isin(templates)], templates, tie=tie, unparsed=unparsed)
-    after = regex_vote(df[df["template"].isin(from_v)], from_v, tie=tie, unparsed=unparsed)
+    before = regex_vote(df[df["template"].isin(templates)], templates, rule=rule)
+    after = regex_vote(df[df["template"].isin(from_v)], from_v, rule=rule)
     rows = []
     for strategy, n in _cells(before):
         b = _in(before, strategy, n).set_index("question_id")["correct"]
@@ -122,13 +118,11 @@ def verification_table(
     return pd.DataFrame(rows)
 
 
-def choice_table(
-    df: pd.DataFrame, templates: Sequence[str], tie: str = "first", unparsed: str = "abstain"
-) -> pd.DataFrame:
+def choice_table(df: pd.DataFrame, templates: Sequence[str], rule: VoteRule = PAPER) -> pd.DataFrame:
     """Per strategy and notes count: the vote over every template against the vote over the k the controller
     chose, with what each costs per question (calls and tokens; the chosen way pays the choice call and its k
     templates)."""
-    allv = regex_vote(df[df["template"].isin(templates)], templates, tie=tie, unparsed=unparsed)
+    allv = regex_vote(df[df["template"].isin(templates)], templates, rule=rule)
     chosen = df[df["template"] == CHOSEN_VOTE]
     base = df[df["template"].isin(templates) & (df["sample"] == 0)]
     tokens = base["prompt_tokens"].astype("Float64") + base["completion_tokens"].astype("Float64")

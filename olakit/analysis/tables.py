@@ -18,7 +18,7 @@ from olakit.analysis.intervals import accuracy_row
 from olakit.data.overrides import without_overrides
 from olakit.errors import DataError
 from olakit.extract import UNPARSED_CAUSES
-from olakit.majority import check_tie_rule, majority
+from olakit.majority import majority
 from olakit.names import (
     AUTO_COT,
     BASELINES,
@@ -35,6 +35,7 @@ from olakit.names import (
     ZERO_SHOT,
     voting_templates,
 )
+from olakit.olagpt.config import PAPER, VoteRule
 from olakit.olagpt.vote import RAW, regex_vote, vote_labels, vote_wide
 
 
@@ -61,20 +62,18 @@ def sort_rows(df: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
 def accuracy_long(
     df: pd.DataFrame,
     templates: Sequence[str] | None = None,
-    tie: str = "first",
+    rule: VoteRule = PAPER,
     seed: int = 0,
     n_boot: int = 2000,
-    unparsed: str = "abstain",
 ) -> pd.DataFrame:
     """Accuracy of each template and of the regex vote, per note strategy, with 95% CIs.
 
     Columns: method, notes_strategy, n, correct, accuracy, ci_low, ci_high. Method REGEX_VOTE is the
-    majority of ``templates`` (default: every template present), ties and unparsed answers by ``tie`` and
-    ``unparsed`` (olakit.olagpt.vote).
+    majority of ``templates`` (default: every template present) under ``rule`` (olakit.olagpt.vote).
     """
     templates = list(templates) if templates is not None else list(dict.fromkeys(df["template"]))
     parts = [df[df["template"].isin(templates)].rename(columns={"template": "method"})]
-    vote = regex_vote(df, templates, tie=tie, seed=seed, unparsed=unparsed).assign(method=REGEX_VOTE)
+    vote = regex_vote(df, templates, rule=rule, seed=seed).assign(method=REGEX_VOTE)
     parts.append(vote)
     rows = [
         accuracy_row(method, strategy, g["correct"], seed, n_boot)
@@ -93,15 +92,15 @@ def accuracy_wide(long: pd.DataFrame) -> pd.DataFrame:
     return wide.loc[list(dict.fromkeys(long["method"]))]
 
 
-def answer_counts(df: pd.DataFrame, templates: Sequence[str] | None = None, unparsed: str = "abstain") -> pd.DataFrame:
+def answer_counts(df: pd.DataFrame, templates: Sequence[str] | None = None, rule: VoteRule = PAPER) -> pd.DataFrame:
     """Per question and condition: how the templates' answers split (one row per question and condition).
 
     Columns: n_templates, n_correct (templates answering correctly), n_wrong_top (size of the largest group
     agreeing on one wrong label: the paper's "incorrect consistency" count), n_plurality (size of the
-    largest group agreeing on any label), n_unparsed. With ``unparsed="raw"`` an unparsed answer is a label of its
-    own (its raw text), as in the authors' vote.
+    largest group agreeing on any label), n_unparsed. Under the rule's ``unparsed="raw"`` (the default) an unparsed
+    answer is a label of its own (its raw text), as in the authors' vote.
     """
-    wide, gold = vote_labels(df, templates, unparsed)
+    wide, gold = vote_labels(df, templates, rule)
     values = wide.to_numpy(dtype=object)
     g = gold.to_numpy(dtype=object)
     n_correct, wrong_top, plurality, n_unparsed = [], [], [], []
@@ -170,22 +169,21 @@ def precision_table(long: pd.DataFrame, exclude: Sequence[str] = BASELINES) -> p
 def template_count_ablation(
     df: pd.DataFrame,
     templates: Sequence[str] | None = None,
-    tie: str = "first",
+    rule: VoteRule = PAPER,
     seed: int = 0,
-    unparsed: str = "abstain",
 ) -> pd.DataFrame:
     """Fig 6's shape: vote accuracy over every subset of k templates, k = 1..len(templates).
 
     One row per (strategy, k): n_subsets, mean, std, min, max of the subsets' vote accuracies, and the
     best subset. With k = 1 the "vote" is the template itself.
     """
-    templates = list(templates) if templates is not None else list(dict.fromkeys(df["template"]))
-    wide, gold = vote_labels(df, templates, unparsed)  # once; each subset votes over its columns
+    templates = rule.order(templates if templates is not None else df["template"])
+    wide, gold = vote_labels(df, templates, rule)  # once; each subset votes over its columns
     rows = []
     for k in range(1, len(templates) + 1):
         accs: dict[str, list[tuple[float, str]]] = {}
         for subset in combinations(templates, k):
-            vote = vote_wide(wide[list(subset)], gold, tie=tie, seed=seed)
+            vote = vote_wide(wide[list(subset)], gold, rule=rule, seed=seed)
             for strategy, acc in vote.groupby("notes_strategy", sort=False)["correct"].mean().items():
                 accs.setdefault(strategy, []).append((float(acc), "+".join(subset)))
         for strategy, vals in accs.items():
@@ -256,13 +254,13 @@ def compare_with_paper(recomputed: dict[str, pd.DataFrame], paper: dict[str, dic
     return pd.DataFrame(rows)
 
 
-def sc_vote(df: pd.DataFrame, name: str = SC, tie: str = "first") -> pd.DataFrame:
+def sc_vote(df: pd.DataFrame, name: str = SC, rule: VoteRule = PAPER) -> pd.DataFrame:
     """Self-consistency: majority over the samples of ``name`` per question and condition (voted, gold, correct)."""
     sc = df[df["template"] == name]
     keys = ["dataset", "notes_strategy", "n_notes", "question_id"]
     rows = []
     for key, g in sc.sort_values("sample").groupby(keys, sort=False):
-        voted = majority(list(g["extracted"]), tie)
+        voted = majority(list(g["extracted"]), rule.tie)
         gold = g["gold"].iloc[0]
         rows.append({**dict(zip(keys, key)), "voted": voted, "gold": gold, "correct": voted == gold})
     return pd.DataFrame(rows, columns=[*keys, "voted", "gold", "correct"])
@@ -271,19 +269,18 @@ def sc_vote(df: pd.DataFrame, name: str = SC, tie: str = "first") -> pd.DataFram
 def method_accuracy(
     df: pd.DataFrame,
     templates: Sequence[str],
-    tie: str = "first",
+    rule: VoteRule = PAPER,
     seed: int = 0,
     n_boot: int = 2000,
-    unparsed: str = "abstain",
 ) -> pd.DataFrame:
     """Accuracy with 95% CI of every method in the records: each template and the regex vote (sample 0),
     SC (majority over its samples), and single-answer methods (auto_cot, llm_vote, llm_vote_shuffled)."""
     parts = []
     if templates:
         base = df[df["template"].isin(templates) & (df["sample"] == 0)]
-        parts.append(accuracy_long(base, templates, tie=tie, seed=seed, n_boot=n_boot, unparsed=unparsed))
+        parts.append(accuracy_long(base, templates, rule=rule, seed=seed, n_boot=n_boot))
     rows = []
-    sc = sc_vote(df, tie=tie)
+    sc = sc_vote(df, rule=rule)
     for strategy, g in sc.groupby("notes_strategy", sort=False):
         rows.append(accuracy_row(SC, strategy, g["correct"], seed, n_boot))
     for method in (AUTO_COT, LLM_VOTE, LLM_VOTE_SHUFFLED, DIY, CHOSEN_VOTE):
@@ -333,10 +330,9 @@ def notes_count_table(df: pd.DataFrame, template: str, seed: int = 0, n_boot: in
 def compute_tables(
     records: pd.DataFrame,
     templates: Sequence[str] | None = None,
-    tie: str = "first",
+    rule: VoteRule = PAPER,
     seed: int = 0,
     n_boot: int = 2000,
-    unparsed: str = "abstain",
 ) -> dict[str, pd.DataFrame]:
     """All paper tables from records (any records with several templates per question, not only OlaGPT's).
 
@@ -344,17 +340,16 @@ def compute_tables(
     tie rule takes the first); methods that are not templates (an LLM vote, SC, Auto-CoT) join Table 3 and Table 8
     beside the regex vote.
     """
-    check_tie_rule(tie)
     if templates is None:
         templates = voting_templates(records["template"])
     templates = list(templates)
     base = records[records["template"].isin(templates)]
-    acc_long = method_accuracy(records, templates, tie=tie, seed=seed, n_boot=n_boot, unparsed=unparsed)
+    acc_long = method_accuracy(records, templates, rule=rule, seed=seed, n_boot=n_boot)
     if "overridden" in base and base["overridden"].any():  # how many answers in each cell were corrected by hand
         n = base[base["overridden"]].groupby(["template", "notes_strategy"]).size()
         acc_long["overrides"] = [int(n.get((m, s), 0)) for m, s in zip(acc_long["method"], acc_long["notes_strategy"])]
-    counts = answer_counts(base, templates, unparsed)
-    vote = regex_vote(base, templates, tie=tie, seed=seed, unparsed=unparsed)
+    counts = answer_counts(base, templates, rule)
+    vote = regex_vote(base, templates, rule=rule, seed=seed)
     others = acc_long[acc_long["method"].isin(NON_TEMPLATES)]
     tables = {
         "accuracy": accuracy_wide(acc_long),
@@ -362,25 +357,23 @@ def compute_tables(
         "consistency": consistency_table(counts),
         "precision": precision_table(acc_long),
         "bounds": pd.concat([bounds_long(counts, vote, seed=seed, n_boot=n_boot), others], ignore_index=True),
-        "template_count": template_count_ablation(base, templates, tie=tie, seed=seed, unparsed=unparsed),
+        "template_count": template_count_ablation(base, templates, rule=rule, seed=seed),
         "extraction": extraction_audit(records),
         "answer_counts": counts,
     }
     if "overridden" in base and base["overridden"].any():
-        tables["overrides"] = override_effect(base, templates, tie=tie, unparsed=unparsed)
+        tables["overrides"] = override_effect(base, templates, rule=rule)
     return tables
 
 
-def override_effect(
-    df: pd.DataFrame, templates: Sequence[str], tie: str = "first", unparsed: str = "abstain"
-) -> pd.DataFrame:
+def override_effect(df: pd.DataFrame, templates: Sequence[str], rule: VoteRule = PAPER) -> pd.DataFrame:
     """Per strategy: overrides, how many changed a record's correctness, and how many changed the regex vote."""
     if "overridden" not in df or not df["overridden"].any():
         return pd.DataFrame(columns=["notes_strategy", "overrides", "records_changed", "votes_changed"])
     before = without_overrides(df)
     sub = [t for t in templates if t in set(df["template"])]
-    v_after = regex_vote(df[df["template"].isin(sub)], sub, tie=tie, unparsed=unparsed)
-    v_before = regex_vote(before[before["template"].isin(sub)], sub, tie=tie, unparsed=unparsed)
+    v_after = regex_vote(df[df["template"].isin(sub)], sub, rule=rule)
+    v_before = regex_vote(before[before["template"].isin(sub)], sub, rule=rule)
     rows = []
     for strategy in dict.fromkeys(df.loc[df["overridden"], "notes_strategy"]):
         m = (df["notes_strategy"] == strategy) & df["overridden"]

@@ -39,6 +39,10 @@ PARTS = ("templates", "llm_vote", "st_notes_count")
 (cos_llm_vote/dst_dt_pt_st_turbo), and ST with 1 and 5 notes (st/few_shot_1, st/few_shot_5)."""
 
 
+RECORDED_READER = "olagpt"
+"""How the authors read their own outputs (their regex): the extractor of recorded runs unless another is named."""
+
+
 def _files(parts) -> list[tuple[str, str, str, int]]:
     """(relative path, template, strategy, n_notes) of every recorded file of ``parts``."""
     unknown = sorted(set(parts) - set(PARTS))
@@ -75,7 +79,7 @@ def _check_candidate_order(pred: dict, where: str) -> None:
         )
 
 
-def import_olagpt(data_dir=None, extractor: str = "olagpt", parts=("templates",)) -> pd.DataFrame:
+def import_olagpt(data_dir=None, extractor: str = RECORDED_READER, parts=("templates",)) -> pd.DataFrame:
     """The OlaGPT gpt-3.5 outputs on AQuA test as records: by default the 5 templates x 4 note strategies x 254;
     ``parts`` adds the authors' LLM vote (template ``llm_vote``) and ST with 1 and 5 notes (n_notes 1 and 5).
 

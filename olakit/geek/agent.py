@@ -17,41 +17,10 @@ from olakit.data.records import prompt_hash
 from olakit.errors import DataError
 from olakit.geek import prompts
 from olakit.geek.actions import DECOMP, FINAL, RETRIEVE, ROWS, SELF, fallback, parse_action, usable
+from olakit.geek.config import GeekConfig
 from olakit.geek.state import QuestionState
 from olakit.llm.request import Request, Result
 from olakit.types import Question
-
-
-@dataclass
-class Budget:
-    """Limits and sampling of the loop."""
-
-    max_steps: int = 8
-    """Actions executed at most; then a Final Answer is forced."""
-    max_sub_questions: int = 4
-    k: int = 3
-    """Paragraphs retrieved per Retrieve & Extract."""
-    branches: int = 1
-    """Candidate sub-questions sampled at each explored Add Decomp (row Full)."""
-    depth: int = 1
-    """How many Add Decomps branch (the tree's depth)."""
-    pre_answer: bool = False
-    """Add Decomp writes all remaining sub-questions with pseudo-answers, keeps the next, and gives the extractor its
-    pseudo-answer as a hint."""
-    seed: int = 0
-    temperature: float = 0.7
-    """Sampling temperature of the branch candidates (greedy everywhere else)."""
-    tokens: dict = field(
-        default_factory=lambda: {
-            "select": 4,
-            "decomp": 48,
-            "pre_answer": 160,
-            "retrieve": 48,
-            "self": 48,
-            "final": 96,
-            "direct": 128,
-        }
-    )
 
 
 @dataclass
@@ -105,7 +74,7 @@ class Engine:
     """Runs traces round by round. ``batch(requests, desc) -> results`` (aligned, cached); ``retriever`` is None for
     rows without Retrieve & Extract."""
 
-    def __init__(self, batch: Callable, budget: Budget, retriever=None, corpus=None, evaluated: dict | None = None):
+    def __init__(self, batch: Callable, budget: GeekConfig, retriever=None, corpus=None, evaluated: dict | None = None):
         self.batch, self.budget, self.retriever, self.corpus = batch, budget, retriever, corpus
         self.evaluated = evaluated or {}
 

@@ -11,8 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -23,11 +22,12 @@ from olakit.errors import DataError, OlakitError
 from olakit.extract import extract_strict, unparsed_cause
 from olakit.geek import prompts
 from olakit.geek.actions import RETRIEVE, ROWS
-from olakit.geek.agent import Budget, CallFailed, Engine, Trace, start
+from olakit.geek.agent import CallFailed, Engine, Trace, start
+from olakit.geek.config import GeekConfig
 from olakit.geek.corpus import load_corpus
 from olakit.geek.retrievers import make_retriever, recall_at_k
 from olakit.llm import LLM
-from olakit.llm.two_stage import STAGES, answers
+from olakit.llm.two_stage import answers
 from olakit.llm.usage import CallCounter
 from olakit.majority import majority
 from olakit.types import Record
@@ -38,41 +38,6 @@ LABELS = ["yes", "no"]
 
 class GeekError(OlakitError):
     """Some calls of a GEEK run failed; nothing was written; a rerun resumes from the cache."""
-
-
-@dataclass
-class GeekConfig:
-    """What to run (the notebook's and the CLI's parameters)."""
-
-    split: str = "dev"
-    n_questions: int | None = 10
-    offset: int = 0
-    rows: Sequence[str] = tuple(ROWS)
-    corpus: str = "strategyqa-facts:open"
-    """``strategyqa-facts:open`` (a question's own facts never retrieved), ``strategyqa-facts:oracle`` (an upper
-    bound) or a JSON Lines path."""
-    retriever: str = "bm25"
-    k: int = 3
-    max_steps: int = 8
-    max_sub_questions: int = 4
-    branches: int = 3
-    depth: int = 1
-    pre_answer: bool = False
-    seed: int = 0
-    answer_stages: int = 1
-    recall_ks: Sequence[int] = (1, 3, 5, 10)
-    data_dir: str | None = None
-
-    def check(self) -> GeekConfig:
-        unknown = [r for r in self.rows if r not in ROWS]
-        if unknown or not self.rows:
-            raise DataError(f"unknown GEEK rows {unknown}; known: {', '.join(ROWS)}")
-        if self.answer_stages not in STAGES:
-            raise DataError(f"answer_stages {self.answer_stages!r}: use 1 or 2")
-        for name in ("k", "max_steps", "max_sub_questions", "branches", "depth"):
-            if int(getattr(self, name)) < 1:
-                raise DataError(f"{name} = {getattr(self, name)}: give a whole number >= 1")
-        return self
 
 
 @dataclass
@@ -138,12 +103,10 @@ def _record(q, row: str, branches: list[Trace], found: list, setting: str, k: in
 
 def run_geek(config: GeekConfig, llm: LLM | None = None, out_dir: str | Path | None = None) -> GeekResult:
     """Every row of the config on the slice; write records.parquet (with traces) into out_dir when given."""
-    cfg = config.check()
+    cfg = config
     t0 = time.perf_counter()
     everything = load_questions("strategyqa", cfg.split, data_dir=cfg.data_dir)
-    questions = everything[cfg.offset : None if cfg.n_questions is None else cfg.offset + cfg.n_questions]
-    if not questions:
-        raise DataError(f"strategyqa/{cfg.split}: no questions at offset {cfg.offset}")
+    questions = cfg.pick(everything)
     prompts.check_no_leak(everything)
     needs_corpus = any(RETRIEVE in ROWS[r] for r in cfg.rows)
     corpus = load_corpus(cfg.corpus, cfg.data_dir)
@@ -156,16 +119,7 @@ def run_geek(config: GeekConfig, llm: LLM | None = None, out_dir: str | Path | N
         recall = {f"recall@{k}": round(recall_at_k(oracle, questions, k), 4) for k in cfg.recall_ks}
     llm = llm or LLM()
     counter = CallCounter(llm)
-    budget = Budget(
-        max_steps=cfg.max_steps,
-        max_sub_questions=cfg.max_sub_questions,
-        k=cfg.k,
-        branches=cfg.branches,
-        depth=cfg.depth,
-        pre_answer=cfg.pre_answer,
-        seed=cfg.seed,
-    )
-    engine = Engine(counter, budget, retriever, corpus, prompts.normalised(everything))
+    engine = Engine(counter, cfg, retriever, corpus, prompts.normalised(everything))
     records = []
     for row in cfg.rows:
         try:
@@ -196,7 +150,7 @@ def run_geek(config: GeekConfig, llm: LLM | None = None, out_dir: str | Path | N
             )
     counts = {**counter.counts, "wall_s": round(time.perf_counter() - t0, 2)}
     df = to_frame(records)
-    conf = {**asdict(cfg), "corpus_label": corpus.label}
+    conf = {**cfg.as_dict(), "corpus_label": corpus.label}
     result = GeekResult(records=df, calls=counts, recall=recall, config=conf, corpus=corpus.label)
     if out_dir is not None:
         result.out_dir = Path(out_dir)

@@ -1,14 +1,19 @@
-"""What the ablation notebooks share: get records (recorded or live), write figures and a run manifest.
+"""What the ablation notebooks share: their config and parameters, records (recorded or live), figures and a run
+manifest.
 
-Each notebook is parameters, a call to ``get_records``, one or two analysis calls and ``finish``:
+Each notebook is a parameters cell, a call to ``configure``, ``get_records``, one or two analysis calls and
+``finish``:
 
-    records, templates, info = get_records("recorded", "aqua", strategies=["zero-shot", "retrieval"])
-    table = tables.template_count_ablation(records, templates)
-    finish(out_dir, "template_count", parameters("template_count", globals()), records, info,
-           tables={"template_count": table}, figures={...})
+    cfg, params = configure("template_count", globals())   # the notebook's OlaGPTConfig and its parameters
+    records, templates, info = get_records(source, cfg)
+    table = tables.template_count_ablation(records, templates, rule=cfg.rule())
+    finish(out_dir, "template_count", params, records, info, tables={"template_count": table}, figures={...})
 
-``finish`` writes tables/NAME.csv, figures/NAME.png and .pdf, and manifest.json (model, endpoint identity,
-prompt hashes, seeds, package versions; never a key) into out_dir.
+A notebook's metadata names its config type (``"olakit": {"config": "olagpt"}``); any setting of that type can be
+given as a papermill parameter or set in the parameters cell by its field name, and a name that is neither a setting
+nor one of the notebook's own parameters is refused. ``finish`` writes tables/NAME.csv, figures/NAME.png and .pdf,
+and manifest.json (model, endpoint identity, the config, prompt hashes, package versions; never a key) into
+out_dir.
 """
 
 from __future__ import annotations
@@ -36,18 +41,19 @@ from olakit.data.recorded import RECORDED_TEMPLATES, import_olagpt
 from olakit.data.records import save_records, to_frame
 from olakit.errors import DataError
 from olakit.geek.assessment import assess
-from olakit.geek.run import GeekConfig, run_geek
+from olakit.geek.config import GeekConfig
+from olakit.geek.run import run_geek
 from olakit.llm import LLM, Endpoint
 from olakit.llm.judge import judge_pairs, summary
 from olakit.llm.usage import CallCounter
-from olakit.names import LLM_VOTE, LLM_VOTE_SHUFFLED, REGEX_VOTE, STRATEGIES, ZERO_SHOT, voting_templates
+from olakit.names import LLM_VOTE, LLM_VOTE_SHUFFLED, REGEX_VOTE, ZERO_SHOT, voting_templates
+from olakit.olagpt.config import PAPER, OlaGPTConfig, VoteRule
 from olakit.olagpt.llm_vote import llm_vote_audit, llm_vote_records
 from olakit.olagpt.notes import resolve_library
-from olakit.olagpt.run import RunConfig, run
-from olakit.olagpt.settings import resolve, vote_order
+from olakit.olagpt.run import run
 from olakit.olagpt.vote import regex_vote
-from olakit.review.loop import LoopConfig
-from olakit.review.run import ReviewConfig, run_review
+from olakit.review.config import ReviewConfig
+from olakit.review.run import run_review
 
 PACKAGES = (
     "olakit",
@@ -65,84 +71,32 @@ PACKAGES = (
     "seaborn",
     "matplotlib",
 )
-NOTEBOOKS = REPO_ROOT / "notebooks"
 
 
-def parameters(notebook: str, namespace: dict) -> dict:
-    """The values of a notebook's parameters (the names papermill finds in its ``parameters`` cell) in
-    ``namespace`` (the notebook's globals, after papermill's injected cell): what the manifest records.
+def get_records(source: str, config: OlaGPTConfig, *, concurrency: int | None = None):
+    """(records, template names in vote order, info) from the OlaGPT recorded outputs or a live run of ``config``.
 
-    ``parameters("template_count", globals())`` -> ``{"source": "recorded", ...}``.
+    ``source``: ``"recorded"`` (AQuA only: the authors' gpt-3.5 outputs, read with the config's reader; n_notes 3,
+    and for ST also 1 and 5; with all five templates and an LLM vote asked for, the authors' recorded LLM vote) or
+    ``"live"`` (the endpoint from the environment, or the embedded model). ``info["config"]`` holds the settings.
     """
-    return {name: namespace[name] for name in parameter_names(NOTEBOOKS / f"{notebook}.ipynb")}
-
-
-def parameter_names(path: str | os.PathLike) -> list[str]:
-    """The names assigned at the top level of a notebook's cell tagged ``parameters``, in order (what
-    papermill.inspect_notebook lists, read with ``ast``: importing papermill in a kernel costs a second or two)."""
-    import ast
-
-    cells = json.loads(Path(path).read_text(encoding="utf-8"))["cells"]
-    source = next("".join(c["source"]) for c in cells if "parameters" in c.get("metadata", {}).get("tags", []))
-    names = []
-    for node in ast.parse(source).body:
-        targets = (
-            node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
-        )
-        names += [t.id for t in targets if isinstance(t, ast.Name) and t.id not in names]
-    return names
-
-
-def get_records(
-    source: str,
-    dataset: str = "aqua",
-    *,
-    n_questions: int | None = None,
-    offset: int = 0,
-    templates: Sequence[str] | None = None,
-    strategies: Sequence[str] = STRATEGIES,
-    n_notes: Sequence[int] = (3,),
-    library: str | None = "olagpt",
-    baselines: Sequence[str] = (),
-    votes: Sequence[str] = (REGEX_VOTE,),
-    sc_k: int = 5,
-    max_tokens: int = 256,
-    vote_max_tokens: int = 192,
-    seed: int = 0,
-    extractor: str | None = None,
-    data_dir=None,
-    concurrency: int = 4,
-    preset: str | None = None,
-    settings: dict | None = None,
-    answer_stages: int = 1,
-) -> tuple[pd.DataFrame, list[str], dict]:
-    """(records, template names in vote order, info) from the OlaGPT recorded outputs or a live run.
-
-    ``source``: ``"recorded"`` (AQuA only: the authors' gpt-3.5 outputs; every question unless a slice is asked
-    for; n_notes 3, and for ST also 1 and 5; with all five templates and an LLM vote asked for, the authors'
-    recorded LLM vote) or ``"live"`` (the endpoint from the environment, or the embedded model). ``preset`` and
-    ``settings`` name the settings (olakit.olagpt.settings; default the ``paper`` preset); ``info["settings"]``
-    holds the ones used.
-    """
-    chosen = resolve(preset, **(settings or {}))
+    cfg = config
     if source == "recorded":
-        if dataset != "aqua":
-            raise DataError(f"recorded outputs exist for AQuA only, not {dataset!r}; use source='live'")
-        names = list(templates) if templates else RECORDED_TEMPLATES
+        if cfg.dataset != "aqua":
+            raise DataError(f"recorded outputs exist for AQuA only, not {cfg.dataset!r}; use source='live'")
+        names = list(cfg.templates) if cfg.templates else RECORDED_TEMPLATES
         unknown = sorted(set(names) - set(RECORDED_TEMPLATES))
         if unknown:
             raise DataError(f"templates {unknown} are not in the recorded outputs; recorded: {RECORDED_TEMPLATES}")
         parts = ["templates"]
-        if LLM_VOTE in votes and set(names) == set(RECORDED_TEMPLATES):
+        if LLM_VOTE in cfg.votes and set(names) == set(RECORDED_TEMPLATES):
             parts.append("llm_vote")
-        if "ST" in names and {1, 5} & set(n_notes):
+        if "ST" in names and {1, 5} & set(cfg.n_notes):
             parts.append("st_notes_count")
-        df = import_olagpt(data_dir, extractor=extractor or "olagpt", parts=parts)
-        keep_n = {0, *n_notes}
-        df = df[df["template"].isin([*names, LLM_VOTE]) & df["notes_strategy"].isin(strategies)]
-        df = df[df["n_notes"].isin(keep_n)]
-        ids = list(dict.fromkeys(df["question_id"]))
-        keep = ids[offset : None if n_questions is None else offset + n_questions]
+        df = import_olagpt(cfg.data_dir, extractor=cfg.reader(recorded=True), parts=parts)
+        df = df[df["template"].isin([*names, LLM_VOTE]) & df["notes_strategy"].isin(cfg.strategies)]
+        df = df[df["n_notes"].isin({0, *cfg.n_notes})]
+        keep = cfg.pick(list(dict.fromkeys(df["question_id"])))
         df = df[df["question_id"].isin(keep)].reset_index(drop=True)
         info = {
             "source": "olagpt-recorded",
@@ -150,30 +104,11 @@ def get_records(
             "endpoint": "recorded (OlaGPT repository)",
             "n_notes": sorted(set(df["n_notes"])),
             "n_questions": len(keep),
-            "settings": chosen.as_dict(),
+            "config": cfg.as_dict(),
             "calls": {"requests": 0},
         }
-        return df, vote_order(names, chosen.vote_order), info
+        return df, cfg.order(names), info
     if source == "live":
-        cfg = RunConfig(
-            dataset=dataset,
-            n_questions=n_questions,
-            offset=offset,
-            templates=templates,
-            strategies=tuple(strategies),
-            n_notes=tuple(n_notes),
-            library=library,
-            baselines=tuple(baselines),
-            votes=tuple(votes),
-            sc_k=sc_k,
-            max_tokens=max_tokens,
-            vote_max_tokens=vote_max_tokens,
-            seed=seed,
-            extractor=extractor or "strict",
-            data_dir=data_dir,
-            settings=chosen,
-            answer_stages=answer_stages,
-        )
         with LLM(concurrency=concurrency) as llm:
             res = run(cfg, llm=llm)
             info = {
@@ -182,18 +117,16 @@ def get_records(
                 "endpoint": llm.endpoint.identity,
                 "calls": res.calls,
                 "n_questions": res.records["question_id"].nunique(),
-                "settings": chosen.as_dict(),
-                "run_config": res.config,
+                "config": res.config,
             }
-        names = voting_templates(res.records["template"])
-        return res.records, vote_order(names, chosen.vote_order), info
+        return res.records, cfg.order(voting_templates(res.records["template"])), info
     raise DataError(f"source {source!r}: use 'recorded' or 'live'")
 
 
-def geek_records(*, judge_questions: int = 0, concurrency: int = 4, **config) -> tuple[pd.DataFrame, dict]:
-    """GEEK's rows live (olakit.geek.run; ``config``: GeekConfig's fields): (records with traces, info with the
-    model, endpoint, calls, recall@k, corpus label and, with ``judge_questions``, the pairwise judge's Table 3)."""
-    cfg = GeekConfig(**config).check()
+def geek_records(config: GeekConfig, *, judge_questions: int = 0, concurrency: int | None = None):
+    """GEEK's rows live (olakit.geek.run): (records with traces, info with the model, endpoint, calls, recall@k,
+    corpus label and, with ``judge_questions``, the pairwise judge's Table 3)."""
+    cfg = config
     with LLM(concurrency=concurrency) as llm:
         res = run_geek(cfg, llm=llm)
         info = {
@@ -203,7 +136,7 @@ def geek_records(*, judge_questions: int = 0, concurrency: int = 4, **config) ->
             "calls": res.calls,
             "recall": res.recall,
             "corpus": res.corpus,
-            "run_config": res.config,
+            "config": res.config,
         }
         if judge_questions:
             questions = {q.id: q for q in load_questions("strategyqa", cfg.split, cfg.data_dir)}
@@ -215,65 +148,46 @@ def geek_records(*, judge_questions: int = 0, concurrency: int = 4, **config) ->
     return res.records, info
 
 
-def olagpt_vote_row(
-    split: str, n_questions: int | None, offset: int, info: dict, *, seed: int = 0, n_boot: int = 2000, data_dir=None
-) -> pd.DataFrame:
+def olagpt_vote_row(config: GeekConfig, info: dict, *, n_boot: int = 2000) -> pd.DataFrame:
     """The cross-method row: OlaGPT's templates answer the same StrategyQA questions zero-shot, and their regex vote
-    (under the default settings) is one row of accuracy with its CI (``info["calls"]`` grows by its calls)."""
-    records, names, olagpt_info = get_records(
-        "live",
-        "strategyqa",
-        n_questions=n_questions,
-        offset=offset,
+    (the authors' vote rule) is one row of accuracy with its CI (``info["calls_olagpt_row"]`` holds its calls)."""
+    olagpt = OlaGPTConfig(
+        dataset="strategyqa",
+        split=config.split,
+        n_questions=config.n_questions,
+        offset=config.offset,
         strategies=[ZERO_SHOT],
-        seed=seed,
-        data_dir=data_dir,
-        votes=(REGEX_VOTE,),
+        seed=config.seed,
+        data_dir=config.data_dir,
     )
+    records, names, olagpt_info = get_records("live", olagpt)
     info["calls_olagpt_row"] = olagpt_info["calls"]
-    acc = method_accuracy(records, names, seed=seed, n_boot=n_boot, unparsed=olagpt_info["settings"]["unparsed"])
+    acc = method_accuracy(records, names, rule=olagpt.rule(), seed=olagpt.seed, n_boot=n_boot)
     row = acc[acc["method"] == REGEX_VOTE].assign(method=f"OlaGPT {REGEX_VOTE} ({len(names)} templates)")
-    return row.assign(notes_strategy=info.get("run_config", {}).get("corpus", "").rsplit(":", 1)[-1] or ZERO_SHOT)
+    return row.assign(notes_strategy=config.corpus.rsplit(":", 1)[-1] or ZERO_SHOT)
 
 
-def review_records(
-    *,
-    mode: str = "lite",
-    behaviour: str = "intended",
-    max_iterations: int = 3,
-    threshold: int = 4,
-    seed: int = 0,
-    **config,
-) -> tuple[pd.DataFrame, dict]:
-    """The review loop live on a dataset slice (olakit.review.run; ``config``: ReviewConfig's other fields); roles
-    take their endpoints from the environment. (records, info with models, roles, calls)."""
-    loop = LoopConfig(mode=mode, behaviour=behaviour, max_iterations=max_iterations, threshold=threshold, seed=seed)
-    res = run_review(ReviewConfig(loop=loop, **config))
+def review_records(config: ReviewConfig) -> tuple[pd.DataFrame, dict]:
+    """The review loop live on a dataset slice (olakit.review.run); roles take their endpoints from the environment.
+    (records, info with models, roles, calls)."""
+    res = run_review(config)
     info = {
         "source": "live",
         "model": res.config["roles"]["answerer"],
         "endpoint": res.config["roles"],
         "calls": res.calls,
-        "run_config": res.config,
+        "config": res.config,
     }
     return res.records, info
 
 
-def open_judgement(
-    n_questions: int,
-    *,
-    mode: str = "lite",
-    behaviour: str = "intended",
-    max_iterations: int = 3,
-    seed: int = 0,
-    n_boot: int = 2000,
-) -> tuple[pd.DataFrame, dict, pd.DataFrame]:
-    """Open questions (data/review/open_questions.jsonl, the first ``n_questions``): the loop's final answer against
+def open_judgement(n_questions: int, config: ReviewConfig, *, n_boot: int = 2000):
+    """Open questions (the shipped open_questions.jsonl, the first ``n_questions``): the loop's final answer against
     the direct answer, judged pairwise in both orders by the ``judge`` role. (records, summary of loop / tie /
     direct with CIs and the position bias, one row per question with its verdict)."""
-    loop = LoopConfig(mode=mode, behaviour=behaviour, max_iterations=max_iterations, seed=seed)
-    res = run_review(ReviewConfig(dataset="open", n_questions=n_questions, loop=loop))
-    final = res.records[res.records["template"] == f"review-{mode}@{max_iterations}"].set_index("question_id")
+    cfg = config.replace(dataset="open", n_questions=n_questions, offset=0, split=None)
+    res = run_review(cfg)
+    final = res.records[res.records["template"] == f"review-{cfg.mode}@{cfg.max_iterations}"].set_index("question_id")
     direct = res.records[res.records["template"] == "direct"].set_index("question_id")
     ids = list(final.index)
     items = [
@@ -282,7 +196,7 @@ def open_judgement(
     ]
     with LLM(Endpoint.from_env("judge")) as judge:
         verdicts = judge_pairs(CallCounter(judge), items)
-    out = summary(verdicts, labels=("loop", "direct"), n_boot=n_boot, seed=seed)
+    out = summary(verdicts, labels=("loop", "direct"), n_boot=n_boot, seed=cfg.seed)
     per = pd.DataFrame(
         {
             "question_id": ids,
@@ -295,24 +209,16 @@ def open_judgement(
 
 
 def add_llm_vote(
-    records: pd.DataFrame,
-    names: Sequence[str],
-    info: dict,
-    *,
-    dataset: str,
-    n_questions: int,
-    audit: bool = True,
-    seed: int = 0,
-    max_tokens: int = 192,
-    data_dir=None,
-    prompt: str = "paper",
+    records: pd.DataFrame, names: Sequence[str], info: dict, config: OlaGPTConfig, n_questions: int
 ) -> pd.DataFrame:
     """Recorded records plus an LLM vote by the configured model over the first ``n_questions`` questions'
     recorded answers, in place of the authors' recorded LLM vote on those questions (``info`` gets the vote's model
-    and endpoint). ``n_questions = 0`` returns the records."""
+    and endpoint); the vote's prompt, token limit, audit and seed are the config's. ``n_questions = 0`` returns the
+    records."""
     if not n_questions:
         return records
-    questions = {q.id: q for q in load_questions(dataset, DEFAULT_SPLIT[dataset], data_dir)}
+    cfg = config
+    questions = {q.id: q for q in load_questions(cfg.dataset, DEFAULT_SPLIT[cfg.dataset], cfg.data_dir)}
     first = list(dict.fromkeys(records["question_id"]))[:n_questions]
     with LLM() as llm:
         votes = llm_vote_records(
@@ -320,10 +226,10 @@ def add_llm_vote(
             records[records["question_id"].isin(first)],
             questions,
             names,
-            audit=audit,
-            seed=seed,
-            max_tokens=max_tokens,
-            prompt=prompt,
+            audit=cfg.audit,
+            seed=cfg.seed,
+            max_tokens=cfg.vote_max_tokens,
+            prompt=cfg.llm_vote_prompt,
         )
         info["vote_model"], info["vote_endpoint"] = llm.endpoint.model, llm.endpoint.identity
     revoted = records["question_id"].isin(first) & records["template"].isin([LLM_VOTE, LLM_VOTE_SHUFFLED])
@@ -331,49 +237,41 @@ def add_llm_vote(
 
 
 def vote_type_tables(
-    records: pd.DataFrame,
-    names: Sequence[str],
-    *,
-    tie: str = "first",
-    seed: int = 0,
-    n_boot: int = 2000,
-    unparsed: str = "abstain",
+    records: pd.DataFrame, names: Sequence[str], *, rule: VoteRule = PAPER, seed: int = 0, n_boot: int = 2000
 ) -> dict[str, pd.DataFrame]:
     """Figs 7-8 / Table 8: the regex bounds, the regex vote and any LLM vote, with CIs (``vote_type``); and the
     LLM-vote audit over the questions that have an LLM vote (``llm_vote_audit``) when there is one."""
     base = records[records["template"].isin(names)]
-    counts = answer_counts(base, names, unparsed)
-    vote = regex_vote(base, names, tie=tie, seed=seed, unparsed=unparsed)
+    counts = answer_counts(base, names, rule)
+    vote = regex_vote(base, names, rule=rule, seed=seed)
     bounds = bounds_long(counts, vote, seed=seed, n_boot=n_boot)
     votes = method_accuracy(records, [], seed=seed, n_boot=n_boot)
     tables = {"vote_type": pd.concat([bounds, votes], ignore_index=True)}
     if {LLM_VOTE, LLM_VOTE_SHUFFLED} <= set(records["template"]):
         voted = set(records.loc[records["template"] == LLM_VOTE, "question_id"])
-        tables["llm_vote_audit"] = llm_vote_audit(records[records["question_id"].isin(voted)], names, tie=tie)
+        tables["llm_vote_audit"] = llm_vote_audit(records[records["question_id"].isin(voted)], names, rule=rule)
     return tables
 
 
 def similarity_table(
     records: pd.DataFrame,
     names: Sequence[str],
+    config: OlaGPTConfig,
     *,
     source: str,
-    dataset: str,
-    library: str | None,
     edges: Sequence[float],
-    seed: int = 0,
     n_boot: int = 2000,
-    data_dir=None,
 ) -> pd.DataFrame:
     """Accuracy by retrieval-similarity band: live records carry the shown notes' similarities; recorded runs did
     not keep their notes, so each question's similarity to its nearest library note is used (one embedder load)."""
+    cfg = config
     templated = records[records["template"].isin(names)]
     if source != "recorded":
-        return similarity_bands(templated, edges=edges, seed=seed, n_boot=n_boot)
+        return similarity_bands(templated, edges=edges, seed=cfg.seed, n_boot=n_boot)
     ids = set(records["question_id"])
-    questions = [q for q in load_questions(dataset, DEFAULT_SPLIT[dataset], data_dir) if q.id in ids]
-    sims = nearest_note_similarity(questions, resolve_library(library, data_dir))
-    return similarity_bands(templated, sims, edges=edges, seed=seed, n_boot=n_boot)
+    questions = [q for q in load_questions(cfg.dataset, DEFAULT_SPLIT[cfg.dataset], cfg.data_dir) if q.id in ids]
+    sims = nearest_note_similarity(questions, resolve_library(cfg.library, cfg.data_dir))
+    return similarity_bands(templated, sims, edges=edges, seed=cfg.seed, n_boot=n_boot)
 
 
 def note_strategy_figures(tests: pd.DataFrame, kappas: pd.DataFrame, cost: pd.DataFrame) -> dict:
@@ -429,8 +327,8 @@ SECRET_NAME = re.compile(r"(^|_)(api_?key|key|secret|password|token|auth)$", re.
 
 
 def manifest(notebook: str, parameters: dict, records: pd.DataFrame, info: dict) -> dict:
-    """What a run used: parameters (anything named like a secret refused), model, endpoint identity, the named
-    settings (olakit.olagpt.settings), questions, prompt hashes, seeds, package versions, python, git commit."""
+    """What a run used: parameters (anything named like a secret refused), model, endpoint identity, the config
+    (every setting), questions, prompt hashes, seeds, package versions, python, git commit."""
     bad = [k for k, v in parameters.items() if SECRET_NAME.search(k) or (isinstance(v, str) and v.startswith("sk-"))]
     if bad:
         raise DataError(f"parameters {bad} look like secrets; keys come from the environment only")
@@ -443,8 +341,7 @@ def manifest(notebook: str, parameters: dict, records: pd.DataFrame, info: dict)
         "model": sorted(set(records["model"])) or [info.get("model")],
         "endpoint": info.get("endpoint"),
         "calls": info.get("calls", {}),
-        "settings": info.get("settings"),
-        "run_config": info.get("run_config"),
+        "config": info.get("config"),
         "n_questions": int(records["question_id"].nunique()),
         "records": len(records),
         "prompt_hashes": hashes,

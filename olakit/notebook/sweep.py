@@ -39,6 +39,7 @@ from olakit.llm.cache import default_cache_dir, redact
 from olakit.llm.local import SLOTS, server_metrics
 from olakit.notebook import cluster
 from olakit.notebook.jobs import Job, execute, resolve_notebook
+from olakit.notebook.parameters import check_names, config_type
 
 log = logging.getLogger("olakit")
 EXECUTORS = ("local", "dask")
@@ -76,7 +77,20 @@ def load_spec(path: str | os.PathLike) -> dict:
             raise DataError(f"{where}: 'grid' must map parameter names to non-empty lists")
         if "out_dir" in (entry.get("parameters") or {}) or "out_dir" in grid:
             raise DataError(f"{where}: out_dir is set by the sweep (results/<run_id>/<name>)")
+        check_parameters(resolve_notebook(str(entry["notebook"])), entry.get("parameters") or {}, grid, where)
     return spec
+
+
+def check_parameters(notebook: Path, parameters: dict, grid: dict, where: str) -> None:
+    """Every name a notebook's own parameter or a setting of its config, and every grid point a valid config, so a
+    misspelled name or a bad value stops the sweep before any kernel starts."""
+    check_names(notebook, [*parameters, *grid], where)
+    kind = config_type(notebook)
+    if kind is None:
+        return
+    keys = list(grid)
+    for values in itertools.product(*(grid[k] for k in keys)) if keys else [()]:
+        kind.from_mapping({**parameters, **dict(zip(keys, values))}, where)
 
 
 def _slug(value) -> str:

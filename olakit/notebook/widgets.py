@@ -32,8 +32,8 @@ from olakit.data.records import load_records, save_records
 from olakit.errors import DataError
 from olakit.geek.corpus import load_corpus
 from olakit.names import LLM_VOTE, voting_templates
+from olakit.olagpt.config import PAPER, VoteRule
 from olakit.olagpt.notes import NotesLibrary, error_reason, note_from_question
-from olakit.olagpt.settings import Settings, resolve, vote_order
 from olakit.olagpt.vote import GROUP, answer_matrix, regex_vote
 
 
@@ -57,8 +57,7 @@ class QuestionExplorer:
         notes=None,
         records_path: str | Path | None = None,
         notes_path: str | Path | None = None,
-        tie: str = "first",
-        settings: Settings | None = None,
+        rule: VoteRule = PAPER,
     ):
         import ipywidgets as w
 
@@ -66,9 +65,8 @@ class QuestionExplorer:
         self.notes = notes
         self.records_path = Path(records_path) if records_path else None
         self.notes_path = Path(notes_path) if notes_path else None
-        self.tie = tie
-        self.settings = settings or resolve()  # the vote order and unparsed rule (default: the authors')
-        self.templates = vote_order(_templates(records, templates), self.settings.vote_order)
+        self.rule = rule  # the vote order, tie and unparsed rules (default: the authors')
+        self.templates = rule.order(_templates(records, templates))
         self._load(records)
 
         datasets = list(dict.fromkeys(self.df["dataset"]))
@@ -112,8 +110,8 @@ class QuestionExplorer:
         self.df = records
         base = records[records["template"].isin(self.templates) & (records["sample"] == 0)]
         self.base = base
-        self.counts = answer_counts(base, self.templates, self.settings.unparsed)
-        self.vote = regex_vote(base, self.templates, tie=self.tie, unparsed=self.settings.unparsed)
+        self.counts = answer_counts(base, self.templates, self.rule)
+        self.vote = regex_vote(base, self.templates, rule=self.rule)
         self.rows = {key: g.set_index("template") for key, g in records[records["sample"] == 0].groupby(GROUP)}
 
     def _on_dataset(self, *_):
@@ -236,8 +234,8 @@ class QuestionExplorer:
         self.rows[key] = one.set_index("template")
         voting = one[one["template"].isin(self.templates)]
         at = np.flatnonzero(np.logical_and.reduce([(self.counts[c] == v).to_numpy() for c, v in k.items()]))
-        new_counts = answer_counts(voting, self.templates, self.settings.unparsed)
-        new_vote = regex_vote(voting, self.templates, tie=self.tie, unparsed=self.settings.unparsed)
+        new_counts = answer_counts(voting, self.templates, self.rule)
+        new_vote = regex_vote(voting, self.templates, rule=self.rule)
         for col in new_counts.columns:
             self.counts.loc[self.counts.index[at], col] = new_counts[col].to_numpy()
         for col in ("voted", "correct"):
@@ -311,13 +309,13 @@ class HeatmapExplorer:
         "kappa": "Cohen's kappa",
     }
 
-    def __init__(self, records: pd.DataFrame, templates: Sequence[str] | None = None, settings: Settings | None = None):
+    def __init__(self, records: pd.DataFrame, templates: Sequence[str] | None = None, rule: VoteRule = PAPER):
         import ipywidgets as w
 
         self.df = records[records["sample"] == 0]
         self._views: dict = {}
-        self.settings = settings or resolve()
-        self.all_templates = vote_order(_templates(records, templates), self.settings.vote_order)
+        self.rule = rule
+        self.all_templates = rule.order(_templates(records, templates))
         strategies = ordered_strategies(self.df["notes_strategy"])
         self.strategy = w.Dropdown(options=strategies, value=strategies[0], description="strategy")
         self.metric = w.Dropdown(options=[(v, k) for k, v in self.METRICS.items()], value="fig12", description="metric")
@@ -345,7 +343,7 @@ class HeatmapExplorer:
     def _counts(self, subset: tuple) -> pd.DataFrame:
         return self._memo(
             ("counts", subset),
-            lambda: answer_counts(self.df[self.df["template"].isin(subset)], list(subset), self.settings.unparsed),
+            lambda: answer_counts(self.df[self.df["template"].isin(subset)], list(subset), self.rule),
         )
 
     def _wide(self, subset: tuple, strategy: str) -> pd.DataFrame:

@@ -16,10 +16,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from olakit.llm import Request, cache_key
+from olakit.olagpt.config import OlaGPTConfig
 from olakit.olagpt.intent import frame_question, show_question
 from olakit.olagpt.notes import NotesLibrary
 from olakit.olagpt.selection import select
-from olakit.olagpt.settings import PRESETS, Settings
 from olakit.types import Note, Question, Template
 
 NOTES_HEADER = "Here are notes on similar questions that were answered wrongly before, with their solutions:"
@@ -73,15 +73,15 @@ def build_prompt(
     qtype: str,
     template: Template | None,
     notes: Sequence[Note],
-    settings: Settings = PRESETS["paper"],
+    config: OlaGPTConfig = OlaGPTConfig(),
 ) -> str:
     """Notes as examples, then the template text, then the framed question (Fig 3); a template's text comes after
     the answer-format sentence instead under ``template_position="after"`` (olakit's preset), and under the
     authors' settings for a template they put there (ST's trigger)."""
     parts = []
     if notes:
-        parts.append(notes_block(notes, template, settings.notes_layout))
-    position = settings.template_position
+        parts.append(notes_block(notes, template, config.notes_layout))
+    position = config.template_position
     after = template is not None and (
         position == "after" or (position == "paper" and template.paper_position == "after")
     )
@@ -113,29 +113,26 @@ def plan(
     questions: Sequence[Question],
     qtypes: dict[str, str],
     templates: Sequence[Template],
-    strategies: Sequence[str],
-    n_notes: Sequence[int],
     library: NotesLibrary | None,
+    config: OlaGPTConfig = OlaGPTConfig(),
     *,
     samples: int = 1,
-    seed: int = 0,
     temperature: float = 0.0,
-    max_tokens: int = 256,
     name: str | None = None,
-    settings: Settings = PRESETS["paper"],
 ) -> list[Call]:
-    """Every (question, template, strategy, n, sample) cell. Zero-shot takes n = 0 only. ``name`` relabels the
-    template in the records (e.g. ``"SC"`` for self-consistency samples of ST); ``settings`` picks the note layout,
-    where template texts go and whether further note types fill up (olakit.olagpt.settings)."""
+    """Every (question, template, strategy, n, sample) cell of ``config`` (its strategies, note counts, seed, token
+    limit, note layout, template position and fill-up). Zero-shot takes n = 0 only. ``name`` relabels the template
+    in the records (e.g. ``"SC"`` for self-consistency samples)."""
+    seed, max_tokens = config.seed, config.max_tokens
     calls = []
     for q in questions:
         qtype = qtypes[q.id]
-        for strategy in strategies:
-            for n in [0] if strategy == "zero-shot" else sorted(set(n_notes)):
-                picked = select(strategy, library, q, qtype, n, seed, fill_up=settings.fill_up)
+        for strategy in config.strategies:
+            for n in [0] if strategy == "zero-shot" else sorted(set(config.n_notes)):
+                picked = select(strategy, library, q, qtype, n, seed, fill_up=config.fill_up)
                 notes = [note for note, _ in picked]
                 for t in templates:
-                    prompt = build_prompt(q, qtype, t, notes, settings)
+                    prompt = build_prompt(q, qtype, t, notes, config)
                     for s in range(samples):
                         params = {"temperature": temperature, "max_tokens": max_tokens}
                         if samples > 1 or temperature > 0:

@@ -1,6 +1,6 @@
 """Run a grid live: questions x templates x strategies x n_notes (x SC samples), plus baselines and votes.
 
-``run(RunConfig(dataset="aqua", n_questions=10))`` makes, through the cached client:
+``run(OlaGPTConfig(dataset="aqua", n_questions=10))`` makes, through the cached client:
 
 1. the question types (intention enhancement);
 2. one answer per template, note strategy and n (records named by template; the ``turbo`` template, the plain
@@ -20,8 +20,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pandas as pd
@@ -31,7 +30,7 @@ from olakit.data.records import prompt_hash, save_records, to_frame
 from olakit.errors import DataError, OlakitError
 from olakit.extract import get_extractor, unparsed_cause
 from olakit.llm import LLM, Request, Result, cache_key
-from olakit.llm.two_stage import STAGES, Answer, answers
+from olakit.llm.two_stage import Answer, answers
 from olakit.llm.usage import CallCounter
 from olakit.majority import majority
 from olakit.names import (
@@ -40,19 +39,16 @@ from olakit.names import (
     DIY,
     LLM_VOTE,
     SC,
-    STRATEGIES,
-    TURBO,
     VERIFIED_SUFFIX,
-    VOTES,
     ZERO_SHOT,
 )
 from olakit.olagpt.baselines import auto_cot_demos, cot_prompt, published_demos
+from olakit.olagpt.config import OlaGPTConfig
 from olakit.olagpt.controller import Call, plan
 from olakit.olagpt.integrative import choose_request, chosen_templates, composed_template, diy_request
 from olakit.olagpt.intent import frame_question, question_types
 from olakit.olagpt.llm_vote import llm_vote_records
 from olakit.olagpt.notes import resolve_library
-from olakit.olagpt.settings import Settings, resolve
 from olakit.olagpt.templates import templates_for
 from olakit.review.verify import verify
 from olakit.types import Record, Template
@@ -69,86 +65,13 @@ class RunError(OlakitError):
 
 
 @dataclass
-class RunConfig:
-    """What to run. Names are looked up in registries: templates, note strategies, votes, baselines."""
-
-    dataset: str = "aqua"
-    split: str | None = None
-    """Default: test (AQuA), validation (E-KAR), dev (StrategyQA)."""
-    n_questions: int | None = 10
-    offset: int = 0
-    templates: Sequence[str] | None = None
-    """Default: every template that suits the dataset (turbo, DT, DST, PT, ST; AT too for E-KAR)."""
-    strategies: Sequence[str] = STRATEGIES
-    n_notes: Sequence[int] = (3,)
-    library: str | None = "olagpt"
-    """A notes library file (JSON Lines), "olagpt" (the authors' 81 AQuA notes) or "olagpt-ekar" (their 2 E-KAR
-    notes)."""
-    baselines: Sequence[str] = BASELINE_NAMES
-    votes: Sequence[str] = VOTES
-    sc_k: int = 5
-    """Self-consistency samples (default 5, the number of templates the vote combines)."""
-    sc_template: str = TURBO
-    """The template SC samples: the plain prompt by default (the paper's SC zero-shot, 0.3189, sits by turbo's
-    0.3228, far from ST's 0.5197, which suggests it sampled the plain prompt)."""
-    sc_temperature: float = 0.7
-    autocot_k: int = 4
-    autocot_demos: str = "generated"
-    """"generated" (Auto-CoT's clustering on the split) or "published" (AuRoRA's AQuA/StrategyQA demos)."""
-    max_tokens: int = 256
-    vote_max_tokens: int = 192
-    audit: bool = True
-    seed: int = 0
-    extractor: str = "strict"
-    verify: bool = False
-    """Verification thinking: review each template's answer and revise it below ``verify_threshold`` (records
-    ``<template>+V``; the tables add their vote, ``verified_vote``)."""
-    verify_threshold: int = 4
-    diy: bool = False
-    """Integrative (DIY) thinking: the model composes a template per question (records ``DIY``)."""
-    choose_k: int | None = None
-    """Template choice: the model picks this many templates per question; their vote is ``chosen_vote``."""
-    answer_stages: int = 1
-    """1: the extractor reads each output (the paper); 2: an output cut off or without an answer gets a second
-    call with Zero-shot-CoT's answer trigger (olakit.llm.two_stage)."""
-    second_stage_tokens: int = 16
-    tie: str = "first"
-    data_dir: str | None = None
-    settings: Settings = field(default_factory=resolve)
-    """The named settings (olakit.olagpt.settings): note layout, template position, fill-up, LLM-vote prompt, and
-    the vote order and unparsed rule the tables use. Default: the ``paper`` preset."""
-
-    def check(self) -> RunConfig:
-        unknown = [b for b in self.baselines if b not in BASELINE_NAMES]
-        if unknown:
-            raise DataError(f"unknown baselines {unknown}; known: {list(BASELINE_NAMES)}")
-        unknown = [v for v in self.votes if v not in VOTES]
-        if unknown:
-            raise DataError(f"unknown votes {unknown}; known: {list(VOTES)}")
-        if any(n < 0 for n in self.n_notes) or not self.n_notes:
-            raise DataError(f"n_notes {list(self.n_notes)}: give one or more counts >= 0")
-        if self.autocot_demos not in ("generated", "published"):
-            raise DataError(f"autocot_demos {self.autocot_demos!r}: use 'generated' or 'published'")
-        get_extractor(self.extractor)
-        if self.answer_stages not in STAGES:
-            raise DataError(f"answer_stages {self.answer_stages!r}: use 1 (the paper) or 2 (two-stage extraction)")
-        if not isinstance(self.settings, Settings):
-            raise DataError(f"settings {self.settings!r}: give olakit.olagpt.settings.resolve(preset, **settings)")
-        return self
-
-    def as_dict(self) -> dict:
-        """The configuration as plain data (what a manifest records)."""
-        return {**{k: v for k, v in asdict(self).items() if k != "settings"}, "settings": self.settings.as_dict()}
-
-
-@dataclass
 class RunResult:
     """The records of a run and its call counts (requests, unique prompts, paid, cached, failed, tokens, cost)."""
 
     records: pd.DataFrame
     calls: dict = field(default_factory=dict)
     config: dict = field(default_factory=dict)
-    """RunConfig.as_dict(): templates, SC's template and k, settings, ..."""
+    """OlaGPTConfig.as_dict(): every setting of the run."""
     out_dir: Path | None = None
 
 
@@ -199,17 +122,7 @@ def _diy_records(cfg, counter, questions, qtypes, templates, library, model, ext
     for q in questions:
         text = composed_template(composed[q.id].text) if composed[q.id].ok else ""
         diy = Template(name=DIY, prefix=text, title="composed for this question")
-        calls = plan(
-            [q],
-            qtypes,
-            [diy],
-            cfg.strategies,
-            cfg.n_notes,
-            library,
-            seed=cfg.seed,
-            max_tokens=cfg.max_tokens,
-            settings=cfg.settings,
-        )
+        calls = plan([q], qtypes, [diy], library, cfg)
         results = counter([c.request for c in calls], "DIY answers")
         for c, r in zip(calls, results):
             if r.ok:
@@ -305,47 +218,30 @@ def _fail_if_any(counts: dict) -> None:
         )
 
 
-def run(config: RunConfig, llm: LLM | None = None, out_dir: str | Path | None = None) -> RunResult:
+def run(config: OlaGPTConfig, llm: LLM | None = None, out_dir: str | Path | None = None) -> RunResult:
     """Run the grid; write records.parquet into out_dir when given."""
-    cfg = config.check()
+    cfg = config
     t0 = time.perf_counter()
-    split = cfg.split or DEFAULT_SPLIT.get(cfg.dataset, "test")
+    split = cfg.split or DEFAULT_SPLIT[cfg.dataset]
     everything = load_questions(cfg.dataset, split, data_dir=cfg.data_dir)
-    end = None if cfg.n_questions is None else cfg.offset + cfg.n_questions
-    questions = everything[cfg.offset : end]
-    if not questions:
-        raise DataError(f"{cfg.dataset}/{split}: no questions at offset {cfg.offset}")
+    questions = cfg.pick(everything)
     templates = templates_for(cfg.dataset, cfg.templates)
+    cfg.check_templates([t.name for t in templates])
     needs_notes = any(s != ZERO_SHOT for s in cfg.strategies)
     library = resolve_library(cfg.library, cfg.data_dir) if needs_notes else None
     if needs_notes and library is None:
         raise DataError("note strategies other than zero-shot need a notes library (config.library)")
     llm = llm or LLM()
     model = llm.endpoint.model
-    extract = get_extractor(cfg.extractor)
+    extract = get_extractor(cfg.reader())
     counter = CallCounter(llm)
     counts = counter.counts
     qtypes = question_types(llm, questions, batch=counter)
 
-    def plan_for(templates_, **kw):
-        return plan(
-            questions,
-            qtypes,
-            templates_,
-            cfg.strategies,
-            cfg.n_notes,
-            library,
-            seed=cfg.seed,
-            max_tokens=cfg.max_tokens,
-            settings=cfg.settings,
-            **kw,
-        )
-
-    calls = plan_for(templates)
+    calls = plan(questions, qtypes, templates, library, cfg)
     if SC in cfg.baselines:
-        calls += plan_for(
-            templates_for(cfg.dataset, [cfg.sc_template]), samples=cfg.sc_k, temperature=cfg.sc_temperature, name=SC
-        )
+        sc = templates_for(cfg.dataset, [cfg.sc_template])
+        calls += plan(questions, qtypes, sc, library, cfg, samples=cfg.sc_k, temperature=cfg.sc_temperature, name=SC)
     if AUTO_COT in cfg.baselines:
         if cfg.autocot_demos == "published":
             demos = published_demos(cfg.dataset, cfg.data_dir)
@@ -402,9 +298,9 @@ def run(config: RunConfig, llm: LLM | None = None, out_dir: str | Path | None = 
             audit=cfg.audit,
             seed=cfg.seed,
             max_tokens=cfg.vote_max_tokens,
-            extractor=cfg.extractor,
+            extractor=cfg.reader(),
             batch=counter.by_key,
-            prompt=cfg.settings.llm_vote_prompt,
+            prompt=cfg.llm_vote_prompt,
         )
     counts["wall_s"] = round(time.perf_counter() - t0, 2)
     _fail_if_any(counts)

@@ -1,14 +1,12 @@
 """The regex vote: combine the extracted answers of several templates for one question into one answer (pure; no
-LLM calls). OlaGPT's "vote by regex": count the extracted labels, the most frequent wins. An unparsed answer
-abstains or votes as its raw text (``unparsed``, UNPARSED_RULES).
+LLM calls). OlaGPT's "vote by regex": count the extracted labels, the most frequent wins. How ties and unparsed
+answers are treated, and in which template order, is one VoteRule (olakit.olagpt.config), whose default is what the
+authors' code does:
 
-Ties are resolved by an explicit rule (``TIE_RULES``):
-
-- ``"first"``: the tied label given first in template order. With the templates in the order DT, DST, PT, ST,
-  turbo this is what OlaGPT's code does (``max(votes, key=votes.get)`` over a dict filled in the order of the
-  recorded candidate outputs: dt, dst, pt, st, turbo).
-- ``"random"``: a seeded random choice among the tied labels (seed and question decide it).
-- ``"none"``: no answer, which counts as wrong; the strictest reading of "majority".
+- ``tie="first"``: the tied label given first in vote order. With the order DT, DST, PT, ST, turbo (``vote_order=
+  "paper"``) this is the authors' ``max(votes, key=votes.get)`` over a dict filled in the order of their recorded
+  candidate outputs; ``random``: a seeded choice among the tied labels; ``none``: no answer, counted wrong.
+- ``unparsed="raw"``: an unparsed answer votes as its raw text (the authors); ``abstain``: it is left out.
 
 ``majority(["A", "B", "A"]) -> "A"``; ``majority(["B", "A", None]) -> "B"`` (tie, first rule);
 ``majority(["B", "A"], tie="none") -> None``.
@@ -20,20 +18,13 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from olakit.errors import DataError, lookup
-from olakit.majority import check_tie_rule, majority
+from olakit.errors import DataError
+from olakit.majority import majority
+from olakit.olagpt.config import PAPER, VoteRule
 from olakit.rng import keyed_rng
 
-UNPARSED_RULES = ("abstain", "raw")
-"""What an answer the extractor could not parse does in a vote: ``abstain`` (olakit's choice: it is left out) or
-``raw`` (the OlaGPT authors' code: the raw output is kept and votes as a label of its own, never a right one)."""
 RAW = "\x00raw:"
 """Prefix of a raw-output label in ``unparsed="raw"`` votes (never an option label)."""
-
-
-def check_unparsed_rule(unparsed: str) -> str:
-    """Return ``unparsed`` if it is a known rule for unparsed answers, else UnknownNameError."""
-    return lookup({u: u for u in UNPARSED_RULES}, unparsed, "unparsed rule")
 
 
 GROUP = ["dataset", "notes_strategy", "n_notes", "sample", "question_id"]
@@ -61,13 +52,14 @@ def answer_matrix(df: pd.DataFrame, templates: Sequence[str] | None = None) -> t
 
 
 def vote_labels(
-    df: pd.DataFrame, templates: Sequence[str] | None = None, unparsed: str = "abstain"
+    df: pd.DataFrame, templates: Sequence[str] | None = None, rule: VoteRule = PAPER
 ) -> tuple[pd.DataFrame, pd.Series]:
-    """answer_matrix, with each unparsed answer as None (``abstain``) or as a label of its own made of its raw
-    output (``raw``: two identical unparseable outputs vote together, as in the authors' code)."""
-    check_unparsed_rule(unparsed)
-    wide, gold = answer_matrix(df, templates)
-    if unparsed == "raw":
+    """answer_matrix over the templates in the rule's vote order, with each unparsed answer as None (``abstain``) or
+    as a label of its own made of its raw output (``raw``: two identical unparseable outputs vote together, as in
+    the authors' code)."""
+    templates = list(templates) if templates is not None else list(dict.fromkeys(df["template"]))
+    wide, gold = answer_matrix(df, rule.order(templates))
+    if rule.unparsed == "raw" and wide.isna().to_numpy().any():
         sub = df[df["template"].isin(wide.columns)]
         raw = sub.pivot(index=GROUP, columns="template", values="raw_output")[list(wide.columns)].loc[wide.index]
         wide = wide.where(wide.notna(), RAW + raw.astype(str))
@@ -77,22 +69,21 @@ def vote_labels(
 def regex_vote(
     df: pd.DataFrame,
     templates: Sequence[str] | None = None,
-    tie: str = "first",
+    rule: VoteRule = PAPER,
     seed: int = 0,
-    unparsed: str = "abstain",
 ) -> pd.DataFrame:
-    """Regex majority vote over ``templates`` for every question and condition; a tie goes by ``tie`` (``first``:
-    the label given first in the order of ``templates``), an unparsed answer by ``unparsed``.
+    """Regex majority vote over ``templates`` for every question and condition, under ``rule`` (its vote order,
+    tie rule and unparsed rule; ``seed`` for the random tie rule).
 
     Returns one row per GROUP key with columns ``voted`` (None when nothing parsed won), ``gold``, ``correct``.
     """
-    check_tie_rule(tie)
-    return vote_wide(*vote_labels(df, templates, unparsed), tie=tie, seed=seed)
+    return vote_wide(*vote_labels(df, templates, rule), rule=rule, seed=seed)
 
 
-def vote_wide(wide: pd.DataFrame, gold: pd.Series, tie: str = "first", seed: int = 0) -> pd.DataFrame:
-    """regex_vote over the columns of a vote_labels matrix (so that many subsets of templates share one matrix)."""
-    check_tie_rule(tie)
+def vote_wide(wide: pd.DataFrame, gold: pd.Series, rule: VoteRule = PAPER, seed: int = 0) -> pd.DataFrame:
+    """regex_vote over the columns of a vote_labels matrix, in their order (so that many subsets of templates share
+    one matrix)."""
+    tie = rule.tie
     voted = [
         majority(list(row), tie, keyed_rng(seed, *key) if tie == "random" else None)
         for key, row in zip(wide.index, wide.itertuples(index=False, name=None))

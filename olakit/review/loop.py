@@ -23,36 +23,12 @@ from dataclasses import dataclass, field
 from olakit.data.files import REPO_ROOT, read_json
 from olakit.errors import DataError
 from olakit.llm.request import Request, Result
+from olakit.review.config import ReviewConfig
 from olakit.review.parse import parse_best, parse_scores, parse_similar, parse_steps
 from olakit.review.stop import decide
 
 PROMPTS_FILE = REPO_ROOT / "data" / "review" / "prompts.json"
-MODES = ("standard", "lite")
-BEHAVIOURS = ("intended", "literal")
 MAX_STEPS = 5
-
-
-@dataclass
-class LoopConfig:
-    mode: str = "lite"
-    behaviour: str = "intended"
-    max_iterations: int = 3
-    threshold: int = 4
-    temperature: float = 0.7
-    """The blog's temperature for every call; samples are seeded, and a literal regeneration is a new sample."""
-    seed: int = 0
-    max_tokens: int = 400
-    review_tokens: int = 300
-    step_tokens: int = 200
-
-    def check(self) -> LoopConfig:
-        if self.mode not in MODES:
-            raise DataError(f"review mode {self.mode!r}: use standard or lite")
-        if self.behaviour not in BEHAVIOURS:
-            raise DataError(f"review behaviour {self.behaviour!r}: use intended or literal")
-        if not 1 <= self.max_iterations <= 10 or not 1 <= self.threshold <= 5:
-            raise DataError("max_iterations is 1..10 and threshold 1..5")
-        return self
 
 
 @dataclass
@@ -89,8 +65,8 @@ class Loop:
     """Runs the loop over many questions. ``batch[role](requests, desc) -> results`` (aligned, cached), roles
     ``answerer`` and ``reviewer``."""
 
-    def __init__(self, batch: dict[str, Callable], cfg: LoopConfig):
-        self.batch, self.cfg, self.p = batch, cfg.check(), prompts()
+    def __init__(self, batch: dict[str, Callable], cfg: ReviewConfig):
+        self.batch, self.cfg, self.p = batch, cfg, prompts()
 
     def _req(self, messages: list[dict], max_tokens: int, sample: int = 0) -> Request:
         return Request.make(

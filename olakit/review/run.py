@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -20,9 +20,10 @@ from olakit.data.records import prompt_hash, save_records, to_frame
 from olakit.errors import DataError, OlakitError
 from olakit.extract import extract_strict, unparsed_cause
 from olakit.llm import LLM, Endpoint, Request, Result
-from olakit.llm.two_stage import STAGES, answers
+from olakit.llm.two_stage import answers
 from olakit.llm.usage import CallCounter
-from olakit.review.loop import History, Loop, LoopConfig, LoopFailed
+from olakit.review.config import ReviewConfig
+from olakit.review.loop import History, Loop, LoopFailed
 from olakit.types import Question, Record
 
 OPEN_QUESTIONS = REPO_ROOT / "data" / "review" / "open_questions.jsonl"
@@ -67,25 +68,6 @@ def open_questions(path: str | Path = OPEN_QUESTIONS) -> list[Question]:
 
 
 @dataclass
-class ReviewConfig:
-    dataset: str = "aqua"
-    """aqua, ekar_zh, strategyqa, or "open" (data/review/open_questions.jsonl)."""
-    split: str | None = None
-    n_questions: int | None = 5
-    offset: int = 0
-    loop: LoopConfig = field(default_factory=LoopConfig)
-    answer_stages: int = 1
-    direct_tokens: int = 400
-    data_dir: str | None = None
-
-    def check(self) -> ReviewConfig:
-        self.loop.check()
-        if self.answer_stages not in STAGES:
-            raise DataError(f"answer_stages {self.answer_stages!r}: use 1 or 2")
-        return self
-
-
-@dataclass
 class ReviewResult:
     records: pd.DataFrame
     histories: list
@@ -103,10 +85,7 @@ def _questions(cfg: ReviewConfig, ask: str | None) -> list[Question]:
         qs = open_questions()
     else:
         qs = load_questions(cfg.dataset, cfg.split or DEFAULT_SPLIT[cfg.dataset], cfg.data_dir)
-    qs = qs[cfg.offset : None if cfg.n_questions is None else cfg.offset + cfg.n_questions]
-    if not qs:
-        raise DataError(f"{cfg.dataset}: no questions at offset {cfg.offset}")
-    return qs
+    return cfg.pick(qs)
 
 
 def run_review(
@@ -115,7 +94,7 @@ def run_review(
     """The loop and the direct answer for every question (or one ``ask``ed open question). ``llms``: role -> LLM
     for ``answerer``, ``reviewer`` and ``direct`` (default: each from its role's environment, else the configured
     endpoint)."""
-    cfg = config.check()
+    cfg = config
     questions = _questions(cfg, ask)
     llms = dict(llms or {})
     if "answerer" not in llms:
@@ -126,7 +105,7 @@ def run_review(
             llms[role] = llms["answerer"] if own.identity == llms["answerer"].endpoint.identity else LLM(own)
     counters = {role: CallCounter(llm) for role, llm in llms.items()}
     t0 = time.perf_counter()
-    loop = Loop({"answerer": counters["answerer"], "reviewer": counters["reviewer"]}, cfg.loop)
+    loop = Loop({"answerer": counters["answerer"], "reviewer": counters["reviewer"]}, cfg)
     try:
         histories = loop.run([ask_text(q) for q in questions])
         direct = counters["direct"](
@@ -150,7 +129,7 @@ def run_review(
             for i, text in enumerate(h.answers):
                 trace = _trace(h) if i == len(h.answers) - 1 else ""
                 records.append(
-                    _record(q, method_name(cfg.loop.mode, i), text, None, 1, llms["answerer"].endpoint.model, trace)
+                    _record(q, method_name(cfg.mode, i), text, None, 1, llms["answerer"].endpoint.model, trace)
                 )
     calls = {role: c.counts for role, c in counters.items()}
     calls["wall_s"] = round(time.perf_counter() - t0, 2)
@@ -159,7 +138,7 @@ def run_review(
         records=df,
         histories=histories,
         calls=calls,
-        config={**asdict(cfg), "roles": {r: llm.endpoint.identity for r, llm in llms.items()}},
+        config={**cfg.as_dict(), "roles": {r: llm.endpoint.identity for r, llm in llms.items()}},
     )
     if out_dir is not None:
         result.out_dir = Path(out_dir)
@@ -213,7 +192,7 @@ def _graded_records(cfg, questions, histories, direct, counters, llms) -> list[R
     asked; the second call goes to the role that wrote the answer)."""
     texts: list[tuple[Question, str, str, object]] = [(q, DIRECT, r.text or "", r) for q, r in zip(questions, direct)]
     for q, h in zip(questions, histories):
-        texts += [(q, method_name(cfg.loop.mode, i), a, None) for i, a in enumerate(h.answers)]
+        texts += [(q, method_name(cfg.mode, i), a, None) for i, a in enumerate(h.answers)]
     firsts = []
     for q, _, text, res in texts:
         req = Request.make(ask_text(q), temperature=0, max_tokens=cfg.direct_tokens)
@@ -225,7 +204,7 @@ def _graded_records(cfg, questions, histories, direct, counters, llms) -> list[R
     out = []
     for (q, method, text, res), a in zip(texts, found):
         model = llms["direct" if method == DIRECT else "answerer"].endpoint.model
-        trace = _trace(hist[q.id]) if method == method_name(cfg.loop.mode, last[q.id]) else ""
+        trace = _trace(hist[q.id]) if method == method_name(cfg.mode, last[q.id]) else ""
         out.append(_record(q, method, text, a, a.stage, model, trace, res))
     return out
 

@@ -1,0 +1,216 @@
+"""One definition per setting: the base of every config type, and what is derived from its fields.
+
+A setting is a field of one config type (a frozen pydantic model): named, typed, defaulted, documented (the field's
+docstring) and validated there, and nowhere else. From the fields come, with the same names:
+
+- the command-line flags of the command that runs the config (``n_questions`` -> ``--n-questions 3``; a tuple takes
+  a comma-separated list, ``--strategies zero-shot,random``; ``none`` gives None where a field allows it);
+- the papermill parameters of the notebooks that take the config (``-p n_questions 3``);
+- the keys of a sweep file's ``parameters`` and ``grid``.
+
+A config is passed whole; bad values are one ConfigError naming the field, the value and the rule, before anything
+runs. ``as_dict()`` is what a manifest records.
+
+>>> class Demo(Config):
+...     n: int = 3
+...     '''how many'''
+>>> Demo(n="4").n
+4
+>>> Demo(m=1)
+Traceback (most recent call last):
+...
+olakit.config.ConfigError: Demo: m=1: not a setting of Demo; known: n
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import textwrap
+import types
+import typing
+from typing import Annotated, Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from olakit.errors import OlakitError
+
+__all__ = ["Config", "ConfigError", "Field", "Slice", "Annotated", "Literal", "add_arguments", "from_arguments"]
+
+
+class ConfigError(OlakitError, ValueError):
+    """A setting that does not exist, or a value its field refuses; the message names both."""
+
+
+def _message(cls: type, exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors(include_url=False):
+        name = ".".join(str(x) for x in err["loc"])
+        given = err.get("input")
+        if err["type"] == "extra_forbidden":
+            known = ", ".join(cls.model_fields)
+            parts.append(f"{name}={given!r}: not a setting of {cls.__name__}; known: {known}")
+        else:
+            msg = err["msg"].removeprefix("Value error, ")
+            msg = msg[:1].lower() + msg[1:]
+            parts.append(f"{name}={given!r}: {msg}" if name else msg)
+    return f"{cls.__name__}: " + "; ".join(parts)
+
+
+class Config(BaseModel):
+    """Base of the config types: frozen, unknown names refused, defaults validated, field docstrings as help."""
+
+    model_config = ConfigDict(
+        frozen=True, extra="forbid", validate_default=True, use_attribute_docstrings=True, arbitrary_types_allowed=False
+    )
+    ALIASES: ClassVar[dict[str, str]] = {}
+    """Short command-line flags for some fields (``{"n_questions": "-n"}``); the long flag always exists."""
+
+    def __init__(self, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise ConfigError(_message(type(self), exc)) from None
+
+    def replace(self, **changes: Any):
+        """A copy with some settings changed (validated again).
+
+        >>> Slice(n_questions=2).replace(offset=5).offset
+        5
+        """
+        return type(self)(**{**self.model_dump(exclude_defaults=True), **changes})
+
+    def as_dict(self) -> dict:
+        """Every setting as plain JSON data (tuples as lists): what a manifest records."""
+        return self.model_dump(mode="json")
+
+    @classmethod
+    def settings(cls) -> list[str]:
+        """The setting names, in definition order."""
+        return list(cls.model_fields)
+
+    @classmethod
+    def from_mapping(cls, values: dict, where: str = ""):
+        """The config from a mapping that may hold other names too (a notebook's globals, a sweep entry's
+        parameters): the names of settings are taken, the rest left alone."""
+        try:
+            return cls(**{k: v for k, v in values.items() if k in cls.model_fields})
+        except ConfigError as exc:
+            raise ConfigError(f"{where}: {exc}" if where else str(exc)) from None
+
+
+class Slice(Config):
+    """Which questions a run answers: a dataset's split, from ``offset``, ``n_questions`` of them."""
+
+    split: str | None = None
+    """The split (default: the dataset's usual one: test for AQuA, validation for E-KAR, dev for StrategyQA)."""
+    n_questions: Annotated[int, Field(ge=1)] | None = 10
+    """How many questions, from ``offset`` (none: every question from there on)."""
+    offset: Annotated[int, Field(ge=0)] = 0
+    """The first question's position in the split."""
+    data_dir: str | None = None
+    """The data directory (default: $OLAKIT_DATA_DIR, then the places olakit.data.loaders names)."""
+
+    def pick(self, questions: list) -> list:
+        """This slice of ``questions``; a ConfigError when it is empty.
+
+        >>> Slice(n_questions=2, offset=1).pick(["a", "b", "c", "d"])
+        ['b', 'c']
+        """
+        end = None if self.n_questions is None else self.offset + self.n_questions
+        picked = questions[self.offset : end]
+        if not picked:
+            raise ConfigError(f"offset={self.offset}: the split has {len(questions)} questions, none from there on")
+        return picked
+
+
+# ---- what is derived from the fields
+
+
+def _origin(annotation) -> tuple[Any, bool]:
+    """(the annotation without None, whether None is allowed)."""
+    if typing.get_origin(annotation) is Annotated:
+        annotation = typing.get_args(annotation)[0]
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        allows_none = len(args) < len(typing.get_args(annotation))
+        inner, _ = _origin(args[0]) if len(args) == 1 else (annotation, False)
+        return inner, allows_none
+    return annotation, False
+
+
+def _kind(annotation) -> str:
+    inner, _ = _origin(annotation)
+    origin = typing.get_origin(inner)
+    if inner is bool:
+        return "bool"
+    if origin in (tuple, list):
+        return "list"
+    if origin is dict or inner is dict:
+        return "json"
+    return "scalar"
+
+
+def _shown(value) -> str:
+    if isinstance(value, tuple | list):
+        return ",".join(map(str, value)) or "''"
+    return "none" if value is None else str(value)
+
+
+class _Help(argparse.HelpFormatter):
+    """argparse's help, without breaking a default such as ``zero-shot`` at its hyphen."""
+
+    def _split_lines(self, text, width):
+        return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False)
+
+
+def add_arguments(parser: argparse.ArgumentParser, cls: type[Config], skip=()) -> None:
+    """One flag per setting of ``cls`` (``--n-questions``), its help the field's docstring and its default; a flag
+    not given leaves the config's default (the flags carry no default of their own)."""
+    parser.formatter_class = _Help
+    for name, field in cls.model_fields.items():
+        if name in skip:
+            continue
+        flags = [f"--{name.replace('_', '-')}", *([cls.ALIASES[name]] if name in cls.ALIASES else [])]
+        inner, _ = _origin(field.annotation)
+        choices = typing.get_args(inner) if typing.get_origin(inner) is Literal else None
+        text = (field.description or "").replace("%", "%%").replace("``", "")
+        extra = f" (one of {', '.join(map(str, choices))})" if choices else ""
+        help_ = f"{text}{extra} [default: {_shown(field.default)}]"
+        if _kind(field.annotation) == "bool":
+            parser.add_argument(*flags, dest=name, action=argparse.BooleanOptionalAction, default=argparse.SUPPRESS,
+                                help=help_)  # fmt: skip
+        else:
+            metavar = "A,B,..." if _kind(field.annotation) == "list" else name.upper()
+            parser.add_argument(*flags, dest=name, default=argparse.SUPPRESS, metavar=metavar, help=help_)
+
+
+def parse_value(cls: type[Config], name: str, text):
+    """A command-line string as the field expects it: lists split on commas, ``none`` as None where allowed, JSON
+    for mappings; the rest is left to the field's validation.
+
+    >>> from olakit.config import Slice
+    >>> parse_value(Slice, "n_questions", "none") is None
+    True
+    """
+    if not isinstance(text, str):
+        return text
+    annotation = cls.model_fields[name].annotation
+    _, allows_none = _origin(annotation)
+    if allows_none and text.strip().lower() in ("none", "all"):
+        return None
+    kind = _kind(annotation)
+    if kind == "list":
+        return [part.strip() for part in text.split(",") if part.strip()]
+    if kind == "json":
+        try:
+            return json.loads(text)
+        except ValueError:
+            raise ConfigError(f"{cls.__name__}: {name}={text!r}: give a JSON object") from None
+    return text
+
+
+def from_arguments(cls: type[Config], namespace: argparse.Namespace, **fixed):
+    """The config from parsed flags (only those given) and ``fixed`` settings."""
+    given = {k: parse_value(cls, k, v) for k, v in vars(namespace).items() if k in cls.model_fields}
+    return cls(**{**given, **fixed})

@@ -1,0 +1,96 @@
+"""Every environment variable olakit reads, in one place (pydantic-settings), and where it keeps files
+(platformdirs). Endpoints, keys and machine-specific paths come from here only: never from a notebook, a config or
+a sweep file, so a key never lands in a record, the cache or a manifest. Reading the environment never starts a
+process (the embedded model starts on the first call that needs it).
+
+| variable | what |
+|---|---|
+| ``OLAKIT_BASE_URL``, ``OLAKIT_MODEL``, ``OLAKIT_API_KEY`` (or ``OPENAI_API_KEY``) | the endpoint; unset: the embedded model |
+| ``OLAKIT_<ROLE>_BASE_URL``, ``_MODEL``, ``_API_KEY`` | another endpoint for one role (ROLES) |
+| ``OLAKIT_CACHE_DIR`` | the answer cache's directory (default: the user cache directory's ``llm``) |
+| ``OLAKIT_CACHE_URL`` | a Redis answer cache (``redis://HOST:6379/0``) shared by several machines |
+| ``OLAKIT_DATA_DIR`` | the data directory (default: the places olakit.data.loaders names) |
+| ``OLAKIT_DATA_BASE_URL`` | a mirror ``olakit data fetch`` downloads from |
+| ``OLAKIT_EMBEDDED_MODEL`` | ``0.5b`` (default) or ``1.5b`` |
+| ``OLAKIT_EMBEDDED_URL`` | an embedded server already running (``olakit sweep`` sets it for its kernels) |
+| ``OLAKIT_MODEL_DIR``, ``OLAKIT_EMBED_CACHE_DIR``, ``OLAKIT_INDEX_DIR`` | joined model files, embeddings, indexes |
+| ``OLAKIT_TEMPLATES_DIR`` | a folder of extra thinking templates |
+
+An ``OLAKIT_`` variable that is none of these (a misspelling such as ``OLAKIT_REVIEWR_MODEL``) gets one warning.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+from pydantic import SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+log = logging.getLogger("olakit")
+ROLES = ("answerer", "reviewer", "judge", "direct")
+"""Roles that may each have an endpoint of their own (the review loop's answerer and reviewer, a pairwise judge,
+and the direct answer it is compared with)."""
+_warned: set[str] = set()
+
+
+class EndpointVars(BaseSettings):
+    """``OLAKIT_BASE_URL``, ``OLAKIT_MODEL``, ``OLAKIT_API_KEY`` (or those of one role)."""
+
+    model_config = SettingsConfigDict(env_prefix="OLAKIT_", extra="ignore", frozen=True)
+    base_url: str = ""
+    model: str = ""
+    api_key: SecretStr = SecretStr("")
+
+
+class Environment(BaseSettings):
+    """Everything else olakit reads from the environment."""
+
+    model_config = SettingsConfigDict(env_prefix="OLAKIT_", extra="ignore", frozen=True)
+    cache_dir: Path | None = None
+    cache_url: str = ""
+    data_dir: Path | None = None
+    data_base_url: str = ""
+    embedded_model: str = "0.5b"
+    embedded_url: str = ""
+    model_dir: Path | None = None
+    embed_cache_dir: Path | None = None
+    index_dir: Path | None = None
+    templates_dir: Path | None = None
+
+
+def known_names() -> set[str]:
+    names = {f"OLAKIT_{f.upper()}" for f in [*Environment.model_fields, *EndpointVars.model_fields]}
+    return names | {f"OLAKIT_{r.upper()}_{f.upper()}" for r in ROLES for f in EndpointVars.model_fields}
+
+
+def _warn_unknown() -> None:
+    for name in sorted(n for n in os.environ if n.startswith("OLAKIT_") and n not in known_names()):
+        if name not in _warned:
+            _warned.add(name)
+            log.warning("%s is not an olakit variable (ignored); known: %s", name, ", ".join(sorted(known_names())))
+
+
+def environment() -> Environment:
+    """The environment as it is now (read on every call: a test or a notebook may change it)."""
+    _warn_unknown()
+    return Environment()
+
+
+def endpoint_vars(role: str | None = None) -> EndpointVars:
+    """The endpoint variables of ``role`` when its ``OLAKIT_<ROLE>_BASE_URL`` is set, else the general ones; the key
+    falls back to ``OPENAI_API_KEY``."""
+    _warn_unknown()
+    prefix = f"OLAKIT_{role.upper()}_" if role and os.environ.get(f"OLAKIT_{role.upper()}_BASE_URL") else "OLAKIT_"
+    found = EndpointVars(_env_prefix=prefix)
+    if not found.api_key.get_secret_value() and os.environ.get("OPENAI_API_KEY"):
+        found = found.model_copy(update={"api_key": SecretStr(os.environ["OPENAI_API_KEY"])})
+    return found
+
+
+def user_dir(kind: str) -> Path:
+    """A folder of olakit's in the user's cache directory (``~/.cache/olakit/<kind>`` on Linux; platformdirs)."""
+    import platformdirs
+
+    return platformdirs.user_cache_path("olakit") / kind

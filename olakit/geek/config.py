@@ -1,0 +1,69 @@
+"""The settings of a GEEK run (seeds/002), each defined once: the slice of StrategyQA, the Table-2 rows, the corpus
+and retriever, and the loop's budget and sampling. ``olakit geek --help``, the GEEK notebook's parameters and the
+sweep files' keys are derived from these fields (olakit.config)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, field_validator
+
+from olakit.config import Slice
+from olakit.geek.actions import ROWS
+
+TOKENS = {"select": 4, "decomp": 48, "pre_answer": 160, "retrieve": 48, "self": 48, "final": 96, "direct": 128}
+
+
+class GeekConfig(Slice):
+    """A GEEK run: every row of ``rows`` on a slice of StrategyQA."""
+
+    ALIASES = {"n_questions": "-n"}
+    split: str | None = "dev"
+    """The StrategyQA split: ``dev`` (229 questions with facts) or ``train``."""
+    rows: Annotated[tuple[str, ...], Field(min_length=1)] = tuple(ROWS)
+    """Table-2 rows: zero-shot, CoT, +De (Add Decomp, Self Answer, Final Answer), +RE (+ Retrieve & Extract), Full
+    (+ strategy exploration)."""
+    corpus: str = "strategyqa-facts:open"
+    """``strategyqa-facts:open`` (a question's own facts never retrieved), ``strategyqa-facts:oracle`` (an upper
+    bound) or a JSON Lines path of paragraphs."""
+    retriever: str = "bm25"
+    """Retriever: ``bm25``, ``dense`` (Sentence-BERT and FAISS) or ``hybrid``."""
+    k: Annotated[int, Field(ge=1)] = 3
+    """Paragraphs retrieved per Retrieve & Extract."""
+    max_steps: Annotated[int, Field(ge=1)] = 8
+    """Actions executed at most; then a Final Answer is forced."""
+    max_sub_questions: Annotated[int, Field(ge=1)] = 4
+    """Sub-questions at most; then Add Decomp is no longer offered."""
+    branches: Annotated[int, Field(ge=1)] = 3
+    """Row Full: candidate sub-questions sampled at each explored Add Decomp (each opens a branch)."""
+    depth: Annotated[int, Field(ge=1)] = 1
+    """Row Full: how many Add Decomps branch (the tree's depth)."""
+    pre_answer: bool = False
+    """Add Decomp writes every remaining sub-question with a guessed answer; the guess goes to the extractor as a
+    hint."""
+    temperature: Annotated[float, Field(ge=0)] = 0.7
+    """Sampling temperature of the branch candidates (greedy everywhere else)."""
+    tokens: dict[str, Annotated[int, Field(ge=1)]] = TOKENS
+    """Token limit of each kind of call (select, decomp, pre_answer, retrieve, self, final, direct)."""
+    seed: int = 0
+    """Seed of the sampled branch candidates."""
+    answer_stages: Literal[1, 2] = 1
+    """1: the strict yes/no reader; 2: an answer cut off or without yes/no gets a second call with the trigger."""
+    recall_ks: tuple[Annotated[int, Field(ge=1)], ...] = (1, 3, 5, 10)
+    """The k of recall@k reported for the retriever in the oracle setting."""
+
+    @field_validator("rows")
+    @classmethod
+    def _known_rows(cls, rows):
+        unknown = [r for r in rows if r not in ROWS]
+        if unknown:
+            raise ValueError(f"unknown rows {unknown}; known: {', '.join(ROWS)}")
+        return rows
+
+    @field_validator("tokens")
+    @classmethod
+    def _known_kinds(cls, tokens):
+        unknown = sorted(set(tokens) - set(TOKENS))
+        if unknown:
+            raise ValueError(f"unknown kinds of call {unknown}; known: {', '.join(TOKENS)}")
+        return {**TOKENS, **tokens}

@@ -1,0 +1,83 @@
+"""A notebook's parameters and config: what it takes (its parameters cell's names and the settings of the config type
+its metadata names, ``"olakit": {"config": "olagpt"}``), the check that refuses any other name (a misspelled
+parameter must not pass silently, neither in a sweep file nor in papermill's injected cell), and ``configure``, which
+a running notebook calls to get its config and the parameters its manifest records.
+
+``configure("template_count", globals())`` -> ``(OlaGPTConfig(...), {"source": "recorded", ..., "n_questions": None,
+...})``.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+from pathlib import Path
+
+from olakit.config import Config
+from olakit.data.files import REPO_ROOT
+from olakit.errors import DataError
+from olakit.geek.config import GeekConfig
+from olakit.olagpt.config import OlaGPTConfig, VoteRule
+from olakit.review.config import ReviewConfig
+
+NOTEBOOKS = REPO_ROOT / "notebooks"
+
+
+CONFIGS = {"olagpt": OlaGPTConfig, "geek": GeekConfig, "review": ReviewConfig, "vote": VoteRule}
+"""The config types a notebook can name in its metadata (``"olakit": {"config": NAME}``)."""
+_PLAIN = (str, int, float, bool, list, dict, tuple, type(None))
+_IPYTHON = {"In", "Out", "exit", "quit", "get_ipython", "open"}
+
+
+def config_type(path: str | os.PathLike) -> type[Config] | None:
+    """The config type a notebook names in its metadata, or None."""
+    meta = json.loads(Path(path).read_text(encoding="utf-8")).get("metadata", {}).get("olakit", {})
+    name = meta.get("config")
+    if name is not None and name not in CONFIGS:
+        raise DataError(f"{path}: metadata olakit.config {name!r}; known: {', '.join(CONFIGS)}")
+    return CONFIGS.get(name)
+
+
+def accepted_names(path: str | os.PathLike) -> list[str]:
+    """What a notebook takes as parameters: its parameters cell's names, then its config's settings."""
+    own = parameter_names(path)
+    kind = config_type(path)
+    return own + [f for f in (kind.settings() if kind else []) if f not in own]
+
+
+def check_names(path: str | os.PathLike, names, where: str = "") -> None:
+    """DataError naming every name the notebook does not take (a misspelled parameter must not pass silently)."""
+    known = accepted_names(path)
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise DataError(
+            f"{where or Path(path).name}: unknown parameters {unknown}; {Path(path).stem} takes: {', '.join(known)}"
+        )
+
+
+def configure(notebook: str, namespace: dict):
+    """(config, parameters) of a running notebook: its config built from the settings in ``namespace`` (its
+    globals: the parameters cell and papermill's injected cell), and every parameter's value for the manifest.
+    A plain-data global that is neither a parameter nor a setting is refused (a misspelled name)."""
+    path = NOTEBOOKS / f"{notebook}.ipynb"
+    given = [k for k, v in namespace.items() if not k.startswith("_") and k not in _IPYTHON and isinstance(v, _PLAIN)]
+    check_names(path, given, f"notebook {notebook}")
+    kind = config_type(path)
+    cfg = kind.from_mapping(namespace, f"notebook {notebook}") if kind else None
+    own = {name: namespace[name] for name in parameter_names(path)}
+    return cfg, {**own, **(cfg.as_dict() if cfg else {})}
+
+
+def parameter_names(path: str | os.PathLike) -> list[str]:
+    """The names assigned at the top level of a notebook's cell tagged ``parameters``, in order (what
+    papermill.inspect_notebook lists, read with ``ast``: importing papermill in a kernel costs a second or two)."""
+    cells = json.loads(Path(path).read_text(encoding="utf-8"))["cells"]
+    source = next("".join(c["source"]) for c in cells if "parameters" in c.get("metadata", {}).get("tags", []))
+    names = []
+    for node in ast.parse(source).body:
+        targets = (
+            node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        )
+        names += [t.id for t in targets if isinstance(t, ast.Name) and t.id not in names]
+    return names

@@ -1,0 +1,42 @@
+"""The settings of a CoT + self-review run (seeds/003), each defined once: the questions, the loop's mode and
+behaviour, its stop rule, sampling and token limits. ``olakit review --help``, the review notebook's parameters and
+the sweep files' keys are derived from these fields (olakit.config)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from olakit.config import Slice
+
+
+class ReviewConfig(Slice):
+    """The review loop and a direct answer on a slice of a dataset (or the shipped open questions)."""
+
+    ALIASES = {"n_questions": "-n"}
+    dataset: Literal["aqua", "ekar_zh", "strategyqa", "open"] = "aqua"
+    """aqua, ekar_zh, strategyqa (questions with a gold answer) or ``open`` (the shipped open questions)."""
+    mode: Literal["lite", "standard"] = "lite"
+    """``lite`` (one decomposition) or ``standard`` (three similar questions, a common and a detailed outline)."""
+    behaviour: Literal["intended", "literal"] = "intended"
+    """``intended`` (the current answer is reviewed and revised) or ``literal`` (what the blog's code does: every
+    iteration regenerates the answer from the outline)."""
+    max_iterations: Annotated[int, Field(ge=1, le=10)] = 3
+    """Reviews at most."""
+    threshold: Annotated[int, Field(ge=1, le=5)] = 4
+    """Overall review score (1-5) from which the loop stops."""
+    temperature: Annotated[float, Field(ge=0)] = 0.7
+    """The blog's temperature for every call; samples are seeded, and a literal regeneration is a new sample."""
+    seed: int = 0
+    """Seed of every sampled call."""
+    max_tokens: Annotated[int, Field(ge=1)] = 400
+    """Token limit of an outline, an answer or a revision."""
+    review_tokens: Annotated[int, Field(ge=1)] = 300
+    """Token limit of a review (its score lines come last)."""
+    step_tokens: Annotated[int, Field(ge=1)] = 200
+    """Token limit of one step's answer."""
+    direct_tokens: Annotated[int, Field(ge=1)] = 400
+    """Token limit of the direct answer the loop is compared with."""
+    answer_stages: Literal[1, 2] = 1
+    """1: the strict reader; 2: an answer cut off or without an answer statement gets a second call."""

@@ -1,0 +1,146 @@
+"""One definition per setting: the config types are the only place a setting is named, typed, defaulted and
+validated; the CLI, the notebooks and the sweep files take their names from them; every analysis takes one VoteRule
+whose default is the authors'."""
+
+import argparse
+import importlib
+import inspect
+import json
+import pkgutil
+import subprocess
+import sys
+import typing
+from pathlib import Path
+
+import pytest
+
+import olakit.analysis
+from olakit.config import ConfigError, add_arguments, from_arguments
+from olakit.geek.config import GeekConfig
+from olakit.olagpt.config import PAPER, OlaGPTConfig, VoteRule
+from olakit.review.config import ReviewConfig
+
+ROOT = Path(__file__).resolve().parent.parent
+CONFIGS = (OlaGPTConfig, GeekConfig, ReviewConfig, VoteRule)
+VOTE_SETTINGS = ("tie", "unparsed", "vote_order", "preset", "settings", "tie_rule")
+ANALYSIS_MODULES = [
+    *(f"olakit.analysis.{m.name}" for m in pkgutil.iter_modules(olakit.analysis.__path__)),
+    "olakit.olagpt.vote",
+    "olakit.olagpt.llm_vote",
+    "olakit.notebook.ablations",
+    "olakit.notebook.widgets",
+]
+
+
+def public_callables():
+    for name in ANALYSIS_MODULES:
+        module = importlib.import_module(name)
+        for attr, obj in vars(module).items():
+            if attr.startswith("_") or getattr(obj, "__module__", None) != name:
+                continue
+            if inspect.isfunction(obj):
+                yield f"{name}.{attr}", obj
+            elif inspect.isclass(obj) and "__init__" in vars(obj):
+                yield f"{name}.{attr}", obj.__init__
+
+
+def test_no_analysis_function_takes_a_vote_setting_of_its_own_or_another_default():
+    """The paper's vote rule, written out by hand from the authors' code: the order of their recorded candidates,
+    max(votes, key=votes.get) (the first tied label), and an unparseable output voting as its own text."""
+    paper = {"vote_order": "paper", "tie": "first", "unparsed": "raw"}
+    named = VoteRule(preset="paper")
+    assert {k: getattr(PAPER, k) for k in paper} == paper == {k: getattr(named, k) for k in paper}
+    checked = 0
+    for name, fn in public_callables():
+        params = inspect.signature(fn).parameters
+        loose = [p for p in params if p in VOTE_SETTINGS]
+        assert not loose, f"{name} takes {loose}: take rule: VoteRule instead"
+        hints = typing.get_type_hints(fn) if "rule" in params else {}
+        if "rule" in params:
+            assert hints.get("rule") is VoteRule, f"{name}: rule is not a VoteRule"
+            default = params["rule"].default
+            assert default is not inspect.Parameter.empty, f"{name}: rule has no default"
+            assert {k: getattr(default, k) for k in paper} == paper, f"{name}: rule defaults to {default}"
+            checked += 1
+    assert checked >= 20  # every vote-reading table, test, explorer and notebook helper
+
+
+@pytest.mark.parametrize("cls", CONFIGS)
+def test_every_setting_has_a_flag_with_its_name_help_and_default(cls):
+    parser = argparse.ArgumentParser()
+    add_arguments(parser, cls)
+    flags = {a.dest: a for a in parser._actions if a.dest != "help"}
+    assert list(flags) == cls.settings()
+    for name, field in cls.model_fields.items():
+        action = flags[name]
+        assert f"--{name.replace('_', '-')}" in action.option_strings
+        assert field.description and "[default: " in action.help, name
+    # no flag given: the config's own defaults, every one
+    assert from_arguments(cls, parser.parse_args([])) == cls()
+
+
+def test_flags_parse_lists_none_and_booleans():
+    parser = argparse.ArgumentParser()
+    add_arguments(parser, OlaGPTConfig)
+    args = parser.parse_args(
+        ["-n", "none", "--strategies", "zero-shot,combine", "--n-notes", "1,2", "--no-audit", "--choose-k", "2"]
+    )
+    cfg = from_arguments(OlaGPTConfig, args)
+    assert cfg.n_questions is None and cfg.strategies == ("zero-shot", "combine") and cfg.n_notes == (1, 2)
+    assert cfg.audit is False and cfg.choose_k == 2
+    with pytest.raises(ConfigError, match=r"OlaGPTConfig: strategies\.1='nearest': input should be"):
+        from_arguments(OlaGPTConfig, parser.parse_args(["--strategies", "zero-shot,nearest"]))
+
+
+def test_bad_values_are_one_error_naming_field_value_and_rule():
+    with pytest.raises(ConfigError) as err:
+        OlaGPTConfig(n_questions=-1, offset=-2)
+    text = str(err.value)
+    assert "\n" not in text and text.startswith("OlaGPTConfig: ")
+    assert "n_questions=-1: input should be greater than or equal to 1" in text and "offset=-2" in text
+    with pytest.raises(ConfigError, match="GeekConfig: tokens={'decide': 3}: unknown kinds of call"):
+        GeekConfig(tokens={"decide": 3})
+    assert GeekConfig(tokens={"final": 64}).tokens["select"] == 4  # the other limits keep their defaults
+    with pytest.raises(ConfigError, match="ReviewConfig: threshold=6: input should be less than or equal to 5"):
+        ReviewConfig(threshold=6)
+    with pytest.raises(ConfigError, match="offset=300: the split has 254 questions, none from there on"):
+        OlaGPTConfig(offset=300).pick(list(range(254)))
+
+
+def test_a_preset_fills_what_is_not_given_and_refuses_a_contradiction():
+    olakit_ = OlaGPTConfig(preset="olakit")
+    assert (olakit_.unparsed, olakit_.fill_up, olakit_.template_position) == ("abstain", True, "after")
+    assert olakit_.rule() == VoteRule(preset="olakit")
+    assert olakit_.replace(n_questions=2).fill_up is True
+    with pytest.raises(ConfigError, match="preset 'olakit' sets fill_up=True but fill_up=False was asked for too"):
+        OlaGPTConfig(preset="olakit", fill_up=False)
+
+
+def test_help_shows_every_setting_with_its_default():
+    out = subprocess.run(
+        [sys.executable, "-m", "olakit.cli", "run", "--help"], capture_output=True, text=True, timeout=120
+    ).stdout
+    out = " ".join(out.split())
+    for name in OlaGPTConfig.model_fields:
+        assert f"--{name.replace('_', '-')}" in out, name
+    assert "[default: 10]" in out and "[default: zero-shot,random,retrieval,combine]" in out
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "notebooks").glob("*.ipynb")), ids=lambda p: p.stem)
+def test_notebooks_take_their_configs_settings_by_name(path):
+    """A notebook's parameters cell holds only its own parameters and the settings that define its ablation: every
+    other setting comes from the config's default, never from a second default in the notebook."""
+    from olakit.notebook.parameters import accepted_names, config_type, parameter_names
+
+    kind = config_type(path)
+    own = parameter_names(path)
+    if kind is None:
+        assert path.stem == "explore"
+        return
+    assert accepted_names(path) == own + [f for f in kind.settings() if f not in own]
+    meta = json.loads(path.read_text())["metadata"]["olakit"]
+    assert meta == {
+        "config": {OlaGPTConfig: "olagpt", GeekConfig: "geek", ReviewConfig: "review", VoteRule: "vote"}[kind]
+    }
+    overridden = [n for n in own if n in kind.model_fields]
+    assert len(overridden) <= 3, f"{path.stem} restates {overridden}"
