@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: paper test setup data browser redis clean model-1.5b
+.PHONY: paper test test-fast lint setup data browser redis clean model-1.5b
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 setup: $(STAMP)
@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -q --upgrade pip
 	# the CPU build of torch first, so sentence-transformers does not pull a multi-GB CUDA build
 	$(BIN)/python -m pip install -q torch==2.13.0
-	$(BIN)/python -m pip install -q -e '.[test]'
+	$(BIN)/python -m pip install -q -e '.[live,cluster,lab,test]'
 	touch $(STAMP)
 
 # Use ../shared/data, $$OLAKIT_DATA_DIR or data/raw when present; otherwise download (pinned, sha256-checked).
@@ -43,11 +43,17 @@ redis:
 		|| { $(SUDO) apt-get update -q >/dev/null && $(SUDO) apt-get install -y -q redis-server >/dev/null; }
 
 # Lint and format check (ruff), the layer contracts (import-linter, pyproject.toml), then the suite with doctests.
-test: $(STAMP) browser redis
+test: $(STAMP) browser redis lint
+	$(BIN)/python -m pytest -q
+
+# The quick tier (under a minute): everything but the embedded model, the browser and the slow tests.
+test-fast: $(STAMP) lint
+	$(BIN)/python -m pytest -q -m "not real_model and not browser and not slow"
+
+lint: $(STAMP)
 	$(BIN)/ruff check olakit tests benchmarks
 	$(BIN)/ruff format --check olakit tests benchmarks
 	$(BIN)/lint-imports
-	$(BIN)/python -m pytest -q
 
 clean:
 	rm -rf results runs figures/*.png figures/*.pdf test-artifacts

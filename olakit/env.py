@@ -5,7 +5,7 @@ process (the embedded model starts on the first call that needs it).
 
 | variable | what |
 |---|---|
-| ``OLAKIT_BASE_URL``, ``OLAKIT_MODEL``, ``OLAKIT_API_KEY`` (or ``OPENAI_API_KEY``) | the endpoint; unset: the embedded model |
+| ``OLAKIT_BASE_URL``, ``_MODEL``, ``_API_KEY`` (or ``OPENAI_API_KEY``) | the endpoint; unset: the embedded model |
 | ``OLAKIT_<ROLE>_BASE_URL``, ``_MODEL``, ``_API_KEY`` | another endpoint for one role (ROLES) |
 | ``OLAKIT_CACHE_DIR`` | the answer cache's directory (default: the user cache directory's ``llm``) |
 | ``OLAKIT_CACHE_URL`` | a Redis answer cache (``redis://HOST:6379/0``) shared by several machines |
@@ -78,19 +78,21 @@ def environment() -> Environment:
     return Environment()
 
 
-def endpoint_vars(role: str | None = None) -> EndpointVars:
-    """The endpoint variables of ``role`` when its ``OLAKIT_<ROLE>_BASE_URL`` is set, else the general ones; the key
-    falls back to ``OPENAI_API_KEY``."""
+def endpoint_vars(role: str | None = None) -> tuple[EndpointVars, str]:
+    """(the endpoint variables, their prefix): those of ``role`` when its ``OLAKIT_<ROLE>_BASE_URL`` is set, else
+    the general ones (prefix ``OLAKIT_``); the key falls back to ``OPENAI_API_KEY``."""
     _warn_unknown()
     prefix = f"OLAKIT_{role.upper()}_" if role and os.environ.get(f"OLAKIT_{role.upper()}_BASE_URL") else "OLAKIT_"
     found = EndpointVars(_env_prefix=prefix)
     if not found.api_key.get_secret_value() and os.environ.get("OPENAI_API_KEY"):
         found = found.model_copy(update={"api_key": SecretStr(os.environ["OPENAI_API_KEY"])})
-    return found
+    return found, prefix
 
 
 def user_dir(kind: str) -> Path:
-    """A folder of olakit's in the user's cache directory (``~/.cache/olakit/<kind>`` on Linux; platformdirs)."""
+    """A folder of olakit's in the user's cache directory (``~/.cache/olakit/<kind>`` on Linux; platformdirs), or
+    for ``data`` in the user's data directory (``~/.local/share/olakit/data``)."""
     import platformdirs
 
-    return platformdirs.user_cache_path("olakit") / kind
+    root = platformdirs.user_data_path("olakit") if kind == "data" else platformdirs.user_cache_path("olakit")
+    return root / kind

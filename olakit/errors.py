@@ -27,3 +27,23 @@ def lookup(registry: dict, name: str, what: str):
     except KeyError:
         known = ", ".join(sorted(registry))
         raise UnknownNameError(f"unknown {what} {name!r}; known: {known}") from None
+
+
+class MissingExtra(OlakitError, ImportError):
+    """A feature needs a package of one of olakit's extras that is not installed."""
+
+
+def require_extra(module: str, extra: str, what: str):
+    """``importlib.import_module(module)``, or MissingExtra naming the extra that brings it.
+
+    >>> require_extra("json", "live", "JSON").__name__
+    'json'
+    """
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise MissingExtra(
+            f"{what} needs {module}, which olakit's {extra!r} extra installs: pip install 'olakit[{extra}]'"
+        ) from None

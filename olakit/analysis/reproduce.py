@@ -35,7 +35,7 @@ from olakit.analysis.tables import (
     ordered_strategies,
     template_count_ablation,
 )
-from olakit.data.files import REPO_ROOT, write_atomic, write_tables
+from olakit.data.files import RESOURCES, write_atomic, write_tables
 from olakit.data.recorded import RECORDED_READER, RECORDED_TEMPLATES, import_olagpt
 from olakit.data.records import save_records
 from olakit.errors import DataError
@@ -44,7 +44,7 @@ from olakit.olagpt.config import PAPER, VoteRule
 from olakit.olagpt.vote import regex_vote
 
 log = logging.getLogger("olakit")
-PAPER_TABLES = REPO_ROOT / "data" / "paper_tables.json"
+PAPER_TABLES = RESOURCES / "paper_tables.json"
 
 
 def load_paper_tables(dataset: str = "aqua") -> dict:

@@ -16,12 +16,13 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from olakit.data.files import REPO_ROOT
+from olakit.data.files import RESOURCES
 from olakit.data.loaders import FETCHED_DIR
+from olakit.env import environment
 from olakit.errors import DataError
 
 log = logging.getLogger("olakit")
-MANIFEST = REPO_ROOT / "data" / "manifest.json"
+MANIFEST = RESOURCES / "manifest.json"
 ENV_BASE_URL = "OLAKIT_DATA_BASE_URL"
 
 
@@ -77,7 +78,7 @@ def fetch(
     the first file that cannot be downloaded or whose sha256 differs; files fetched before it stay.
     """
     manifest = manifest or load_manifest()
-    base_url = base_url or os.environ.get(ENV_BASE_URL) or manifest["default_base_url"]
+    base_url = base_url or environment().data_base_url or manifest["default_base_url"]
     dest = Path(dest)
     status = {}
     for entry in manifest["files"]:

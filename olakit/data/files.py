@@ -14,8 +14,21 @@ from typing import Any
 
 from olakit.errors import DataError
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-"""The checkout olakit runs from (data/, notebooks/ and sweeps/ live there)."""
+PACKAGE = Path(__file__).resolve().parents[1]
+RESOURCES = PACKAGE / "resources"
+"""What olakit ships inside the package (so a plain ``pip install`` has it): templates, the GEEK and review prompts,
+the open questions, the data manifest and the paper's printed tables."""
+
+
+def _checkout() -> Path | None:
+    root = PACKAGE.parent
+    return root if (root / "pyproject.toml").is_file() and (root / "notebooks").is_dir() else None
+
+
+CHECKOUT = _checkout()
+"""The source checkout olakit runs from (an editable install), or None for an installed wheel."""
+WORKDIR = CHECKOUT or Path.cwd()
+"""Where relative notebook paths resolve and sweeps run: the checkout, else the current directory."""
 
 
 def write_atomic(path: str | os.PathLike, write) -> Path:

@@ -10,13 +10,14 @@ import os
 import re
 from pathlib import Path
 
-from olakit.data.files import REPO_ROOT, read_json, read_jsonl, require
+from olakit.data.files import CHECKOUT, WORKDIR, read_json, read_jsonl, require
+from olakit.env import environment, user_dir
 from olakit.errors import DataError, lookup
 from olakit.types import Question
 
-FETCHED_DIR = REPO_ROOT / "data" / "raw"
+FETCHED_DIR = CHECKOUT / "data" / "raw" if CHECKOUT else user_dir("data")
 """Where ``olakit data fetch`` puts downloads by default (git-ignored)."""
-SHARED_DIR = REPO_ROOT.parent / "shared" / "data"
+SHARED_DIR = WORKDIR.parent / "shared" / "data"
 """The workplace copy of the same files, next to the checkout."""
 ENV_DATA_DIR = "OLAKIT_DATA_DIR"
 
@@ -27,7 +28,7 @@ def resolve_data_dir(data_dir: str | os.PathLike | None = None) -> Path:
     Raises DataError when the chosen directory does not exist or none is found.
     """
     if data_dir is None:
-        data_dir = os.environ.get(ENV_DATA_DIR) or None
+        data_dir = environment().data_dir
     if data_dir is not None:
         path = Path(data_dir).expanduser()
         if not path.is_dir():

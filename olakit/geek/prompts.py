@@ -8,12 +8,12 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from olakit.data.files import REPO_ROOT, read_json
+from olakit.data.files import RESOURCES, read_json
 from olakit.errors import DataError
 from olakit.geek.actions import LETTERS
 from olakit.geek.state import QuestionState
 
-PROMPTS_FILE = REPO_ROOT / "data" / "geek" / "prompts.json"
+PROMPTS_FILE = RESOURCES / "geek" / "prompts.json"
 
 
 @lru_cache(maxsize=1)

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
-from olakit.errors import DataError, lookup
+from olakit.env import environment, user_dir
+from olakit.errors import DataError, lookup, require_extra
 from olakit.geek.corpus import Corpus
 from olakit.retrieval.dense import flat_index, search
 from olakit.retrieval.embedder import embed
@@ -22,7 +23,7 @@ RRF_K = 60
 
 
 def index_dir() -> Path:
-    return Path(os.environ.get("OLAKIT_INDEX_DIR") or Path.home() / ".cache" / "olakit" / "indexes")
+    return environment().index_dir or user_dir("indexes")
 
 
 def _check(corpus: Corpus, query: str, k: int) -> None:
@@ -33,7 +34,7 @@ def _check(corpus: Corpus, query: str, k: int) -> None:
 
 
 def _tokens(texts):
-    import bm25s
+    bm25s = require_extra("bm25s", "live", "BM25 retrieval")
 
     return bm25s.tokenize(list(texts), stopwords="en", return_ids=False, show_progress=False)
 
@@ -50,7 +51,7 @@ class BM25Retriever:
     name = "bm25"
 
     def __init__(self, corpus: Corpus, cache: bool = True):
-        import bm25s
+        bm25s = require_extra("bm25s", "live", "BM25 retrieval")
 
         self.corpus = corpus
         folder = index_dir() / corpus.digest() / "bm25"

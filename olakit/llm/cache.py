@@ -24,7 +24,8 @@ import threading
 import urllib.parse
 from pathlib import Path
 
-from olakit.errors import OlakitError
+from olakit.env import environment, user_dir
+from olakit.errors import OlakitError, require_extra
 
 INFLIGHT = "inflight:"
 """Prefix of the diskcache store's in-flight markers (never an answer)."""
@@ -40,8 +41,8 @@ class CacheError(OlakitError):
 
 
 def default_cache_dir() -> Path:
-    """``$OLAKIT_CACHE_DIR`` or ``~/.cache/olakit/llm``."""
-    return Path(os.environ.get("OLAKIT_CACHE_DIR") or Path.home() / ".cache" / "olakit" / "llm")
+    """``$OLAKIT_CACHE_DIR``, else the user cache directory's ``olakit/llm`` (platformdirs)."""
+    return environment().cache_dir or user_dir("llm")
 
 
 def alive(pid) -> bool:
@@ -75,7 +76,7 @@ def redact(url: str) -> str:
 def open_cache(directory: str | os.PathLike | None = None):
     """The answer cache: a diskcache in ``directory`` when one is given, else Redis at ``$OLAKIT_CACHE_URL`` when
     that is set, else a diskcache in ``$OLAKIT_CACHE_DIR``. A URL of another scheme is a CacheError."""
-    url = os.environ.get("OLAKIT_CACHE_URL", "").strip()
+    url = environment().cache_url.strip()
     if directory is not None or not url:
         return AnswerCache(directory)
     return RedisCache(url)
@@ -183,7 +184,7 @@ return 1
 
 def _connection_options(retry_class) -> dict:
     """Timeouts, and a retry on a dropped connection (a Redis that restarted leaves its old connections dead)."""
-    import redis
+    redis = require_extra("redis", "cluster", "a Redis answer cache")
     from redis.backoff import ExponentialBackoff
 
     return {
@@ -220,7 +221,7 @@ class RedisCache:
     def store(self):
         """The redis-py client, connected and checked (PING) on first use: CacheError when Redis is unreachable."""
         if self._store is None:
-            import redis
+            redis = require_extra("redis", "cluster", "a Redis answer cache")
 
             client = redis.Redis.from_url(self.url, **_connection_options(redis.retry.Retry))
             try:

@@ -265,7 +265,7 @@ class LLM:
             del clients[other]
         if loop not in clients:
             clients[loop] = openai.AsyncOpenAI(
-                base_url=self.endpoint.base_url,
+                base_url=self.endpoint.url(),
                 api_key=self.endpoint.api_key or "none",
                 timeout=self.timeout,
                 max_retries=0,

@@ -1,19 +1,14 @@
-"""Where calls go, and what they cost. Configuration comes from the environment only, so a key never lands in a
-notebook, the cache or a record:
-
-- ``OLAKIT_BASE_URL``: the endpoint, e.g. ``https://api.openai.com/v1`` or ``http://127.0.0.1:8000/v1``.
-  Unset: olakit serves its embedded model on 127.0.0.1 (olakit.llm.local) and uses that.
-- ``OLAKIT_MODEL``: the model name the endpoint knows.
-- ``OLAKIT_API_KEY`` (or ``OPENAI_API_KEY``): the key, if the endpoint wants one.
-- ``OLAKIT_<ROLE>_BASE_URL``, ``OLAKIT_<ROLE>_MODEL``, ``OLAKIT_<ROLE>_API_KEY``: another endpoint for one role
-  (ROLES), e.g. a reviewer or a judge on another model.
+"""Where calls go, and what they cost. The endpoint comes from the environment only (olakit.env: OLAKIT_BASE_URL,
+OLAKIT_MODEL, OLAKIT_API_KEY, and OLAKIT_<ROLE>_* for one role), so a key never lands in a notebook, the cache or a
+record. With no OLAKIT_BASE_URL the endpoint is the embedded model, which starts on the first call, not when the
+endpoint is read.
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 
+from olakit.env import ROLES, endpoint_vars
 from olakit.errors import OlakitError
 from olakit.llm.local import embedded_spec, shared_server
 
@@ -33,11 +28,6 @@ def register_price(model: str, prompt_per_mtok: float, completion_per_mtok: floa
     PRICES[model] = (float(prompt_per_mtok), float(completion_per_mtok))
 
 
-ROLES = ("answerer", "reviewer", "judge", "direct")
-"""Roles that may each have an endpoint of their own (the review loop's answerer and reviewer, a pairwise judge,
-and the direct answer it is compared with)."""
-
-
 class LLMError(OlakitError):
     """An LLM endpoint is misconfigured or unusable."""
 
@@ -47,6 +37,7 @@ class Endpoint:
     """Where calls go. ``identity`` (not the key) is what the cache key sees."""
 
     base_url: str
+    """The endpoint's URL; empty for the embedded model until it has started (``url()`` starts it)."""
     model: str
     api_key: str = field(default="", repr=False)
     identity: str = ""
@@ -58,33 +49,36 @@ class Endpoint:
 
     @classmethod
     def from_env(cls, role: str | None = None) -> Endpoint:
-        """The configured endpoint, or the embedded model when OLAKIT_BASE_URL is unset.
+        """The configured endpoint, or the embedded model when OLAKIT_BASE_URL is unset (not started here).
 
         A ``role`` (ROLES: answerer, reviewer, judge, direct) takes its own endpoint from ``OLAKIT_<ROLE>_BASE_URL``,
         ``OLAKIT_<ROLE>_MODEL`` and ``OLAKIT_<ROLE>_API_KEY`` when its base URL is set, else the configured one."""
         if role is not None and role not in ROLES:
             raise LLMError(f"unknown role {role!r}; known: {', '.join(ROLES)}")
-        prefix = f"OLAKIT_{role.upper()}_" if role and os.environ.get(f"OLAKIT_{role.upper()}_BASE_URL") else "OLAKIT_"
-        base_url = os.environ.get(f"{prefix}BASE_URL", "").strip()
-        key = os.environ.get(f"{prefix}API_KEY") or os.environ.get("OPENAI_API_KEY") or ""
+        found, prefix = endpoint_vars(role)
+        base_url = found.base_url.strip()
         if base_url:
-            model = os.environ.get(f"{prefix}MODEL", "").strip()
+            model = found.model.strip()
             if not model:
                 raise LLMError(f"{prefix}BASE_URL is set but {prefix}MODEL is not; set the model name it serves")
-            return cls(base_url=base_url, model=model, api_key=key)
+            return cls(base_url=base_url, model=model, api_key=found.api_key.get_secret_value())
         return cls.embedded()
 
     @classmethod
     def embedded(cls) -> Endpoint:
-        """The embedded model served by this process on 127.0.0.1 (started on first use)."""
-        srv = shared_server()
-        # the port changes between runs; the weights do not: identify the endpoint by the weights
+        """The embedded model, served on 127.0.0.1 by this process (or by ``olakit sweep``) from the first call on;
+        identified by its weights, since the port changes between runs."""
+        spec = embedded_spec()
         return cls(
-            base_url=srv.base_url,
-            model=srv.model,
+            base_url="",
+            model=spec["name"],
             local=True,
-            identity=f"olakit-embedded|{embedded_spec()['sha256'][:16]}|{srv.model}",
+            identity=f"olakit-embedded|{spec['sha256'][:16]}|{spec['name']}",
         )
+
+    def url(self) -> str:
+        """The base URL to call: the embedded model's starts it (once per process) when needed."""
+        return self.base_url or shared_server().base_url
 
     def price(self) -> tuple[float, float] | None:
         """USD per million (prompt, completion) tokens, or None when the model has no known price."""

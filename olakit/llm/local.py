@@ -21,7 +21,8 @@ import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from olakit.errors import OlakitError
+from olakit.env import environment, user_dir
+from olakit.errors import OlakitError, require_extra
 
 log = logging.getLogger("olakit")
 
@@ -51,7 +52,7 @@ sha256 is checked before use."""
 
 def embedded_spec() -> dict:
     """The embedded model chosen by ``$OLAKIT_EMBEDDED_MODEL`` (``0.5b``, the default, or ``1.5b``)."""
-    name = os.environ.get("OLAKIT_EMBEDDED_MODEL", "0.5b").strip().lower() or "0.5b"
+    name = environment().embedded_model.strip().lower() or "0.5b"
     if name not in MODELS:
         raise ModelError(f"OLAKIT_EMBEDDED_MODEL={name!r}: use one of {', '.join(MODELS)}")
     return MODELS[name]
@@ -68,7 +69,7 @@ class ModelError(OlakitError):
 
 def model_dir() -> Path:
     """Where joined model files are kept: $OLAKIT_MODEL_DIR or ~/.cache/olakit/models."""
-    return Path(os.environ.get("OLAKIT_MODEL_DIR") or Path.home() / ".cache" / "olakit" / "models")
+    return environment().model_dir or user_dir("models")
 
 
 def default_model_path(spec: dict | None = None) -> Path:
@@ -157,7 +158,7 @@ class LocalServer:
         path = Path(model_path) if model_path else default_model_path()
         if not path.is_file():
             raise ModelError(f"{path}: GGUF model file not found")
-        import xllamacpp
+        xllamacpp = require_extra("xllamacpp", "live", "the embedded model")
 
         params = xllamacpp.CommonParams()
         params.model.path = str(path)
@@ -225,8 +226,9 @@ def shared_server() -> LocalServer | RunningServer:
     embedded server is used instead, so parallel notebooks share one model and one cache identity.
     """
     global _shared
-    if os.environ.get("OLAKIT_EMBEDDED_URL"):
-        return RunningServer(os.environ["OLAKIT_EMBEDDED_URL"].rstrip("/"))
+    url = environment().embedded_url
+    if url:
+        return RunningServer(url.rstrip("/"))
     with _shared_lock:
         if _shared is None:
             log.info("no OLAKIT_BASE_URL set: starting the embedded model on 127.0.0.1")

@@ -35,7 +35,7 @@ from olakit.analysis import figures
 from olakit.analysis.inference import holm_matrix
 from olakit.analysis.similarity import nearest_note_similarity, similarity_bands
 from olakit.analysis.tables import answer_counts, bounds_long, method_accuracy
-from olakit.data.files import REPO_ROOT, write_atomic, write_tables
+from olakit.data.files import WORKDIR, write_atomic, write_tables
 from olakit.data.loaders import DEFAULT_SPLIT, load_questions
 from olakit.data.recorded import RECORDED_TEMPLATES, import_olagpt
 from olakit.data.records import save_records, to_frame
@@ -315,7 +315,7 @@ def _commit() -> str | None:
     try:
         return (
             subprocess.run(
-                ["git", "-C", str(REPO_ROOT), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10
+                ["git", "-C", str(WORKDIR), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10
             ).stdout.strip()
             or None
         )

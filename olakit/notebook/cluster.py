@@ -20,7 +20,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from olakit.data.loaders import resolve_data_dir
-from olakit.errors import DataError
+from olakit.errors import DataError, require_extra
 from olakit.notebook.jobs import Job, execute, resolve_notebook
 
 PASSED_ON = (
@@ -39,7 +39,8 @@ PASSED_ON = (
 def connect(scheduler: str | None, workers: int):
     """A Dask client: to the scheduler at ``scheduler``, or to a new LocalCluster of ``workers`` processes (one
     thread each); DataError when the scheduler cannot be reached. Returns (client, cluster or None)."""
-    from dask.distributed import Client, LocalCluster
+    dd = require_extra("dask.distributed", "cluster", "the dask executor")
+    Client, LocalCluster = dd.Client, dd.LocalCluster
 
     if scheduler:
         if not scheduler.startswith(("tcp://", "tls://", "inproc://", "ucx://")):

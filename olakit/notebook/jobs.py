@@ -9,7 +9,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from olakit.data.files import REPO_ROOT
+from olakit.data.files import WORKDIR
 
 log = logging.getLogger("olakit")
 
@@ -32,7 +32,7 @@ class Job:
 def resolve_notebook(notebook: str) -> Path:
     """A notebook path as given, or relative to the repository (where olakit is installed on this machine)."""
     nb = Path(notebook)
-    return nb if nb.is_absolute() else REPO_ROOT / nb
+    return nb if nb.is_absolute() else WORKDIR / nb
 
 
 KERNEL_START_RACES = ("Kernel died before replying to kernel_info", "Address already in use", "Kernel didn't respond")
@@ -55,7 +55,7 @@ def execute(job: Job, attempts: int = 3) -> Job:
                 kernel_name="python3",
                 progress_bar=False,
                 request_save_on_cell_execute=False,  # written once at the end, not after every cell
-                cwd=str(REPO_ROOT),
+                cwd=str(WORKDIR),
                 extra_arguments=["--IPKernelApp.log_level=CRITICAL"],  # no TCP warning, no shutdown chatter
             )
             job.status, job.error = "ok", ""

@@ -15,13 +15,13 @@ import os
 from pathlib import Path
 
 from olakit.config import Config
-from olakit.data.files import REPO_ROOT
+from olakit.data.files import WORKDIR
 from olakit.errors import DataError
 from olakit.geek.config import GeekConfig
 from olakit.olagpt.config import OlaGPTConfig, VoteRule
 from olakit.review.config import ReviewConfig
 
-NOTEBOOKS = REPO_ROOT / "notebooks"
+NOTEBOOKS = WORKDIR / "notebooks"
 
 
 CONFIGS = {"olagpt": OlaGPTConfig, "geek": GeekConfig, "review": ReviewConfig, "vote": VoteRule}

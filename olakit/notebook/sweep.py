@@ -34,6 +34,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from olakit.data.files import write_atomic
+from olakit.env import endpoint_vars, environment
 from olakit.errors import DataError
 from olakit.llm.cache import default_cache_dir, redact
 from olakit.llm.local import SLOTS, server_metrics
@@ -118,7 +119,7 @@ def expand(spec: dict, run_id: str, runs_dir: Path, results_dir: Path) -> list[J
 
 def _needs_embedded(live: list[Job]) -> bool:
     """Whether the sweep starts the embedded model: live runs and no endpoint configured."""
-    return bool(live) and not os.environ.get("OLAKIT_BASE_URL") and not os.environ.get("OLAKIT_EMBEDDED_URL")
+    return bool(live) and not endpoint_vars()[0].base_url and not environment().embedded_url
 
 
 def longest_first(jobs: list[Job], previous_index: Path) -> list[Job]:
@@ -267,11 +268,11 @@ def run_sweep(
         raise DataError(f"executor {executor!r}; use one of {', '.join(EXECUTORS)}")
     if scheduler and executor != "dask":
         raise DataError(f"a scheduler ({scheduler}) is for the dask executor; add --executor dask")
-    if scheduler and not os.environ.get("OLAKIT_BASE_URL"):
+    if scheduler and not endpoint_vars()[0].base_url:
         raise DataError(
             "a Dask cluster's workers need an endpoint they all reach: set OLAKIT_BASE_URL and OLAKIT_MODEL"
         )
-    if scheduler and not os.environ.get("OLAKIT_CACHE_URL"):
+    if scheduler and not environment().cache_url:
         raise DataError(
             "a Dask cluster's workers need a cache they all share: set OLAKIT_CACHE_URL=redis://HOST:6379/0"
         )
@@ -322,7 +323,7 @@ def run_sweep(
             client.close()
         if local_cluster is not None:
             local_cluster.close()
-    cache = os.environ.get("OLAKIT_CACHE_URL") or str(default_cache_dir())
+    cache = environment().cache_url or str(default_cache_dir())
     index = {
         "run_id": run_id,
         "sweep": str(path),

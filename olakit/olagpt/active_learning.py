@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from olakit.errors import DataError
+from olakit.errors import DataError, require_extra
 from olakit.extract import get_extractor
 from olakit.llm import Request
 from olakit.olagpt.controller import build_prompt
@@ -33,7 +33,7 @@ def sample_pool(questions: Sequence[Question], size: int, k: int = 20, seed: int
 
     Quotas are size * cluster share, rounded by largest remainder so they sum to ``size``.
     """
-    from sklearn.cluster import KMeans
+    KMeans = require_extra("sklearn.cluster", "live", "KMeans sampling").KMeans
 
     if size >= len(questions):
         return list(questions)

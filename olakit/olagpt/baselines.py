@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from olakit.data.loaders import data_file
-from olakit.errors import DataError
+from olakit.errors import DataError, require_extra
 from olakit.extract import extract_strict
 from olakit.llm import Request
 from olakit.olagpt.intent import answer_format, show_question
@@ -47,7 +47,7 @@ def cot_prompt(demos: Sequence[Demo], question_text: str) -> str:
 
 def cluster_candidates(pool: Sequence[Question], k: int, seed: int = 0) -> list[list[Question]]:
     """Per KMeans cluster of the pool's question embeddings, the members nearest the centre first."""
-    from sklearn.cluster import KMeans
+    KMeans = require_extra("sklearn.cluster", "live", "Auto-CoT clustering").KMeans
 
     if len(pool) < k:
         raise DataError(f"Auto-CoT: {len(pool)} pool questions for {k} clusters; give at least k questions")

@@ -18,12 +18,13 @@ import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from olakit.data.files import REPO_ROOT
+from olakit.data.files import RESOURCES
+from olakit.env import environment
 from olakit.errors import DataError, lookup
 from olakit.names import TURBO
 from olakit.types import Template
 
-BUILTIN_DIR = REPO_ROOT / "data" / "templates"
+BUILTIN_DIR = RESOURCES / "templates"
 ORDER = (TURBO, "AT", "DT", "DST", "PT", "ST")
 """Order of the built-ins in tables (the paper's); user templates follow in name order."""
 
@@ -58,8 +59,8 @@ def read_template(path: Path) -> Template:
 def load_templates(extra_dirs: Iterable[str | os.PathLike] = ()) -> dict[str, Template]:
     """Built-ins, then $OLAKIT_TEMPLATES_DIR, then ``extra_dirs`` (later files override earlier names)."""
     dirs = [BUILTIN_DIR]
-    if os.environ.get("OLAKIT_TEMPLATES_DIR"):
-        dirs.append(Path(os.environ["OLAKIT_TEMPLATES_DIR"]))
+    if environment().templates_dir:
+        dirs.append(environment().templates_dir)
     dirs += [Path(d) for d in extra_dirs]
     found: dict[str, Template] = {}
     for d in dirs:

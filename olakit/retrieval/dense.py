@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from olakit.errors import require_extra
+
 
 def flat_index(vectors: np.ndarray):
     """A FAISS IndexFlatIP over the rows of ``vectors``."""
-    import faiss
+    faiss = require_extra("faiss", "live", "dense retrieval")
 
     index = faiss.IndexFlatIP(vectors.shape[1])
     index.add(np.ascontiguousarray(vectors, dtype=np.float32))

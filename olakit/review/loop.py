@@ -20,14 +20,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from olakit.data.files import REPO_ROOT, read_json
+from olakit.data.files import RESOURCES, read_json
 from olakit.errors import DataError
 from olakit.llm.request import Request, Result
 from olakit.review.config import ReviewConfig
 from olakit.review.parse import parse_best, parse_scores, parse_similar, parse_steps
 from olakit.review.stop import decide
 
-PROMPTS_FILE = REPO_ROOT / "data" / "review" / "prompts.json"
+PROMPTS_FILE = RESOURCES / "review" / "prompts.json"
 MAX_STEPS = 5
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from olakit.data.files import REPO_ROOT, read_jsonl
+from olakit.data.files import RESOURCES, read_jsonl
 from olakit.data.loaders import DEFAULT_SPLIT, load_questions
 from olakit.data.records import prompt_hash, save_records, to_frame
 from olakit.errors import DataError, OlakitError
@@ -26,7 +26,7 @@ from olakit.review.config import ReviewConfig
 from olakit.review.loop import History, Loop, LoopFailed
 from olakit.types import Question, Record
 
-OPEN_QUESTIONS = REPO_ROOT / "data" / "review" / "open_questions.jsonl"
+OPEN_QUESTIONS = RESOURCES / "review" / "open_questions.jsonl"
 DIRECT = "direct"
 
 

@@ -1,0 +1,116 @@
+"""What answers chat completions: the ``Answerer`` protocol every method takes, the counting wrapper its runs use,
+and an in-process scripted model for unit tests of the methods' logic.
+
+- ``Answerer``: ``endpoint`` (what the cache key and the records see) and ``batch(requests, desc)``, which returns
+  one Result per request, in order (a request repeated in one batch is answered once). ``complete(messages,
+  **params)`` is one request, the same Result. The cached client (olakit.llm.client.LLM) is the real one.
+- ``Counted(answerer)``: the same answers, and ``counts`` of what they cost (requests, unique prompts, paid, cached,
+  failed, tokens, cost) for a run's summary.
+- ``ScriptedModel(reply)``: answers in this process with ``reply(prompt, request) -> text`` (or ``(text,
+  finish_reason)``), no HTTP, no cache: for tests whose subject is a method, not the client. Tests about HTTP
+  (faults, transports, claims, the cache) use the loopback server (olakit.llm.loopback) with the real client.
+
+>>> m = ScriptedModel(lambda prompt, request: "Answer: B")
+>>> c = Counted(m)
+>>> [r.text for r in c.batch([Request.make("q1"), Request.make("q1"), Request.make("q2")])]
+['Answer: B', 'Answer: B', 'Answer: B']
+>>> c.counts["requests"], c.counts["unique_prompts"], c.counts["paid"], m.calls
+(3, 2, 2, 2)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Protocol, runtime_checkable
+
+from olakit.llm.endpoint import Endpoint
+from olakit.llm.request import Request, Result, cache_key
+
+
+@runtime_checkable
+class Answerer(Protocol):
+    """Anything that answers chat completions (see the module docstring)."""
+
+    endpoint: Endpoint
+
+    def batch(self, requests: Sequence[Request], desc: str = "LLM calls") -> list[Result]: ...
+
+    def complete(self, messages: Sequence[dict] | str, *, sample: int = 0, **params) -> Result: ...
+
+
+class Completes:
+    """``complete`` for any class with ``batch``: one request, its Result."""
+
+    def complete(self, messages: Sequence[dict] | str, *, sample: int = 0, **params) -> Result:
+        return self.batch([Request.make(messages, sample=sample, **params)])[0]
+
+
+FIELDS = ("requests", "unique_prompts", "paid", "cached", "failed", "prompt_tokens", "completion_tokens")
+
+
+class Counted(Completes):
+    """An Answerer that counts what the answers of another cost: ``counts`` (requests, unique prompts, paid calls,
+    cache hits, failures, tokens, cost). Each distinct request of a batch counts once; its repeats are requests."""
+
+    def __init__(self, answerer: Answerer):
+        self.answerer = answerer
+        self.endpoint = answerer.endpoint
+        self.counts: dict = {**dict.fromkeys(FIELDS, 0), "cost": 0.0}
+
+    def batch(self, requests: Sequence[Request], desc: str = "LLM calls") -> list[Result]:
+        requests = list(requests)
+        results = self.answerer.batch(requests, desc=desc) if requests else []
+        c = self.counts
+        c["requests"] += len(requests)
+        for r in {r.key: r for r in reversed(results)}.values():  # the first answer of each prompt
+            c["unique_prompts"] += 1
+            c["paid"] += int(r.ok and not r.cached)
+            c["cached"] += int(r.cached)
+            c["failed"] += int(not r.ok)
+            c["prompt_tokens"] += r.prompt_tokens or 0
+            c["completion_tokens"] += r.completion_tokens or 0
+            c["cost"] += r.cost or 0.0
+        return results
+
+
+class ScriptedModel(Completes):
+    """An in-process model: ``reply(prompt, request)`` gives the text of the last message's answer (or ``(text,
+    finish_reason)``; an exception is a failed call). Tokens are counted in words, as the loopback server does."""
+
+    def __init__(self, reply: Callable, model: str = "scripted"):
+        self.reply = reply
+        self.endpoint = Endpoint(base_url="scripted://local", model=model)
+        self.calls = 0
+        self.prompts: list[str] = []
+
+    def batch(self, requests: Sequence[Request], desc: str = "LLM calls") -> list[Result]:
+        answered: dict[str, Result] = {}
+        out = []
+        for request in requests:
+            key = cache_key(self.endpoint.identity, request)
+            if key in answered:
+                out.append(replace(answered[key], cached=True))
+                continue
+            prompt = request.message_dicts()[-1]["content"]
+            self.calls += 1
+            self.prompts.append(prompt)
+            try:
+                got = self.reply(prompt, {"messages": request.message_dicts(), **request.call_params()})
+            except Exception as exc:  # a failed call, as the client records one
+                answered[key] = Result(key=key, error=f"{type(exc).__name__}: {exc}", attempts=1)
+                out.append(answered[key])
+                continue
+            text, finish = got if isinstance(got, tuple) else (got, "stop")
+            answered[key] = Result(
+                key=key,
+                text=text,
+                prompt_tokens=len(prompt.split()),
+                completion_tokens=len(text.split()),
+                finish_reason=finish,
+                cost=0.0,
+                latency=0.0,
+                attempts=1,
+            )
+            out.append(answered[key])
+        return out
