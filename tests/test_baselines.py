@@ -2,6 +2,7 @@
 whose zero-shot-CoT rationale gives an answer."""
 
 import numpy as np
+import pytest
 
 from olakit.olagpt.baselines import COT_TRIGGER, auto_cot_demos, cluster_candidates, cot_prompt, published_demos
 from olakit.retrieval.embedder import embed
@@ -31,6 +32,7 @@ def test_published_demos_match_the_aurora_files():
     assert text.startswith("Q: Julie’s") and text.endswith("Q: Q2?\nA: Let's think step by step.")
 
 
+@pytest.mark.slow
 def test_clusters_are_ordered_by_distance_to_their_centre():
     clusters = cluster_candidates(pool(), k=2, seed=0)
     assert sorted(len(c) for c in clusters) == [5, 5]

@@ -36,6 +36,7 @@ def olakit(*args):
     return subprocess.run([sys.executable, "-m", "olakit.cli", *args], capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow
 def test_reproduce_cli_end_to_end(tmp_path, data_dir):
     out = tmp_path / "out"
     r = olakit("reproduce-olagpt", "--data-dir", str(data_dir), "--out", str(out), "--n-boot", "200")
@@ -66,6 +67,7 @@ def test_reproduce_cli_end_to_end(tmp_path, data_dir):
     assert ext["n"].eq(254).all() and len(ext) == 24  # 5 templates and the LLM vote x 4 strategies
 
 
+@pytest.mark.slow
 def test_cli_errors_are_one_line_and_write_nothing(tmp_path, data_dir):
     out = tmp_path / "out"
     r = olakit("reproduce-olagpt", "--data-dir", str(data_dir), "--out", str(out), "--extractor", "fuzzy")
@@ -91,6 +93,7 @@ def data_copy(tmp_path, data_dir):
     return copy
 
 
+@pytest.mark.slow
 def test_tables_follow_the_recorded_files(tmp_path, data_copy):
     first = reproduce_olagpt(data_copy, tmp_path / "a", n_boot=50).tables["accuracy"]
     path = data_copy / "olagpt/data/predictions/st/aqua_predict.json"
@@ -145,6 +148,7 @@ def test_prediction_with_wrong_gold_is_refused(tmp_path, data_copy):
         reproduce_olagpt(data_copy, tmp_path / "out", extractor="nope")
 
 
+@pytest.mark.slow
 def test_run_cli_with_verification_diy_and_template_choice(tmp_path):
     """`olakit run` end to end against a loopback endpoint, every flag of the OlaGPT extensions on."""
     import os

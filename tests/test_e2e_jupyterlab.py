@@ -16,6 +16,9 @@ import pytest
 
 from olakit.data.loaders import resolve_data_dir
 
+pytestmark = pytest.mark.browser
+
+
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = "/usr/bin/chromium"
 FLAGS = [

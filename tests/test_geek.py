@@ -15,9 +15,11 @@ from olakit.geek.actions import DECOMP, FINAL, RETRIEVE, SELF, fallback, parse_a
 from olakit.geek.config import GeekConfig
 from olakit.geek.corpus import load_corpus, read_corpus
 from olakit.geek.retrievers import make_retriever, recall_at_k
-from olakit.geek.run import GeekError, run_geek
+from olakit.geek.run import run_geek
 from olakit.llm import LLM, Endpoint
+from olakit.llm.answerer import ScriptedModel
 from olakit.llm.loopback import Loopback
+from olakit.runner import CallsFailed
 
 PARAGRAPHS = [
     {"id": "ga", "title": "Albany, Georgia", "text": "Albany, GA has around 75,000 people."},
@@ -52,10 +54,15 @@ def scripted(prompt, req):
     return "Both are below 100,000. So the answer is no."
 
 
-def geek(tmp_path, srv, **kw):
+def geek(tmp_path, model, **kw):
+    """GEEK on one question: ``model`` is a loopback server (through the cached client: for what the cache and HTTP
+    do) or an in-process ScriptedModel (for what the loop does)."""
     cfg = GeekConfig(n_questions=1, corpus=kw.pop("corpus"), retriever="bm25", k=1, **kw)
+    if isinstance(model, ScriptedModel):
+        return run_geek(cfg, llm=model, out_dir=tmp_path / "out")
     # one identity for every loopback server of a test (its port changes), so a rerun finds the cached answers
-    with LLM(Endpoint(srv.base_url, "fake", identity="loopback|fake"), cache_dir=tmp_path / "c", progress=False) as llm:
+    endpoint = Endpoint(model.base_url, "fake", identity="loopback|fake")
+    with LLM(endpoint, cache_dir=tmp_path / "c", progress=False) as llm:
         return run_geek(cfg, llm=llm, out_dir=tmp_path / "out")
 
 
@@ -101,8 +108,7 @@ def test_unparseable_and_unusable_actions_fall_back_and_are_counted(tmp_path, co
             return "hmm, let me think" if "Current sub-question" not in prompt else "D"  # D: final while pending
         return scripted(prompt, req)
 
-    with Loopback(reply=reply) as srv:
-        res = geek(tmp_path, srv, rows=("+De",), corpus=str(corpus_file), max_steps=4, max_sub_questions=2)
+    res = geek(tmp_path, ScriptedModel(reply), rows=("+De",), corpus=str(corpus_file), max_steps=4, max_sub_questions=2)
     trace = json.loads(res.records.iloc[0]["trace"])["branches"][0]
     chosen = [(s.get("fallback"), s["chosen"]) for s in trace["steps"] if s["action"] == "select"]
     # unparseable with nothing pending -> Add Decomp; "final" is usable even with a sub-question pending
@@ -118,16 +124,14 @@ def test_budget_forces_a_final_answer(tmp_path, corpus_file):
             return "A" if "Current sub-question" not in prompt else "C"
         return scripted(prompt, req)
 
-    with Loopback(reply=reply) as srv:
-        res = geek(tmp_path, srv, rows=("+De",), corpus=str(corpus_file), max_steps=3, max_sub_questions=9)
+    res = geek(tmp_path, ScriptedModel(reply), rows=("+De",), corpus=str(corpus_file), max_steps=3, max_sub_questions=9)
     trace = json.loads(res.records.iloc[0]["trace"])["branches"][0]
     executed = [s["action"] for s in trace["steps"] if s["action"] not in ("select", "final")]
     assert len(executed) == 3 and trace["forced_final"] and trace["steps"][-1]["action"] == "final"
 
 
 def test_strategy_exploration_branches_and_votes(tmp_path, corpus_file):
-    with Loopback(reply=scripted) as srv:
-        res = geek(tmp_path, srv, rows=("Full",), corpus=str(corpus_file), branches=2, depth=1)
+    res = geek(tmp_path, ScriptedModel(scripted), rows=("Full",), corpus=str(corpus_file), branches=2, depth=1)
     trace = json.loads(res.records.iloc[0]["trace"])
     assert [b["branch"] for b in trace["branches"]] == ["0.0", "0.1"]
     subs = [b["state"].split("\n")[1] for b in trace["branches"]]
@@ -222,7 +226,7 @@ def test_failed_calls_write_nothing(tmp_path, corpus_file):
             LLM(
                 Endpoint(srv.base_url, "fake"), cache_dir=tmp_path / "c", progress=False, max_attempts=2, backoff=0.01
             ) as llm,
-            pytest.raises(GeekError, match="nothing was written"),
+            pytest.raises(CallsFailed, match="nothing was written"),
         ):
             run_geek(cfg, llm=llm, out_dir=tmp_path / "out")
     assert not (tmp_path / "out").exists()
@@ -256,8 +260,7 @@ def test_a_sub_question_with_nothing_to_search_does_not_stop_the_run(tmp_path, c
             return "No"
         return scripted(prompt, req)
 
-    with Loopback(reply=reply) as srv:
-        res = geek(tmp_path, srv, rows=("+RE",), corpus=str(corpus_file), max_steps=3)
+    res = geek(tmp_path, ScriptedModel(reply), rows=("+RE",), corpus=str(corpus_file), max_steps=3)
     steps = json.loads(res.records.iloc[0]["trace"])["branches"][0]["steps"]
     retrieve = next(s for s in steps if s["action"] == "retrieve")
     assert retrieve["retrieved"] == [] and "no searchable words" in retrieve["retrieval_error"]

@@ -5,8 +5,7 @@ import hashlib
 import json
 
 from olakit.analysis.runs import run_tables
-from olakit.llm import LLM, Endpoint
-from olakit.llm.loopback import Loopback
+from olakit.llm import ScriptedModel
 from olakit.olagpt.config import OlaGPTConfig
 from olakit.olagpt.run import run
 
@@ -43,9 +42,9 @@ def test_verification_diy_and_choice(tmp_path):
         choose_k=2,
         max_tokens=16,
     )
-    with Loopback(reply=reply) as srv, LLM(Endpoint(srv.base_url, "fake"), cache_dir=tmp_path, progress=False) as llm:
-        res = run(cfg, llm=llm)
-        sent = list(srv.per_prompt)
+    model = ScriptedModel(reply)
+    res = run(cfg, llm=model)
+    sent = list(dict.fromkeys(model.prompts))
     df = res.records.set_index(["question_id", "template"])
     # DIY: the composed template answers, and the record keeps its text
     assert df.loc[("test-0", "DIY"), "extracted"] == "C"
@@ -56,7 +55,7 @@ def test_verification_diy_and_choice(tmp_path):
         chosen == {"chosen": ["ST", "DT"], "named_by_model": 2}
         and df.loc[("test-0", "chosen_vote"), "extracted"] == "B"
     )
-    # the record names the choice prompt the server was sent (not the reply)
+    # the record names the choice prompt the model was sent (not the reply)
     choice_prompts = [p for p in sent if p.startswith("Here are thinking templates") and "Compose one new" not in p]
     want = {hashlib.sha256(p.encode()).hexdigest() for p in choice_prompts}
     assert set(res.records.loc[res.records["template"] == "chosen_vote", "prompt_hash"]) <= want

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from olakit.llm import LLM, Endpoint, Request, cache_key, summarize
+from olakit.llm import LLM, Counted, Endpoint, Request, cache_key
 from olakit.llm.loopback import Loopback
 
 
@@ -61,6 +61,7 @@ def test_endpoint_needs_a_model_name(monkeypatch):
         Endpoint.from_env()
 
 
+@pytest.mark.slow
 def test_faulty_server_batch_equals_clean_run_and_caches_no_error(tmp_path):
     reqs = [Request.make(f"question {i}", max_tokens=5) for i in range(60)]
     with Loopback() as clean:
@@ -109,10 +110,11 @@ def test_rerun_makes_only_missing_calls_and_samples_are_cached_per_index(tmp_pat
         llm = make_llm(srv, tmp_path)
         five = llm.batch([Request.make("q", sample=s, seed=7, temperature=0.7) for s in range(5)])
         assert srv.requests == 5 and len({r.text for r in five}) == 5  # seed offset per sample
-        ten = llm.batch([Request.make("q", sample=s, seed=7, temperature=0.7) for s in range(10)])
+        counted = Counted(llm)
+        ten = counted.batch([Request.make("q", sample=s, seed=7, temperature=0.7) for s in range(10)])
         assert srv.requests == 10  # only samples 5..9 were new
         assert [r.text for r in ten[:5]] == [r.text for r in five] and all(r.cached for r in ten[:5])
-        s = summarize(ten)
+        s = counted.counts
         assert (s["paid"], s["cached"], s["failed"]) == (5, 5, 0)
 
 
@@ -121,18 +123,20 @@ def test_a_request_repeated_in_one_batch_is_paid_once_and_stored_before_the_batc
     reqs = [q1, q2, q1, Request.make("q1", sample=1), q1]
     with Loopback(delay=0.2) as srv:  # slow answers: without the dedup the repeats would be in flight together
         llm = make_llm(srv, tmp_path, concurrency=8, prefix_lanes=False)
-        res = llm.batch(reqs)
+        counted = Counted(llm)
+        res = counted.batch(reqs)
     assert srv.requests == 3 and srv.per_prompt["q1"] == 2  # q1 sample 0 once, q1 sample 1 once, q2 once
     assert [r.text for r in res] == ["echo: q1", "echo: q2", "echo: q1", "echo: q1", "echo: q1"]
     assert [r.cached for r in res] == [False, False, True, False, True]
-    s = summarize(res)
-    assert (s["paid"], s["cached"]) == (3, 2)
+    s = counted.counts  # three prompts, each paid once; the two repeats are requests, not prompts
+    assert (s["requests"], s["unique_prompts"], s["paid"], s["cached"]) == (5, 3, 3, 0)
     assert all(llm.lookup(r) is not None for r in reqs)  # stored by the time batch() returned
     with Loopback(fault_rate=1.0, faults=("500",)) as srv:
         res = make_llm(srv, tmp_path / "failing", max_attempts=2).batch([Request.make("x"), Request.make("x")])
     assert srv.requests == 2 and all(not r.ok and "500" in r.error for r in res)  # one request, two attempts
 
 
+@pytest.mark.slow
 def test_concurrency_limit(tmp_path):
     with Loopback(delay=0.5) as srv:
         llm = make_llm(srv, tmp_path, concurrency=4, timeout=5)
@@ -159,6 +163,7 @@ def test_batches_reuse_connections_and_run_inside_a_running_loop(tmp_path):
 
 
 @pytest.mark.parametrize("transport", ["aiohttp", "httpx"])
+@pytest.mark.slow
 def test_both_transports_answer_alike_and_close_their_connections(tmp_path, transport):
     with Loopback(fault_rate=0.3, faults=("500", "garbage", "stall"), stall=2.0, seed=3) as srv:
         llm = make_llm(srv, tmp_path, concurrency=4, transport=transport)
@@ -191,6 +196,7 @@ def test_a_proxy_in_the_environment_is_honoured(tmp_path, monkeypatch):
         make_llm(endpoint, tmp_path, transport="curl")
 
 
+@pytest.mark.slow
 def test_parallel_processes_sharing_a_cache_pay_each_prompt_once(tmp_path):
     script = textwrap.dedent("""
         import sys
@@ -212,6 +218,7 @@ def test_parallel_processes_sharing_a_cache_pay_each_prompt_once(tmp_path):
         assert len(cache) == 12  # answers only: no in-flight marker left behind
 
 
+@pytest.mark.slow
 def test_batch_killed_with_sigkill_then_rerun(tmp_path):
     script = textwrap.dedent("""
         import sys
@@ -242,6 +249,7 @@ def test_batch_killed_with_sigkill_then_rerun(tmp_path):
     assert max(srv.per_prompt.values()) <= 2
 
 
+@pytest.mark.slow
 def test_ctrl_c_during_a_batch_exits_at_once_and_quietly(tmp_path):
     script = textwrap.dedent("""
         import signal, sys

@@ -12,6 +12,9 @@ import pytest
 
 from olakit.notebook.ablations import SECRET_NAME
 
+pytestmark = pytest.mark.slow
+
+
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 ALL = sorted(p.name for p in NOTEBOOKS.glob("*.ipynb"))
 

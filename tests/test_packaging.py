@@ -36,10 +36,10 @@ def test_ci_runs_the_readme_test_command():
     assert "make test" in (ROOT / ".ci" / "run").read_text()
 
 
-def test_benchmark_files_cited_in_the_readme_exist_and_say_what_the_readme_says():
-    """Every benchmark file the README cites exists; a README line citing it says "missed" exactly when the file
+def test_benchmark_files_cited_in_the_docs_exist_and_say_what_the_docs_say():
+    """Every benchmark file the README or docs/ cite exists; a line citing it says "missed" exactly when the file
     records a missed goal."""
-    readme = (ROOT / "README.md").read_text()
+    readme = "\n".join(p.read_text() for p in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))])
     lines = {}
     for line in readme.splitlines():
         for name in re.findall(r"results/benchmarks/([a-z0-9_.]+?)\.json", line):
@@ -53,3 +53,14 @@ def test_benchmark_files_cited_in_the_readme_exist_and_say_what_the_readme_says(
         met = figure >= goal if record["goal_is"] == "at least" else figure <= goal
         assert record["benchmark"] == name and record["met"] is met, name
         assert all(("missed" in line.lower()) is (not met) for line in cited), name
+
+
+def test_readme_is_short_and_links_every_document():
+    readme = (ROOT / "README.md").read_text()
+    assert len(readme.splitlines()) <= 200
+    docs = sorted(p.name for p in (ROOT / "docs").glob("*.md"))
+    assert docs and all(f"(docs/{name})" in readme for name in docs), docs
+    for name in docs:  # every relative link of a document points at a file that exists
+        text = (ROOT / "docs" / name).read_text()
+        for target in re.findall(r"\]\(([^)#:]+\.md)\)", text):
+            assert (ROOT / "docs" / target).is_file(), (name, target)

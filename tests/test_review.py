@@ -9,11 +9,11 @@ import pytest
 
 from olakit.config import ConfigError
 from olakit.errors import DataError
-from olakit.llm import LLM, Endpoint
+from olakit.llm import Endpoint
+from olakit.llm.answerer import Counted, ScriptedModel
 from olakit.llm.endpoint import LLMError
 from olakit.llm.judge import judge_pairs, summary
 from olakit.llm.loopback import Loopback
-from olakit.llm.usage import CallCounter
 from olakit.review.config import ReviewConfig
 from olakit.review.loop import Loop
 from olakit.review.parse import parse_scores, parse_similar, parse_steps
@@ -81,12 +81,8 @@ REVISED: list = []
 def run_loop(tmp_path, questions, **cfg):
     SEEN.clear()
     REVISED.clear()
-    with (
-        Loopback(reply=scripted) as srv,
-        LLM(Endpoint(srv.base_url, "fake"), cache_dir=tmp_path / "c", progress=False) as llm,
-    ):
-        counter = CallCounter(llm)
-        hs = Loop({"answerer": counter, "reviewer": counter}, ReviewConfig(**cfg)).run(questions)
+    counter = Counted(ScriptedModel(scripted))
+    hs = Loop({"answerer": counter, "reviewer": counter}, ReviewConfig(**cfg)).run(questions)
     return hs, counter.counts
 
 
@@ -184,33 +180,23 @@ def test_outline_with_more_than_five_steps_is_capped_and_noted(tmp_path):
         return scripted(prompt, req)
 
     SEEN.clear()
-    with (
-        Loopback(reply=reply) as srv,
-        LLM(Endpoint(srv.base_url, "fake"), cache_dir=tmp_path / "c", progress=False) as llm,
-    ):
-        h = Loop({"answerer": CallCounter(llm), "reviewer": CallCounter(llm)}, ReviewConfig()).run(["Q5"])[0]
+    model = ScriptedModel(reply)
+    h = Loop({"answerer": model, "reviewer": model}, ReviewConfig()).run(["Q5"])[0]
     assert h.steps == 5 and any("capped at 5" in s.get("note", "") for s in h.stages)
-    with (
-        Loopback(reply=lambda p, r: "no outline at all" if p.startswith("Please break") else reply(p, r)) as srv,
-        LLM(Endpoint(srv.base_url, "fake"), cache_dir=tmp_path / "c0", progress=False) as llm,
-    ):
-        h = Loop({"answerer": CallCounter(llm), "reviewer": CallCounter(llm)}, ReviewConfig()).run(["Q5"])[0]
+    model = ScriptedModel(lambda p, r: "no outline at all" if p.startswith("Please break") else reply(p, r))
+    h = Loop({"answerer": model, "reviewer": model}, ReviewConfig()).run(["Q5"])[0]
     assert h.steps == 0 and any("no step count" in s.get("note", "") for s in h.stages)
     assert [s["stage"] for s in h.stages if s["stage"].startswith("answer")] == ["answer"]  # one call
 
 
 def test_graded_run_records_every_iteration_and_flips(tmp_path, data_dir):
     """On AQuA with scripted answers: the iteration records carry the extracted answers of the history."""
-
-    with (
-        Loopback(reply=graded_reply) as srv,
-        LLM(Endpoint(srv.base_url, "fake"), cache_dir=tmp_path / "c", progress=False) as llm,
-    ):
-        res = run_review(
-            ReviewConfig(dataset="aqua", n_questions=2, max_iterations=2),
-            llms={"answerer": llm, "reviewer": llm, "direct": llm},
-            out_dir=tmp_path / "out",
-        )
+    model = ScriptedModel(graded_reply)
+    res = run_review(
+        ReviewConfig(dataset="aqua", n_questions=2, max_iterations=2),
+        llms={"answerer": model, "reviewer": model, "direct": model},
+        out_dir=tmp_path / "out",
+    )
     df = res.records.set_index(["question_id", "template"])
     assert df.loc[("test-0", "direct"), "extracted"] == "C" and df.loc[("test-0", "review-lite@0"), "extracted"] == "A"
     assert (
@@ -233,11 +219,7 @@ def test_judge_counts_unclear_replies_and_position_bias(tmp_path):
         return "Both have merit."
 
     items = [("Q?", "loop", "direct"), ("Q2?", "x", "y")]
-    with (
-        Loopback(reply=reply) as srv,
-        LLM(Endpoint(srv.base_url, "j"), cache_dir=tmp_path / "c", progress=False) as llm,
-    ):
-        js = judge_pairs(CallCounter(llm), items)
+    js = judge_pairs(ScriptedModel(reply), items)
     assert [j.verdict for j in js] == ["a", "unclear"]
     s = summary(js, labels=("loop", "direct"), n_boot=100)
     assert s["loop"] == 0.5 and s["unclear"] == 0.5 and s["position_bias_first"] == 0.5
@@ -306,6 +288,7 @@ def test_iteration_tables_by_hand():
     assert cost.loc["review", "tokens_per_question"] == 60 and cost.loc["review", "seconds_per_question"] == 4.0
 
 
+@pytest.mark.slow
 def test_review_notebook_against_a_scripted_endpoint(tmp_path, monkeypatch):
     from tests.test_notebook import manifest, run
 

@@ -28,6 +28,7 @@ CRASH_SCRIPT = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_run_resumes_after_a_crash_and_pays_each_prompt_once(tmp_path):
     from olakit.llm.loopback import Loopback
 
@@ -187,7 +188,8 @@ def test_failed_calls_write_nothing_and_say_how_to_resume(tmp_path):
     from olakit.llm import LLM, Endpoint
     from olakit.llm.loopback import Loopback
     from olakit.olagpt.config import OlaGPTConfig
-    from olakit.olagpt.run import RunError, run
+    from olakit.olagpt.run import run
+    from olakit.runner import CallsFailed
 
     cfg = OlaGPTConfig(
         dataset="aqua",
@@ -204,6 +206,8 @@ def test_failed_calls_write_nothing_and_say_how_to_resume(tmp_path):
             Endpoint(srv.base_url, "fake"), cache_dir=tmp_path / "c", progress=False, max_attempts=2, backoff=0.01
         ) as llm,
     ):
-        with pytest.raises(RunError, match=r"6 of 6 calls failed after retries; nothing was written\. Rerun"):
+        with pytest.raises(
+            CallsFailed, match=r"6 of 6 calls \(answers\) failed after retries \(.*\); nothing was written\. Rerun"
+        ):
             run(cfg, llm=llm, out_dir=tmp_path / "out")
     assert not (tmp_path / "out").exists()

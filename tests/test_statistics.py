@@ -164,6 +164,7 @@ def test_exact_mcnemar_agrees_with_statsmodels():
         assert p == pytest.approx(want, rel=1e-12)
 
 
+@pytest.mark.slow
 def test_holm_and_kappas_agree_with_statsmodels_and_scikit_learn():
     """olakit computes Holm and both kappas with numpy; statsmodels and scikit-learn are independent references."""
     from sklearn.metrics import cohen_kappa_score

@@ -9,6 +9,8 @@ from olakit.config import ConfigError
 from olakit.errors import DataError
 from olakit.notebook.sweep import expand, load_spec, run_sweep
 
+pytestmark = pytest.mark.slow
+
 
 def write(tmp_path, text):
     p = tmp_path / "sweep.yaml"

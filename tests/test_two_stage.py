@@ -2,12 +2,13 @@
 the limit gets exactly one second call, recorded as the second stage; a complete output with an answer statement
 gets none; an unparseable second stage stays unparsed; finish reasons and causes round-trip through the records."""
 
+from collections import Counter
+
 import pytest
 
 from olakit.analysis.tables import answer_stages_table, extraction_audit
 from olakit.data.records import load_records
-from olakit.llm import LLM, Endpoint
-from olakit.llm.loopback import Loopback
+from olakit.llm import ScriptedModel
 from olakit.llm.two_stage import answer_trigger
 from olakit.olagpt.config import OlaGPTConfig
 from olakit.olagpt.run import run
@@ -56,13 +57,9 @@ def run_stages(tmp_path, stages):
         max_tokens=32,
         answer_stages=stages,
     )
-    with (
-        Loopback(reply=reply) as srv,
-        LLM(Endpoint(srv.base_url, "fake"), cache_dir=tmp_path / "c", progress=False) as llm,
-    ):
-        res = run(cfg, llm=llm, out_dir=tmp_path / f"out{stages}")
-        sent = dict(srv.per_prompt)
-    return res, sent
+    model = ScriptedModel(reply)
+    res = run(cfg, llm=model, out_dir=tmp_path / f"out{stages}")
+    return res, Counter(model.prompts)
 
 
 def test_second_stage_only_where_needed_and_recorded(tmp_path, questions):

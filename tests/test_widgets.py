@@ -141,21 +141,17 @@ def test_heatmap_cells_list_their_questions(saved):
 def test_trace_explorer_shows_steps_and_filters(tmp_path, data_dir):
     """GEEK traces from a scripted loopback run: the filters pick the questions worked out here, and the view shows
     each step, the retrieved paragraph and the answer against gold."""
+    from olakit.geek.config import GeekConfig
     from olakit.geek.corpus import read_corpus
-    from olakit.geek.run import GeekConfig, run_geek
-    from olakit.llm import LLM, Endpoint
-    from olakit.llm.loopback import Loopback
+    from olakit.geek.run import run_geek
+    from olakit.llm import ScriptedModel
     from olakit.notebook.widgets import TraceExplorer
     from tests.test_geek import PARAGRAPHS, scripted
 
     path = tmp_path / "albany.jsonl"
     path.write_text("".join(json.dumps(p) + "\n" for p in PARAGRAPHS))
     cfg = GeekConfig(n_questions=2, rows=("+De", "+RE"), corpus=str(path), k=1, max_steps=3)
-    with (
-        Loopback(reply=scripted) as srv,
-        LLM(Endpoint(srv.base_url, "x"), cache_dir=tmp_path / "c", progress=False) as llm,
-    ):
-        df = run_geek(cfg, llm=llm).records
+    df = run_geek(cfg, llm=ScriptedModel(scripted)).records
     te = TraceExplorer(df, read_corpus(path))
     assert te.row.value == "+RE" and list(te.question.options) == list(df["question_id"].unique())
     te.filter.value = "wrong"
@@ -169,21 +165,17 @@ def test_trace_explorer_shows_steps_and_filters(tmp_path, data_dir):
 
 
 def test_review_explorer_shows_history_and_where_the_answer_changed(tmp_path):
-    from olakit.llm import LLM, Endpoint
-    from olakit.llm.loopback import Loopback
+    from olakit.llm import ScriptedModel
     from olakit.notebook.widgets import ReviewExplorer
     from olakit.review.config import ReviewConfig
     from olakit.review.run import run_review
     from tests.test_review import graded_reply
 
-    with (
-        Loopback(reply=graded_reply) as srv,
-        LLM(Endpoint(srv.base_url, "x"), cache_dir=tmp_path / "c", progress=False) as llm,
-    ):
-        df = run_review(
-            ReviewConfig(dataset="aqua", n_questions=1, max_iterations=2),
-            llms={"answerer": llm, "reviewer": llm, "direct": llm},
-        ).records
+    model = ScriptedModel(graded_reply)
+    df = run_review(
+        ReviewConfig(dataset="aqua", n_questions=1, max_iterations=2),
+        llms={"answerer": model, "reviewer": model, "direct": model},
+    ).records
     re_ = ReviewExplorer(df)
     assert re_.answers_by_iteration("test-0", "review-lite") == [(0, "A"), (1, "B"), (2, "B")]
     v = re_.render()

@@ -10,7 +10,7 @@ All questions and branches advance together, one round of calls at a time, so ea
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from olakit.data.records import prompt_hash
@@ -19,7 +19,9 @@ from olakit.geek import prompts
 from olakit.geek.actions import DECOMP, FINAL, RETRIEVE, ROWS, SELF, fallback, parse_action, usable
 from olakit.geek.config import GeekConfig
 from olakit.geek.state import QuestionState
+from olakit.llm.answerer import Answerer
 from olakit.llm.request import Request, Result
+from olakit.runner import calls_failed
 from olakit.types import Question
 
 
@@ -74,8 +76,10 @@ class Engine:
     """Runs traces round by round. ``batch(requests, desc) -> results`` (aligned, cached); ``retriever`` is None for
     rows without Retrieve & Extract."""
 
-    def __init__(self, batch: Callable, budget: GeekConfig, retriever=None, corpus=None, evaluated: dict | None = None):
-        self.batch, self.budget, self.retriever, self.corpus = batch, budget, retriever, corpus
+    def __init__(
+        self, answerer: Answerer, budget: GeekConfig, retriever=None, corpus=None, evaluated: dict | None = None
+    ):
+        self.answerer, self.budget, self.retriever, self.corpus = answerer, budget, retriever, corpus
         self.evaluated = evaluated or {}
 
     # -- one round
@@ -182,21 +186,17 @@ class Engine:
             rounds += 1
             plans = [(tr, self._requests(tr)) for tr in active]
             flat = [req for _, calls in plans for _, req, _ in calls]
-            results = iter(self.batch(flat, f"{desc} round {rounds}"))
+            results = iter(self.answerer.batch(flat, f"{desc} round {rounds}"))
             nxt = []
             for tr, calls in plans:
                 got = [next(results) for _ in calls]
                 failed = [r for r in got if not r.ok]
                 if failed:
-                    raise CallFailed(failed[0].error)
+                    raise calls_failed(len(failed), len(got), f"{desc} round {rounds}", failed[0].error)
                 for t in self._apply(tr, calls, got):
                     (finished if t.done else nxt).append(t)
             active = nxt
         return finished
-
-
-class CallFailed(Exception):
-    """A call of the loop failed after its retries (the run stops; a rerun resumes from the cache)."""
 
 
 def _fork(tr: Trace, branch: str) -> Trace:

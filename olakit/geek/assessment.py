@@ -9,6 +9,7 @@ import json
 
 import pandas as pd
 
+from olakit.llm.answerer import Answerer
 from olakit.llm.judge import judge_pairs, summary
 
 CONTEXT = (
@@ -31,14 +32,14 @@ def geek_chain(trace_json: str) -> str:
     return "\n".join(state.splitlines()[1:]) or "(none)"
 
 
-def assess(batch, records: pd.DataFrame, questions: dict, row: str = "Full") -> tuple[dict, list]:
+def assess(answerer: Answerer, records: pd.DataFrame, questions: dict, row: str = "Full") -> tuple[dict, list]:
     """Judge the GEEK row's chains against the human ones: (summary with Human / Equal / GEEK shares, judgements)."""
     rows = records[(records["template"] == row) & (records["trace"] != "")]
     items = [
         (CONTEXT.format(question=questions[qid].text), human_chain(questions[qid]), geek_chain(t))
         for qid, t in zip(rows["question_id"], rows["trace"])
     ]
-    judgements = judge_pairs(batch, items)
+    judgements = judge_pairs(answerer, items)
     out = summary(judgements, labels=("human", "geek"))
     out["equal"], out["equal_ci"] = out.pop("tie"), out.pop("tie_ci")
     out["row"] = row

@@ -10,34 +10,29 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
 from olakit.data.loaders import load_questions
-from olakit.data.records import prompt_hash, save_records, to_frame
-from olakit.errors import DataError, OlakitError
+from olakit.data.records import prompt_hash
+from olakit.errors import DataError
 from olakit.extract import extract_strict, unparsed_cause
 from olakit.geek import prompts
 from olakit.geek.actions import RETRIEVE, ROWS
-from olakit.geek.agent import CallFailed, Engine, Trace, start
+from olakit.geek.agent import Engine, Trace, start
 from olakit.geek.config import GeekConfig
 from olakit.geek.corpus import load_corpus
 from olakit.geek.retrievers import make_retriever, recall_at_k
 from olakit.llm import LLM
 from olakit.llm.two_stage import answers
-from olakit.llm.usage import CallCounter
 from olakit.majority import majority
+from olakit.runner import Run
 from olakit.types import Record
 
 log = logging.getLogger("olakit")
 LABELS = ["yes", "no"]
-
-
-class GeekError(OlakitError):
-    """Some calls of a GEEK run failed; nothing was written; a rerun resumes from the cache."""
 
 
 @dataclass
@@ -104,7 +99,6 @@ def _record(q, row: str, branches: list[Trace], found: list, setting: str, k: in
 def run_geek(config: GeekConfig, llm: LLM | None = None, out_dir: str | Path | None = None) -> GeekResult:
     """Every row of the config on the slice; write records.parquet (with traces) into out_dir when given."""
     cfg = config
-    t0 = time.perf_counter()
     everything = load_questions("strategyqa", cfg.split, data_dir=cfg.data_dir)
     questions = cfg.pick(everything)
     prompts.check_no_leak(everything)
@@ -118,28 +112,19 @@ def run_geek(config: GeekConfig, llm: LLM | None = None, out_dir: str | Path | N
         oracle = make_retriever(cfg.retriever, load_corpus(f"{cfg.corpus.rsplit(':', 1)[0]}:oracle", cfg.data_dir))
         recall = {f"recall@{k}": round(recall_at_k(oracle, questions, k), 4) for k in cfg.recall_ks}
     llm = llm or LLM()
-    counter = CallCounter(llm)
+    job = Run(llm)
+    counter = job.answerer
     engine = Engine(counter, cfg, retriever, corpus, prompts.normalised(everything))
     records = []
     for row in cfg.rows:
-        try:
-            traces = engine.run(start(questions, row), desc=f"GEEK {row}")
-        except CallFailed as exc:
-            raise GeekError(
-                f"a call of row {row} failed after retries ({exc}); nothing was written. Rerun: the "
-                "answers already received are cached and only the missing calls are made"
-            ) from None
+        traces = engine.run(start(questions, row), desc=f"GEEK {row}")
         found = answers(
             [(t.final_request, t.final_result, LABELS) for t in traces],
             counter,
             stages=cfg.answer_stages,
             extract=extract_strict,
         )
-        if counter.counts["failed"]:
-            raise GeekError(
-                f"{counter.counts['failed']} calls failed after retries; nothing was written. Rerun: only "
-                "the missing calls are made"
-            )
+        job.check(f"GEEK {row}")
         by_q: dict[str, list] = {}
         for t, a in zip(traces, found):
             by_q.setdefault(t.question.id, []).append((t, a))
@@ -148,12 +133,9 @@ def run_geek(config: GeekConfig, llm: LLM | None = None, out_dir: str | Path | N
             records.append(
                 _record(q, row, [p[0] for p in pairs], [p[1] for p in pairs], corpus.setting, cfg.k, llm.endpoint.model)
             )
-    counts = {**counter.counts, "wall_s": round(time.perf_counter() - t0, 2)}
-    df = to_frame(records)
+    df, counts = job.finish(records, out_dir)
     conf = {**cfg.as_dict(), "corpus_label": corpus.label}
     result = GeekResult(records=df, calls=counts, recall=recall, config=conf, corpus=corpus.label)
-    if out_dir is not None:
-        result.out_dir = Path(out_dir)
-        save_records(df, result.out_dir / "records.parquet")
+    result.out_dir = Path(out_dir) if out_dir is not None else None
     log.info("GEEK %s: %s; %s", corpus.label, counts, recall)
     return result

@@ -6,9 +6,21 @@ test server (loopback).
 ``from olakit.llm import LLM, Request`` is the usual entry point.
 """
 
+from olakit.llm.answerer import Answerer, Counted, ScriptedModel
 from olakit.llm.client import LLM
 from olakit.llm.endpoint import PRICES, Endpoint, LLMError, register_price
 from olakit.llm.request import Request, Result, cache_key
-from olakit.llm.usage import summarize
 
-__all__ = ["LLM", "PRICES", "Endpoint", "LLMError", "Request", "Result", "cache_key", "register_price", "summarize"]
+__all__ = [
+    "LLM",
+    "PRICES",
+    "Answerer",
+    "Counted",
+    "Endpoint",
+    "LLMError",
+    "Request",
+    "Result",
+    "ScriptedModel",
+    "cache_key",
+    "register_price",
+]

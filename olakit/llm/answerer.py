@@ -57,6 +57,8 @@ class Counted(Completes):
         self.answerer = answerer
         self.endpoint = answerer.endpoint
         self.counts: dict = {**dict.fromkeys(FIELDS, 0), "cost": 0.0}
+        self.first_error: str | None = None
+        """Why the first failed call failed (for the one error line a run gives)."""
 
     def batch(self, requests: Sequence[Request], desc: str = "LLM calls") -> list[Result]:
         requests = list(requests)
@@ -68,6 +70,7 @@ class Counted(Completes):
             c["paid"] += int(r.ok and not r.cached)
             c["cached"] += int(r.cached)
             c["failed"] += int(not r.ok)
+            self.first_error = self.first_error or r.error
             c["prompt_tokens"] += r.prompt_tokens or 0
             c["completion_tokens"] += r.completion_tokens or 0
             c["cost"] += r.cost or 0.0

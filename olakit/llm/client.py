@@ -15,9 +15,10 @@ import threading
 import time
 import weakref
 from collections import Counter, deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import replace
 
+from olakit.llm.answerer import Completes
 from olakit.llm.cache import RedisCache, open_cache
 from olakit.llm.endpoint import Endpoint
 from olakit.llm.local import SLOTS
@@ -122,7 +123,7 @@ class _Writes:
             await asyncio.gather(*list(self.tasks))
 
 
-class LLM:
+class LLM(Completes):
     """Cached, concurrent, retrying chat completions.
 
     ``LLM().batch([Request.make("2+2?", max_tokens=8)])`` -> ``[Result(text="4", ...)]``.
@@ -346,7 +347,3 @@ class LLM:
 
     def __exit__(self, *exc) -> None:
         self.close()
-
-    def complete(self, messages: Sequence[dict] | str, *, sample: int = 0, **params) -> Result:
-        """One chat completion (cached)."""
-        return self.batch([Request.make(messages, sample=sample, **params)])[0]

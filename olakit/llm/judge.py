@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from olakit.llm.answerer import Answerer
 from olakit.llm.request import Request
 
 JUDGE_PROMPT = (
@@ -76,9 +77,9 @@ def judge_requests(items: Sequence[tuple[str, str, str]], max_tokens: int = 48) 
     return reqs
 
 
-def judge_pairs(batch, items: Sequence[tuple[str, str, str]], max_tokens: int = 48) -> list[Judgement]:
-    """Judge every item in both orders (``batch(requests, desc) -> results``, aligned and cached)."""
-    results = batch(judge_requests(items, max_tokens), "pairwise judge")
+def judge_pairs(answerer: Answerer, items: Sequence[tuple[str, str, str]], max_tokens: int = 48) -> list[Judgement]:
+    """Judge every item in both orders."""
+    results = answerer.batch(judge_requests(items, max_tokens), "pairwise judge")
     out = []
     for i in range(len(items)):
         r1, r2 = results[2 * i], results[2 * i + 1]

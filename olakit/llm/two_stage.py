@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from olakit.extract import extract_strict
+from olakit.llm.answerer import Answerer
 from olakit.llm.request import Request, Result
 
 STAGES = (1, 2)
@@ -118,7 +119,7 @@ class Answer:
 
 def answers(
     firsts: Sequence[tuple[Request, Result, Sequence[str] | Mapping[str, str]]],
-    batch: Callable[[list[Request], str], list[Result]],
+    answerer: Answerer,
     *,
     stages: int = 1,
     extract: Callable = extract_strict,
@@ -126,7 +127,7 @@ def answers(
 ) -> list[Answer]:
     """The answer of each (first request, its result, the question's labels, or its options label -> text): read by
     ``extract`` with one stage;
-    with two, the outputs that need it get one second call each (``batch(requests, desc)``, cached), read strictly.
+    with two, the outputs that need it get one second call each (through ``answerer``), read strictly.
     A failed second call leaves the answer unparsed."""
     if stages not in STAGES:
         raise ValueError(f"answer stages {stages!r}: use 1 or 2")
@@ -137,7 +138,7 @@ def answers(
     if not todo:
         return out
     reqs = [second_request(firsts[i][0], firsts[i][1].text or "", firsts[i][2], max_tokens) for i in todo]
-    for i, res in zip(todo, batch(reqs, "second-stage answers")):
+    for i, res in zip(todo, answerer.batch(reqs, "second-stage answers")):
         own = continuation(res.text, firsts[i][1].text or "", firsts[i][2])
         out[i] = Answer(read_second(own, firsts[i][2]) if res.ok else None, 2, res)
     return out

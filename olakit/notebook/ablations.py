@@ -44,8 +44,8 @@ from olakit.geek.assessment import assess
 from olakit.geek.config import GeekConfig
 from olakit.geek.run import run_geek
 from olakit.llm import LLM, Endpoint
+from olakit.llm.answerer import Counted
 from olakit.llm.judge import judge_pairs, summary
-from olakit.llm.usage import CallCounter
 from olakit.names import LLM_VOTE, LLM_VOTE_SHUFFLED, REGEX_VOTE, ZERO_SHOT, voting_templates
 from olakit.olagpt.config import PAPER, OlaGPTConfig, VoteRule
 from olakit.olagpt.llm_vote import llm_vote_audit, llm_vote_records
@@ -142,9 +142,7 @@ def geek_records(config: GeekConfig, *, judge_questions: int = 0, concurrency: i
             questions = {q.id: q for q in load_questions("strategyqa", cfg.split, cfg.data_dir)}
             first = list(dict.fromkeys(res.records["question_id"]))[:judge_questions]
             row = "Full" if "Full" in cfg.rows else cfg.rows[-1]
-            info["judge"], _ = assess(
-                CallCounter(llm), res.records[res.records["question_id"].isin(first)], questions, row
-            )
+            info["judge"], _ = assess(Counted(llm), res.records[res.records["question_id"].isin(first)], questions, row)
     return res.records, info
 
 
@@ -195,7 +193,7 @@ def open_judgement(n_questions: int, config: ReviewConfig, *, n_boot: int = 2000
         for q, open_text in zip(ids, [h.question for h in res.histories])
     ]
     with LLM(Endpoint.from_env("judge")) as judge:
-        verdicts = judge_pairs(CallCounter(judge), items)
+        verdicts = judge_pairs(Counted(judge), items)
     out = summary(verdicts, labels=("loop", "direct"), n_boot=n_boot, seed=cfg.seed)
     per = pd.DataFrame(
         {

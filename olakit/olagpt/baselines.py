@@ -23,6 +23,7 @@ from olakit.data.loaders import data_file
 from olakit.errors import DataError, require_extra
 from olakit.extract import extract_strict
 from olakit.llm import Request
+from olakit.llm.answerer import Answerer
 from olakit.olagpt.intent import answer_format, show_question
 from olakit.retrieval.embedder import embed
 from olakit.types import Question
@@ -82,19 +83,19 @@ def reasoning_steps(rationale: str) -> int:
 
 
 def auto_cot_demos(
-    llm, pool: Sequence[Question], k: int = 4, tries: int = 3, seed: int = 0, max_tokens: int = 256, batch=None
+    answerer: Answerer, pool: Sequence[Question], k: int = 4, tries: int = 3, seed: int = 0, max_tokens: int = 256
 ) -> list[Demo]:
     """One zero-shot-CoT demo per cluster, with Auto-CoT's filters: among the ``tries`` members nearest the centre
     whose question has at most MAX_QUESTION_TOKENS tokens, the first whose rationale gives an answer in at most
     MAX_REASONING_STEPS steps (wrong answers are kept, as Auto-CoT does without labels). When none passes, the first
     that answers, else the last tried, stands in (so every cluster gives a demo).
-    ``batch(requests, desc) -> results`` replaces ``llm.batch`` (the runner uses it to count calls)."""
+    """
     clusters = cluster_candidates(pool, k, seed)
     short = [[q for q in c if len(q.text.split()) <= MAX_QUESTION_TOKENS] or c for c in clusters]
     tried = [c[:tries] for c in short]
     flat = [q for c in tried for q in c]
     reqs = [Request.make(cot_prompt([], demo_question(q)), temperature=0, max_tokens=max_tokens) for q in flat]
-    answers = (batch or (lambda r, desc: llm.batch(r, desc=desc)))(reqs, "Auto-CoT demos")
+    answers = answerer.batch(reqs, "Auto-CoT demos")
     results = dict(zip((q.id for q in flat), answers))
     demos = []
     for members in tried:

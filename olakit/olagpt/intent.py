@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 from olakit.errors import lookup
 from olakit.llm import Request
+from olakit.llm.answerer import Answerer
 from olakit.types import Question
 
 TYPE_PROMPTS = {
@@ -86,9 +87,8 @@ def frame_question(question: Question, qtype: str) -> str:
     )
 
 
-def question_types(llm, questions: Sequence[Question], batch=None) -> dict[str, str]:
-    """question id -> type, one cached call per question (a failed call gives the dataset's default type).
-    ``batch(requests, desc) -> results`` replaces ``llm.batch`` (the runner uses it to count calls)."""
+def question_types(answerer: Answerer, questions: Sequence[Question]) -> dict[str, str]:
+    """question id -> type, one cached call per question (a failed call gives the dataset's default type)."""
     reqs = [type_request(q) for q in questions]
-    results = (batch or (lambda r, desc: llm.batch(r, desc=desc)))(reqs, "question types")
+    results = answerer.batch(reqs, "question types")
     return {q.id: parse_type(r.text if r.ok else None, q.dataset) for q, r in zip(questions, results)}

@@ -12,7 +12,8 @@ import pandas as pd
 from olakit.data.records import prompt_hash
 from olakit.errors import DataError
 from olakit.extract import get_extractor, unparsed_cause
-from olakit.llm import Request, cache_key
+from olakit.llm import Request
+from olakit.llm.answerer import Answerer
 from olakit.names import LLM_VOTE, LLM_VOTE_SHUFFLED
 from olakit.olagpt.config import PAPER, VoteRule
 from olakit.olagpt.intent import DEFAULT_TYPE, show_question
@@ -129,7 +130,7 @@ def llm_vote_audit(records: pd.DataFrame, templates: Sequence[str], rule: VoteRu
 
 
 def llm_vote_records(
-    llm,
+    answerer: Answerer,
     df: pd.DataFrame,
     questions: dict,
     templates: Sequence[str],
@@ -138,7 +139,6 @@ def llm_vote_records(
     seed: int = 0,
     max_tokens: int = 192,
     extractor: str = "strict",
-    batch=None,
     prompt: str = "paper",
 ) -> list:
     """LLM-vote records for every question and condition of ``df`` that has all ``templates`` (sample 0):
@@ -146,8 +146,7 @@ def llm_vote_records(
     ``prompt``: the prompt variant (setting llm_vote_prompt: ``paper`` or ``olakit``).
 
     Works on live and recorded records alike (e.g. the OlaGPT gpt-3.5 outputs voted by another model).
-    ``questions``: question_id -> Question. ``batch(requests, desc) -> {cache_key: Result}`` replaces the
-    LLM's own batch (the runner counts calls through it).
+    ``questions``: question_id -> Question.
     """
     extract = get_extractor(extractor)
     wide, _ = answer_matrix(df[df["sample"] == 0], templates)
@@ -165,14 +164,9 @@ def llm_vote_records(
             order = candidate_order(len(cands), seed, "|".join(map(str, key)), shuffled)
             text = llm_vote_prompt(q, qtype, [cands[i] for i in order], [templates[i] for i in order], prompt)
             cells.append((cell, q, qtype, label, text, Request.make(text, temperature=0, max_tokens=max_tokens)))
-    reqs = [c[-1] for c in cells]
-    if batch is None:
-        results = dict(zip((cache_key(llm.endpoint.identity, r) for r in reqs), llm.batch(reqs, desc="LLM votes")))
-    else:
-        results = batch(reqs, "LLM votes")
+    results = answerer.batch([c[-1] for c in cells], "LLM votes")
     out = []
-    for cell, q, qtype, label, text, req in cells:
-        res = results[cache_key(llm.endpoint.identity, req)]
+    for (cell, q, qtype, label, text, _), res in zip(cells, results):
         if not res.ok:
             continue
         got = extract(res.text, list(q.options))
@@ -184,7 +178,7 @@ def llm_vote_records(
                 notes_strategy=cell["notes_strategy"],
                 n_notes=int(cell["n_notes"]),
                 sample=0,
-                model=llm.endpoint.model,
+                model=answerer.endpoint.model,
                 prompt_hash=prompt_hash(text),
                 prompt_chars=len(text),
                 raw_output=res.text or "",

@@ -11,7 +11,7 @@
    seeded shuffled order (``llm_vote_shuffled``).
 
 Every distinct prompt is one cached call, so a rerun after a crash makes only the calls still missing.
-Records are written only when every call succeeded (a failed call raises RunError; rerun to retry it). The tables
+Records are written only when every call succeeded (a failed call raises CallsFailed; rerun to retry it). The tables
 over the records are olakit.analysis.tables.run_tables (the runner makes calls, the analysis layer reads records).
 """
 
@@ -19,19 +19,17 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pandas as pd
 
 from olakit.data.loaders import DEFAULT_SPLIT, load_questions
-from olakit.data.records import prompt_hash, save_records, to_frame
-from olakit.errors import DataError, OlakitError
+from olakit.data.records import prompt_hash, to_frame
+from olakit.errors import DataError
 from olakit.extract import get_extractor, unparsed_cause
-from olakit.llm import LLM, Request, Result, cache_key
+from olakit.llm import LLM, Request, Result
 from olakit.llm.two_stage import Answer, answers
-from olakit.llm.usage import CallCounter
 from olakit.majority import majority
 from olakit.names import (
     AUTO_COT,
@@ -51,6 +49,7 @@ from olakit.olagpt.llm_vote import llm_vote_records
 from olakit.olagpt.notes import resolve_library
 from olakit.olagpt.templates import templates_for
 from olakit.review.verify import verify
+from olakit.runner import Run
 from olakit.types import Record, Template
 
 log = logging.getLogger("olakit")
@@ -58,10 +57,6 @@ AUTO_COT_STRATEGY = "random"
 """The column Table 3 reports Auto-CoT in (the paper's): its demonstrations are not notes retrieved for the question."""
 BASELINE_NAMES = (SC, AUTO_COT)
 """Baselines beside the templates (the turbo baseline is the ``turbo`` template itself)."""
-
-
-class RunError(OlakitError):
-    """Some calls of a run failed; the message says how many and that a rerun retries only those."""
 
 
 @dataclass
@@ -116,14 +111,14 @@ def _diy_records(cfg, counter, questions, qtypes, templates, library, model, ext
     """Integrative (DIY) thinking: per question the model composes a template, which then answers every cell; the
     composed text goes into each record's trace."""
     composed = dict(
-        zip((q.id for q in questions), counter([diy_request(q, templates) for q in questions], "DIY templates"))
+        zip((q.id for q in questions), counter.batch([diy_request(q, templates) for q in questions], "DIY templates"))
     )
     out = []
     for q in questions:
         text = composed_template(composed[q.id].text) if composed[q.id].ok else ""
         diy = Template(name=DIY, prefix=text, title="composed for this question")
         calls = plan([q], qtypes, [diy], library, cfg)
-        results = counter([c.request for c in calls], "DIY answers")
+        results = counter.batch([c.request for c in calls], "DIY answers")
         for c, r in zip(calls, results):
             if r.ok:
                 rec = _record(c, r, model, Answer(extract(r.text, list(q.options)), 1))
@@ -136,7 +131,7 @@ def _chosen_records(cfg, counter, questions, templates, records, model) -> list[
     are voted; the trace keeps the choice and whether the fallback filled it up."""
     names = [t.name for t in templates]
     requests = [choose_request(q, templates, cfg.choose_k) for q in questions]
-    replies = counter(requests, "template choice")
+    replies = counter.batch(requests, "template choice")
     by_cell: dict = {}
     for r in records:
         if r.template in names and r.sample == 0:
@@ -210,18 +205,9 @@ def _total(values):
     return None if any(v is None for v in values) else sum(values)
 
 
-def _fail_if_any(counts: dict) -> None:
-    if counts["failed"]:
-        raise RunError(
-            f"{counts['failed']} of {counts['unique_prompts']} calls failed after retries; nothing was "
-            "written. Rerun: the answers already received are cached and only the failed calls are made"
-        )
-
-
 def run(config: OlaGPTConfig, llm: LLM | None = None, out_dir: str | Path | None = None) -> RunResult:
     """Run the grid; write records.parquet into out_dir when given."""
     cfg = config
-    t0 = time.perf_counter()
     split = cfg.split or DEFAULT_SPLIT[cfg.dataset]
     everything = load_questions(cfg.dataset, split, data_dir=cfg.data_dir)
     questions = cfg.pick(everything)
@@ -234,9 +220,9 @@ def run(config: OlaGPTConfig, llm: LLM | None = None, out_dir: str | Path | None
     llm = llm or LLM()
     model = llm.endpoint.model
     extract = get_extractor(cfg.reader())
-    counter = CallCounter(llm)
-    counts = counter.counts
-    qtypes = question_types(llm, questions, batch=counter)
+    job = Run(llm)
+    counter = job.answerer
+    qtypes = question_types(counter, questions)
 
     calls = plan(questions, qtypes, templates, library, cfg)
     if SC in cfg.baselines:
@@ -246,9 +232,7 @@ def run(config: OlaGPTConfig, llm: LLM | None = None, out_dir: str | Path | None
         if cfg.autocot_demos == "published":
             demos = published_demos(cfg.dataset, cfg.data_dir)
         else:
-            demos = auto_cot_demos(
-                llm, everything, k=cfg.autocot_k, seed=cfg.seed, max_tokens=cfg.max_tokens, batch=counter
-            )
+            demos = auto_cot_demos(counter, everything, k=cfg.autocot_k, seed=cfg.seed, max_tokens=cfg.max_tokens)
         for q in questions:
             own = [d for d in demos if d.question_id != q.id]  # never a question's own demo
             prompt = cot_prompt(own, frame_question(q, qtypes[q.id]))
@@ -267,9 +251,8 @@ def run(config: OlaGPTConfig, llm: LLM | None = None, out_dir: str | Path | None
                     qtypes[q.id],
                 )
             )
-    results = counter.by_key([c.request for c in calls], "answers")
-    firsts = [(c, results[cache_key(llm.endpoint.identity, c.request)]) for c in calls]
-    firsts = [(c, r) for c, r in firsts if r.ok]
+    results = counter.batch([c.request for c in calls], "answers")
+    firsts = [(c, r) for c, r in zip(calls, results) if r.ok]
 
     found = answers(
         [(c.request, r, c.question.options) for c, r in firsts],
@@ -279,7 +262,7 @@ def run(config: OlaGPTConfig, llm: LLM | None = None, out_dir: str | Path | None
         max_tokens=cfg.second_stage_tokens,
     )
     records = [_record(c, r, model, a) for (c, r), a in zip(firsts, found)]
-    _fail_if_any(counts)
+    job.check("answers")
     names = [t.name for t in templates]
     if cfg.diy:
         records += _diy_records(cfg, counter, questions, qtypes, templates, library, model, extract)
@@ -287,11 +270,11 @@ def run(config: OlaGPTConfig, llm: LLM | None = None, out_dir: str | Path | None
         records += _chosen_records(cfg, counter, questions, templates, records, model)
     if cfg.verify:
         records += _verified_records(cfg, counter, questions, qtypes, names, records, model, extract)
-    _fail_if_any(counts)
+    job.check()
     if LLM_VOTE in cfg.votes:
         questions_by_id = {q.id: q for q in questions}
         records += llm_vote_records(
-            llm,
+            counter,
             to_frame(records),
             questions_by_id,
             [t.name for t in templates],
@@ -299,15 +282,8 @@ def run(config: OlaGPTConfig, llm: LLM | None = None, out_dir: str | Path | None
             seed=cfg.seed,
             max_tokens=cfg.vote_max_tokens,
             extractor=cfg.reader(),
-            batch=counter.by_key,
             prompt=cfg.llm_vote_prompt,
         )
-    counts["wall_s"] = round(time.perf_counter() - t0, 2)
-    _fail_if_any(counts)
-    df = to_frame(records)
-    result = RunResult(records=df, calls=counts, config=cfg.as_dict())
-    if out_dir is not None:
-        result.out_dir = Path(out_dir)
-        save_records(df, result.out_dir / "records.parquet")
+    df, counts = job.finish(records, out_dir)
     log.info("run %s: %s", cfg.dataset, counts)
-    return result
+    return RunResult(records=df, calls=counts, config=cfg.as_dict(), out_dir=Path(out_dir) if out_dir else None)

@@ -17,15 +17,16 @@ unused).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from olakit.data.files import RESOURCES, read_json
 from olakit.errors import DataError
+from olakit.llm.answerer import Answerer
 from olakit.llm.request import Request, Result
 from olakit.review.config import ReviewConfig
 from olakit.review.parse import parse_best, parse_scores, parse_similar, parse_steps
 from olakit.review.stop import decide
+from olakit.runner import calls_failed
 
 PROMPTS_FILE = RESOURCES / "review" / "prompts.json"
 MAX_STEPS = 5
@@ -65,8 +66,8 @@ class Loop:
     """Runs the loop over many questions. ``batch[role](requests, desc) -> results`` (aligned, cached), roles
     ``answerer`` and ``reviewer``."""
 
-    def __init__(self, batch: dict[str, Callable], cfg: ReviewConfig):
-        self.batch, self.cfg, self.p = batch, cfg, prompts()
+    def __init__(self, answerers: dict[str, Answerer], cfg: ReviewConfig):
+        self.answerers, self.cfg, self.p = answerers, cfg, prompts()
 
     def _req(self, messages: list[dict], max_tokens: int, sample: int = 0) -> Request:
         return Request.make(
@@ -78,11 +79,11 @@ class Loop:
         if not items:
             return []
         t0 = time.perf_counter()
-        results = self.batch[role]([r for _, r in items], name)
+        results = self.answerers[role].batch([r for _, r in items], name)
         wall = time.perf_counter() - t0
         failed = [r for r in results if not r.ok]
         if failed:
-            raise LoopFailed(f"{len(failed)} calls of stage {name!r} failed after retries ({failed[0].error})")
+            raise calls_failed(len(failed), len(results), name, failed[0].error)
         for (h, req), res in zip(items, results):
             h.stages.append(
                 {
@@ -273,7 +274,3 @@ class Loop:
         for h in hs:  # questions that stopped early keep their last answer in later iterations
             h.answers += [h.answers[-1]] * (self.cfg.max_iterations + 1 - len(h.answers))
         return hs
-
-
-class LoopFailed(Exception):
-    """A call of the loop failed after its retries."""

@@ -17,21 +17,18 @@ import pandas as pd
 from olakit.data.files import RESOURCES, read_jsonl
 from olakit.data.loaders import DEFAULT_SPLIT, load_questions
 from olakit.data.records import prompt_hash, save_records, to_frame
-from olakit.errors import DataError, OlakitError
+from olakit.errors import DataError
 from olakit.extract import extract_strict, unparsed_cause
 from olakit.llm import LLM, Endpoint, Request, Result
+from olakit.llm.answerer import Counted
 from olakit.llm.two_stage import answers
-from olakit.llm.usage import CallCounter
 from olakit.review.config import ReviewConfig
-from olakit.review.loop import History, Loop, LoopFailed
+from olakit.review.loop import History, Loop
+from olakit.runner import calls_failed
 from olakit.types import Question, Record
 
 OPEN_QUESTIONS = RESOURCES / "review" / "open_questions.jsonl"
 DIRECT = "direct"
-
-
-class ReviewError(OlakitError):
-    """Calls of the review loop failed; nothing was written; a rerun resumes from the cache."""
 
 
 def method_name(mode: str, iteration: int) -> str:
@@ -103,19 +100,17 @@ def run_review(
         if role not in llms:
             own = Endpoint.from_env(role)
             llms[role] = llms["answerer"] if own.identity == llms["answerer"].endpoint.identity else LLM(own)
-    counters = {role: CallCounter(llm) for role, llm in llms.items()}
+    counters = {role: Counted(llm) for role, llm in llms.items()}
     t0 = time.perf_counter()
     loop = Loop({"answerer": counters["answerer"], "reviewer": counters["reviewer"]}, cfg)
-    try:
-        histories = loop.run([ask_text(q) for q in questions])
-        direct = counters["direct"](
-            [Request.make(ask_text(q), temperature=0, max_tokens=cfg.direct_tokens) for q in questions],
-            "direct answers",
-        )
-    except LoopFailed as exc:
-        raise ReviewError(f"{exc}; nothing was written. Rerun: only the missing calls are made") from None
-    if any(not r.ok for r in direct):
-        raise ReviewError("direct answers failed after retries; nothing was written. Rerun to retry them")
+    histories = loop.run([ask_text(q) for q in questions])
+    direct = counters["direct"].batch(
+        [Request.make(ask_text(q), temperature=0, max_tokens=cfg.direct_tokens) for q in questions],
+        "direct answers",
+    )
+    failed = [r for r in direct if not r.ok]
+    if failed:
+        raise calls_failed(len(failed), len(direct), "direct answers", failed[0].error)
     records = []
     graded = [q for q in questions if q.dataset != "open"]
     if graded:

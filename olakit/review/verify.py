@@ -5,9 +5,10 @@ revised from the review. OlaGPT's runner applies it to every template's answer b
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+from olakit.llm.answerer import Answerer
 from olakit.llm.request import Request
 from olakit.review.loop import prompts
 from olakit.review.parse import parse_scores
@@ -23,23 +24,22 @@ class Verified:
 
 
 def verify(
-    batch: Callable, items: Sequence[tuple[str, str]], threshold: int = 4, seed: int = 0, max_tokens: int = 300
+    answerer: Answerer, items: Sequence[tuple[str, str]], threshold: int = 4, seed: int = 0, max_tokens: int = 300
 ) -> list[Verified]:
-    """Review each (question, candidate answer); revise those scored below ``threshold`` (or unparseable).
-    ``batch(requests, desc) -> results`` (aligned, cached)."""
+    """Review each (question, candidate answer); revise those scored below ``threshold`` (or unparseable)."""
     p = prompts()
 
     def req(system, user):
         msgs = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": user}]
         return Request.make(msgs, temperature=0, seed=seed, max_tokens=max_tokens)
 
-    reviews = batch(
+    reviews = answerer.batch(
         [req(p["review_system"], p["review_user"].format(question=q, answer=a) + p["score_format"]) for q, a in items],
         "verification reviews",
     )
     scores = [parse_scores(r.text)["overall"] if r.ok else None for r in reviews]
     todo = [i for i, s in enumerate(scores) if s is None or s < threshold]
-    revised = batch(
+    revised = answerer.batch(
         [
             req(None, p["revise_user"].format(question=items[i][0], answer=items[i][1], review=reviews[i].text or ""))
             for i in todo
