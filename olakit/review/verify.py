@@ -24,7 +24,7 @@ class Verified:
 
 
 def verify(
-    answerer: Answerer, items: Sequence[tuple[str, str]], threshold: int = 4, seed: int = 0, max_tokens: int = 300
+    answerer: Answerer, items: Sequence[tuple[str, str]], *, threshold: int, seed: int, max_tokens: int
 ) -> list[Verified]:
     """Review each (question, candidate answer); revise those scored below ``threshold`` (or unparseable)."""
     p = prompts()
