@@ -126,3 +126,17 @@ def test_choice_and_verification_tables_keep_notes_counts_apart():
     assert list(v["vote_before"]) == [1.0, 0.0] and list(v["vote_after"]) == [0.0, 1.0]
     assert list(v["answers_changed"]) == [2, 2] and list(v["answers_revised"]) == [2, 2]
     assert list(v["vote_right_to_wrong"]) == [1, 0] and list(v["vote_wrong_to_right"]) == [0, 1]
+
+
+def test_the_verification_token_limit_reaches_its_calls():
+    """verify_tokens, set like any setting, is the max_tokens of every review and revision call."""
+    seen = []
+
+    def spy(prompt, req):
+        if prompt.startswith("Here is the answer to the question") or "review" in prompt.lower():
+            seen.append(req["max_tokens"])
+        return reply(prompt, req)
+
+    cfg = OlaGPTConfig(n_questions=1, templates=["turbo"], strategies=["zero-shot"], verify=True, verify_tokens=77)
+    run(cfg, llm=ScriptedModel(spy))
+    assert seen and set(seen) == {77}

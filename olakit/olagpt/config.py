@@ -146,6 +146,8 @@ class OlaGPTConfig(Slice, VoteRule):
     """Verification thinking: review each template's answer and revise it below ``verify_threshold``."""
     verify_threshold: Annotated[int, Field(ge=1, le=5)] = 4
     """Review score (1-5) below which verification thinking revises an answer."""
+    verify_tokens: Annotated[int, Field(ge=1)] = 300
+    """Token limit of a verification review and of a revision (a review cut short loses its score lines)."""
     diy: bool = False
     """Integrative (DIY) thinking: the model composes a template per question."""
     choose_k: Annotated[int, Field(ge=1)] | None = None

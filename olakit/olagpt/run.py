@@ -179,6 +179,7 @@ def _verified_records(cfg, counter, questions, qtypes, names, records, model, ex
         [(frame_question(by_id[r.question_id], qtypes[r.question_id]), r.raw_output) for r in base],
         threshold=cfg.verify_threshold,
         seed=cfg.seed,
+        max_tokens=cfg.verify_tokens,
     )
     out = []
     for r, v in zip(base, checked):
