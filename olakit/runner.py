@@ -5,7 +5,7 @@ and pays only what is missing).
     with_run = Run(llm)                         # the answerer the method's calls go through: with_run.answerer
     ...                                         # the method's batches
     with_run.check("answers")                   # CallsFailed when a call failed after retries
-    frame, calls = with_run.finish(records, out_dir)   # records.parquet written atomically; calls with wall_s
+    frame, calls = with_run.finish(records, OlaGPTRecord, out_dir)   # written atomically; calls, wall_s
 
 The slice of questions is the config's (``olakit.config.Slice.pick``).
 """
@@ -57,10 +57,13 @@ class Run:
         if c["failed"]:
             raise calls_failed(c["failed"], c["unique_prompts"], what, self.answerer.first_error)
 
-    def finish(self, records: Iterable[Record], out_dir: str | Path | None = None) -> tuple[pd.DataFrame, dict]:
-        """(the records as a frame, the calls with the wall time); records.parquet in out_dir when given."""
+    def finish(
+        self, records: Iterable[Record], kind: type[Record], out_dir: str | Path | None = None
+    ) -> tuple[pd.DataFrame, dict]:
+        """(the records, of one kind, as a frame; the calls with the wall time); records.parquet in out_dir when
+        given."""
         self.check()
-        frame = to_frame(records)
+        frame = to_frame(records, kind)
         if out_dir is not None:
             save_records(frame, Path(out_dir) / "records.parquet")
         return frame, {**self.calls, "wall_s": round(time.perf_counter() - self.t0, 2)}

@@ -1,8 +1,10 @@
-"""Frozen dataclasses that carry data through the kit: Question, Note, Template and Record."""
+"""Frozen dataclasses that carry data through the kit: Question, Note, Template, and the records of each method
+(Record: the shared columns; OlaGPTRecord, GeekRecord, ReviewRecord: each method's own)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 
 @dataclass(frozen=True)
@@ -25,29 +27,20 @@ class Question:
     """Anything else the dataset carries (E-KAR relations, StrategyQA facts, ...)."""
 
 
-RECORD_KEY = ["dataset", "question_id", "template", "notes_strategy", "n_notes", "sample"]
-"""The columns that identify a record: no two records of a records file share them."""
-
-
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Record:
-    """One model answer: one row of every results table.
+    """One model answer: the columns every method's records share. Each method's record type adds the columns
+    that say which condition of that method answered (OlaGPTRecord, GeekRecord, ReviewRecord); a records file
+    holds one kind."""
 
-    The key of a record is RECORD_KEY: (dataset, question_id, template, notes_strategy, n_notes, sample).
-    """
+    KIND: ClassVar[str] = ""
+    KEY: ClassVar[tuple[str, ...]] = ("dataset", "question_id")
+    """The columns that identify a record of this kind: no two records of a records file share them."""
 
     dataset: str
     """Dataset name, as in Question.dataset."""
     question_id: str
     """Question.id of the question answered."""
-    template: str
-    """Thinking template (``"ST"``, ``"DT"``, ``"turbo"``, ...) or method name from olakit.names (``"SC"``, ...)."""
-    notes_strategy: str
-    """Note selection strategy: ``"zero-shot"``, ``"random"``, ``"retrieval"`` or ``"combine"``."""
-    n_notes: int
-    """How many notes the prompt carried (0 for zero-shot)."""
-    sample: int
-    """Sample index (0 for a single greedy answer; 0..k-1 for self-consistency)."""
     model: str
     """Model name as the endpoint knows it."""
     prompt_hash: str
@@ -85,6 +78,26 @@ class Record:
     """True when the answer came from the cache rather than a paid call."""
     source: str = "live"
     """Where the record comes from: ``"live"`` or the name of a recorded run, e.g. ``"olagpt-recorded"``."""
+    trace: str = ""
+    """A multi-step method's whole trace as JSON (GEEK: per branch, every step's action, prompt hash, input,
+    output, retrieved ids and scores; the review loop: the history); empty for single-call answers."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class OlaGPTRecord(Record):
+    """An OlaGPT answer: one template (or baseline, or vote) under one note strategy and count, one sample."""
+
+    KIND: ClassVar[str] = "olagpt"
+    KEY: ClassVar[tuple[str, ...]] = ("dataset", "question_id", "template", "notes_strategy", "n_notes", "sample")
+    template: str
+    """The thinking template (``"ST"``, ``"DT"``, ``"turbo"``, ...), or the baseline or vote that answered in its
+    place in Table 3 (``"SC"``, ``"auto_cot"``, ``"llm_vote"``, ...; olakit.names)."""
+    notes_strategy: str
+    """Note selection strategy: ``"zero-shot"``, ``"random"``, ``"retrieval"`` or ``"combine"``."""
+    n_notes: int
+    """How many notes the prompt carried (0 for zero-shot)."""
+    sample: int = 0
+    """Sample index (0 for a single greedy answer; 0..k-1 for self-consistency)."""
     note_ids: tuple[str, ...] = ()
     """Ids of the notes shown in the prompt, in prompt order."""
     note_sims: tuple[float, ...] = ()
@@ -92,9 +105,38 @@ class Record:
     the selection did not embed, e.g. recorded runs)."""
     question_type: str = ""
     """The question type the intention step gave (empty for recorded runs and baselines without it)."""
-    trace: str = ""
-    """A multi-step method's whole trace as JSON (GEEK: per branch, every step's action, prompt hash, input,
-    output, retrieved ids and scores, tokens and latency); empty for single-call answers."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class GeekRecord(Record):
+    """A GEEK answer: one Table-2 row on one corpus setting, with its trace."""
+
+    KIND: ClassVar[str] = "geek"
+    KEY: ClassVar[tuple[str, ...]] = ("dataset", "question_id", "row", "corpus", "retriever", "k")
+    row: str
+    """The Table-2 row: ``zero-shot``, ``CoT``, ``+De``, ``+RE`` or ``Full``."""
+    corpus: str
+    """The corpus setting: ``open`` (a question's own facts never retrieved), ``oracle`` or a file's name."""
+    retriever: str
+    """The retriever of Retrieve & Extract (``bm25``, ``dense``, ``hybrid``; empty for rows that retrieve nothing)."""
+    k: int
+    """Paragraphs per Retrieve & Extract (0 for rows that retrieve nothing)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReviewRecord(Record):
+    """A review-loop answer: the direct answer, or the loop's answer after one iteration."""
+
+    KIND: ClassVar[str] = "review"
+    KEY: ClassVar[tuple[str, ...]] = ("dataset", "question_id", "loop", "iteration")
+    loop: str
+    """``direct`` (one plain answer) or the loop that answered (``review-lite``, ``review-standard``)."""
+    iteration: int
+    """The answer after this many reviews (0: the first answer; always 0 for ``direct``)."""
+
+
+RECORD_KINDS = {cls.KIND: cls for cls in (OlaGPTRecord, GeekRecord, ReviewRecord)}
+"""Record type by kind (what a records file's metadata names)."""
 
 
 @dataclass(frozen=True)

@@ -94,7 +94,7 @@ def test_scripted_action_sequence_gives_the_exact_trace(tmp_path, corpus_file):
     assert "Sub-question 1: What is the population of Albany, Georgia?" in trace["state"]
     assert "Fact 2 (self): Albany, NY has almost 100,000 people." in trace["state"]
     assert rec["extracted"] == "no" and rec["correct"] == (rec["gold"] == "no")
-    assert rec["n_notes"] == 1 and rec["notes_strategy"] == "oracle"
+    assert (rec["k"], rec["corpus"], rec["retriever"], rec["row"]) == (1, "oracle", "bm25", "+RE")
     # every call went through the cache: calls = unique prompts; a rerun pays nothing
     assert res.calls["paid"] == res.calls["unique_prompts"] == 10
     with Loopback(reply=scripted) as srv:
@@ -241,13 +241,13 @@ def test_three_questions_end_to_end_on_the_embedded_model(tmp_path):
     with LocalServer(n_parallel=3, n_ctx=6144) as srv, LLM(endpoint(srv), progress=False) as llm:
         res = run_geek(cfg, llm=llm, out_dir=tmp_path)
     df = res.records
-    assert len(df) == 6 and set(df["template"]) == {"zero-shot", "+RE"}
+    assert len(df) == 6 and set(df["row"]) == {"zero-shot", "+RE"}
     assert df["extracted"].dropna().isin(["yes", "no"]).all()
     assert res.calls["paid"] == res.calls["unique_prompts"] and res.calls["failed"] == 0
     assert set(res.recall) == {"recall@1", "recall@3", "recall@5", "recall@10"}
     steps = [s for t in df["trace"] if t for b in json.loads(t)["branches"] for s in b["steps"]]
     assert any(s["action"] == "retrieve" for s in steps) or all(
-        json.loads(t)["branches"][0]["forced_final"] for t in df.loc[df["template"] == "+RE", "trace"]
+        json.loads(t)["branches"][0]["forced_final"] for t in df.loc[df["row"] == "+RE", "trace"]
     )
 
 

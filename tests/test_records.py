@@ -7,7 +7,7 @@ import pytest
 
 from olakit.data.records import load_records, reextract, save_records, to_frame
 from olakit.errors import DataError
-from olakit.types import Record
+from olakit.types import OlaGPTRecord
 
 
 def rec(**kw):
@@ -26,7 +26,7 @@ def rec(**kw):
         correct=True,
     )
     base.update(kw)
-    return Record(**base)
+    return OlaGPTRecord(**base)
 
 
 def test_round_trip(tmp_path):
@@ -61,7 +61,7 @@ def test_format_version_checked(tmp_path):
     df = to_frame([rec()])
     table = pa.Table.from_pandas(df, preserve_index=False).replace_schema_metadata({b"olakit_records_format": b"99"})
     pq.write_table(table, tmp_path / "future.parquet")
-    with pytest.raises(DataError, match="records format version 99, this olakit reads 3"):
+    with pytest.raises(DataError, match="records format version 99, this olakit reads 4"):
         load_records(tmp_path / "future.parquet")
     pq.write_table(pa.Table.from_pandas(df), tmp_path / "plain.parquet")
     with pytest.raises(DataError, match="not an olakit records file"):
@@ -82,3 +82,28 @@ def test_reextract():
     out = reextract(df, "strict")
     assert out.loc[0, "extracted"] == "B" and bool(out.loc[0, "correct"])
     assert df.loc[0, "extracted"] is None  # the input is left alone
+
+
+def test_each_method_has_its_own_columns_and_key(tmp_path):
+    """GEEK's row, corpus and k, and the review loop's loop and iteration, are columns of their own (never OlaGPT's
+    template, notes_strategy or n_notes), the file says its kind, and the key is the kind's."""
+    from olakit.types import GeekRecord, ReviewRecord
+
+    shared = dict(model="m", prompt_hash="h", raw_output="no", extracted="no", gold="no", correct=True)
+    geek = to_frame(
+        [
+            GeekRecord(dataset="strategyqa", question_id="q", row=row, corpus="open", retriever="bm25", k=3, **shared)
+            for row in ("+RE", "Full")
+        ]
+    )
+    assert list(geek.columns[:6]) == ["dataset", "question_id", "row", "corpus", "retriever", "k"]
+    assert not {"template", "notes_strategy", "n_notes", "sample"} & set(geek.columns)
+    save_records(geek, tmp_path / "geek.parquet")
+    assert load_records(tmp_path / "geek.parquet").equals(geek)
+    meta = pq.read_schema(tmp_path / "geek.parquet").metadata
+    assert meta[b"olakit_records_kind"] == b"geek"
+    twice = to_frame([ReviewRecord(dataset="aqua", question_id="q", loop="direct", iteration=0, **shared)] * 2)
+    with pytest.raises(DataError, match="1 duplicate records, first {'dataset': 'aqua', 'question_id': 'q', 'loop'"):
+        save_records(twice, tmp_path / "r.parquet")
+    with pytest.raises(DataError, match="records of several kinds in one table"):
+        to_frame([rec(), GeekRecord(dataset="s", question_id="q", row="CoT", corpus="", retriever="", k=0, **shared)])

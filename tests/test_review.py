@@ -197,8 +197,11 @@ def test_graded_run_records_every_iteration_and_flips(tmp_path, data_dir):
         llms={"answerer": model, "reviewer": model, "direct": model},
         out_dir=tmp_path / "out",
     )
-    df = res.records.set_index(["question_id", "template"])
-    assert df.loc[("test-0", "direct"), "extracted"] == "C" and df.loc[("test-0", "review-lite@0"), "extracted"] == "A"
+    df = res.records.assign(at=res.records["loop"] + "@" + res.records["iteration"].astype(str))
+    df = df.set_index(["question_id", "at"])
+    assert (
+        df.loc[("test-0", "direct@0"), "extracted"] == "C" and df.loc[("test-0", "review-lite@0"), "extracted"] == "A"
+    )
     assert (
         df.loc[("test-0", "review-lite@1"), "extracted"] == "B"
         and df.loc[("test-0", "review-lite@2"), "extracted"] == "B"
@@ -228,7 +231,7 @@ def test_judge_counts_unclear_replies_and_position_bias(tmp_path):
 def test_iteration_tables_by_hand():
     from olakit.analysis.iterations import flips, iteration_accuracy, stage_cost
     from olakit.data.records import to_frame
-    from olakit.types import Record
+    from olakit.types import ReviewRecord
 
     right = {"q1": [1, 0, 0], "q2": [0, 1, 1], "q3": [1, 1, 0], "q4": [0, 0, 0]}
     stages = [
@@ -239,13 +242,11 @@ def test_iteration_tables_by_hand():
     rows = []
     for q, marks in right.items():
         rows.append(
-            Record(
+            ReviewRecord(
                 dataset="aqua",
                 question_id=q,
-                template="direct",
-                notes_strategy="review",
-                n_notes=0,
-                sample=0,
+                loop="direct",
+                iteration=0,
                 model="m",
                 prompt_hash="h",
                 raw_output="",
@@ -257,13 +258,11 @@ def test_iteration_tables_by_hand():
         for i, ok in enumerate(marks):
             trace = json.dumps({"stages": stages}) if i == 2 else ""
             rows.append(
-                Record(
+                ReviewRecord(
                     dataset="aqua",
                     question_id=q,
-                    template=f"review-lite@{i}",
-                    notes_strategy="review",
-                    n_notes=0,
-                    sample=0,
+                    loop="review-lite",
+                    iteration=i,
                     model="m",
                     prompt_hash="h",
                     raw_output="",
@@ -274,8 +273,13 @@ def test_iteration_tables_by_hand():
                 )
             )
     df = to_frame(rows)
-    acc = iteration_accuracy(df, n_boot=50).set_index("method")["accuracy"]
-    assert acc.to_dict() == {"direct": 1.0, "review-lite@0": 0.5, "review-lite@1": 0.5, "review-lite@2": 0.25}
+    acc = iteration_accuracy(df, n_boot=50).set_index(["method", "iteration"])["accuracy"]
+    assert acc.to_dict() == {
+        ("direct", 0): 1.0,
+        ("review-lite", 0): 0.5,
+        ("review-lite", 1): 0.5,
+        ("review-lite", 2): 0.25,
+    }
     f = flips(df).set_index("iteration")
     # iteration 1: q1 right -> wrong, q2 wrong -> right; iteration 2: q3 right -> wrong
     assert f.loc[1, ["right_to_wrong", "wrong_to_right", "net"]].tolist() == [1, 1, 0]
@@ -298,8 +302,9 @@ def test_review_notebook_against_a_scripted_endpoint(tmp_path, monkeypatch):
         out, _ = run("review_loop.ipynb", tmp_path, n_questions=2, max_iterations=2, open_questions=2, n_boot=50)
     import pandas as pd
 
-    acc = pd.read_csv(out / "tables" / "iteration_accuracy.csv").set_index("method")
-    assert list(acc.index) == ["direct", "review-lite@0", "review-lite@1", "review-lite@2"] and (acc["n"] == 2).all()
+    acc = pd.read_csv(out / "tables" / "iteration_accuracy.csv")
+    assert list(zip(acc["method"], acc["iteration"])) == [("direct", 0), *(("review-lite", i) for i in range(3))]
+    assert (acc["n"] == 2).all()
     judged = pd.read_csv(out / "tables" / "open_judgement.csv").iloc[0]
     assert judged["tie"] == 1.0 and judged["position_bias_first"] == 1.0  # "Answer 1" both ways: a tie, pure bias
     assert manifest(out)["calls"]["answerer"]["failed"] == 0

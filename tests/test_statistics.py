@@ -9,11 +9,11 @@ from olakit.analysis.cost import cost_accuracy
 from olakit.analysis.inference import holm, mcnemar_exact, paired_bootstrap
 from olakit.analysis.similarity import SHOWN_NOTES, similarity_bands
 from olakit.data.records import to_frame
-from olakit.types import Record
+from olakit.types import OlaGPTRecord
 
 
 def rec(qid, template, extracted, gold="A", prompt_tokens=None, completion_tokens=None, note_sims=()):
-    return Record(
+    return OlaGPTRecord(
         dataset="toy",
         question_id=qid,
         template=template,

@@ -9,7 +9,7 @@ from olakit.analysis.tables import compute_tables
 from olakit.data.records import load_records, save_records, to_frame
 from olakit.notebook.widgets import HeatmapExplorer, QuestionExplorer
 from olakit.olagpt.notes import NotesLibrary
-from olakit.types import Question, Record
+from olakit.types import OlaGPTRecord, Question
 
 OPTS = {"A": "one", "B": "two", "C": "three"}
 # question -> answers of T1, T2, T3 (gold A everywhere)
@@ -26,7 +26,7 @@ def records():
     for qid, answers in ANSWERS.items():
         for t, a in zip(("T1", "T2", "T3"), answers):
             rows.append(
-                Record(
+                OlaGPTRecord(
                     dataset="aqua",
                     question_id=qid,
                     template=t,
@@ -155,7 +155,7 @@ def test_trace_explorer_shows_steps_and_filters(tmp_path, data_dir):
     te = TraceExplorer(df, read_corpus(path))
     assert te.row.value == "+RE" and list(te.question.options) == list(df["question_id"].unique())
     te.filter.value = "wrong"
-    assert list(te.question.options) == list(df[(df["template"] == "+RE") & ~df["correct"]]["question_id"])
+    assert list(te.question.options) == list(df[(df["row"] == "+RE") & ~df["correct"]]["question_id"])
     te.filter.value = "forced"  # max_steps 3: every +RE branch runs out of steps before the final answer
     assert len(te.question.options) == 2
     te.filter.value = "all"

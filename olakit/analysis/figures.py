@@ -145,19 +145,21 @@ def notes_count(table: pd.DataFrame, *, ax=None):
     return ax
 
 
-def vote_types(table: pd.DataFrame, *, ax=None):
-    """Figs 7-8 / Table 8: regex vote, LLM vote and the regex bounds per strategy (bars with 95% CI).
+def vote_types(table: pd.DataFrame, *, x: str = "notes_strategy", ax=None):
+    """Figs 7-8 / Table 8: regex vote, LLM vote and the regex bounds per strategy (bars with 95% CI); with
+    ``x="corpus"`` GEEK's rows per corpus setting.
 
-    ``table``: rows method, notes_strategy, accuracy, ci_low, ci_high.
+    ``table``: rows method, ``x``, accuracy, ci_low, ci_high.
     """
     import seaborn as sns
 
     ax = _ax(ax)
-    sns.barplot(data=table, x="notes_strategy", y="accuracy", hue="method", ax=ax, errorbar=None)
+    by = x
+    sns.barplot(data=table, x=by, y="accuracy", hue="method", ax=ax, errorbar=None)
     methods = list(dict.fromkeys(table["method"]))
     for container, method in zip(ax.containers, methods):
-        rows = table[table["method"] == method].set_index("notes_strategy")
-        for bar, strategy in zip(container, dict.fromkeys(table["notes_strategy"])):
+        rows = table[table["method"] == method].set_index(by)
+        for bar, strategy in zip(container, dict.fromkeys(table[by])):
             if strategy in rows.index:
                 r = rows.loc[strategy]
                 x = bar.get_x() + bar.get_width() / 2
@@ -170,7 +172,7 @@ def vote_types(table: pd.DataFrame, *, ax=None):
                     lw=1,
                 )
     ax.set_ylim(0, 1)
-    ax.set_xlabel("note strategy")
+    ax.set_xlabel({"notes_strategy": "note strategy", "corpus": "corpus setting"}.get(by, by))
     ax.set_ylabel("accuracy (95% CI)")
     ax.legend(title="", fontsize=8)
     ax.set_title("Regex vote, LLM vote and the regex bounds")

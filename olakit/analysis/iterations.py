@@ -12,30 +12,19 @@ import pandas as pd
 from olakit.analysis.inference import holm, mcnemar_exact
 from olakit.analysis.intervals import accuracy_row
 
-_ITERATION = re.compile(r"^(review-\w+)@(\d+)$")
-
-
-def iteration_methods(df: pd.DataFrame) -> dict[str, list[str]]:
-    """Loop name -> its per-iteration methods in order (``review-lite`` -> ``[review-lite@0, review-lite@1, ...]``)."""
-    found: dict[str, dict[int, str]] = {}
-    for m in dict.fromkeys(df["template"]):
-        hit = _ITERATION.match(m)
-        if hit:
-            found.setdefault(hit.group(1), {})[int(hit.group(2))] = m
-    return {loop: [its[i] for i in sorted(its)] for loop, its in found.items()}
+DIRECT = "direct"
 
 
 def iteration_accuracy(df: pd.DataFrame, seed: int = 0, n_boot: int = 2000) -> pd.DataFrame:
-    """Accuracy with CI of the direct answer and of each loop's answer after every iteration."""
+    """Accuracy with CI of the direct answer and of each loop's answer after every iteration (rows method, i.e.
+    the loop, iteration, n, correct, accuracy, ci_low, ci_high, unparsed)."""
     rows = []
-    for method in ["direct", *[m for ms in iteration_methods(df).values() for m in ms]]:
-        g = df[df["template"] == method]
-        if len(g):
-            row = accuracy_row(method, "review", g["correct"].to_numpy(), seed, n_boot)
-            hit = _ITERATION.match(method)
-            rows.append(
-                {**row, "iteration": int(hit.group(2)) if hit else None, "unparsed": int(g["extracted"].isna().sum())}
-            )
+    loops = [DIRECT, *[x for x in dict.fromkeys(df["loop"]) if x != DIRECT]]
+    for loop in loops:
+        for it, g in df[df["loop"] == loop].groupby("iteration", sort=True):
+            row = accuracy_row(loop, "", g["correct"].to_numpy(), seed, n_boot)
+            del row["notes_strategy"]
+            rows.append({**row, "iteration": int(it), "unparsed": int(g["extracted"].isna().sum())})
     return pd.DataFrame(rows)
 
 
@@ -43,18 +32,19 @@ def flips(df: pd.DataFrame) -> pd.DataFrame:
     """Per loop and iteration i >= 1: answers right at i-1 and wrong at i (right_to_wrong), the reverse
     (wrong_to_right), the exact McNemar p of the change, Holm-adjusted over the iterations of the loop."""
     rows = []
-    for loop, methods in iteration_methods(df).items():
-        wide = df[df["template"].isin(methods)].pivot_table(
-            index="question_id", columns="template", values="correct", aggfunc="first"
+    for loop in [x for x in dict.fromkeys(df["loop"]) if x != DIRECT]:
+        wide = df[df["loop"] == loop].pivot_table(
+            index="question_id", columns="iteration", values="correct", aggfunc="first"
         )
+        its = sorted(wide.columns)
         part = []
-        for before, after in zip(methods, methods[1:]):
+        for before, after in zip(its, its[1:]):
             a, b = wide[before].astype(bool).to_numpy(), wide[after].astype(bool).to_numpy()
             right_to_wrong, wrong_to_right, p = mcnemar_exact(a, b)
             part.append(
                 {
                     "loop": loop,
-                    "iteration": int(_ITERATION.match(after).group(2)),
+                    "iteration": int(after),
                     "n": len(a),
                     "right_to_wrong": right_to_wrong,
                     "wrong_to_right": wrong_to_right,
@@ -73,16 +63,15 @@ def stage_cost(df: pd.DataFrame) -> pd.DataFrame:
     """Per loop and stage (the iteration dropped: "review 2" counts as "review"): calls, tokens and seconds (the sum
     of the calls' latencies) per question, from the histories in the records' traces."""
     rows = []
-    for method, text in zip(df["template"], df["trace"]):
-        hit = _ITERATION.match(method)
-        if not text or not hit:
+    for loop, text in zip(df["loop"], df["trace"]):
+        if not text or loop == DIRECT:
             continue
         for s in json.loads(text)["stages"]:
             if "stage" not in s or "input" not in s:
                 continue
             rows.append(
                 {
-                    "loop": hit.group(1),
+                    "loop": loop,
                     "stage": re.sub(r"\s+\d+$", "", s["stage"]),
                     "calls": 1,
                     "tokens": (s.get("prompt_tokens") or 0) + (s.get("completion_tokens") or 0),
@@ -94,7 +83,7 @@ def stage_cost(df: pd.DataFrame) -> pd.DataFrame:
             columns=["loop", "stage", "calls_per_question", "tokens_per_question", "seconds_per_question"]
         )
     d = pd.DataFrame(rows)
-    n = df[df["trace"] != ""].groupby(df["template"].str.replace(r"@\d+$", "", regex=True))["question_id"].nunique()
+    n = df[df["trace"] != ""].groupby("loop")["question_id"].nunique()
     g = d.groupby(["loop", "stage"], sort=False)[["calls", "tokens", "seconds"]].sum().reset_index()
     per = g["loop"].map(n)
     return pd.DataFrame(

@@ -12,7 +12,7 @@ from olakit.analysis.intervals import accuracy_row
 
 
 def _branches(df: pd.DataFrame):
-    for row, qid, text in zip(df["template"], df["question_id"], df["trace"]):
+    for row, qid, text in zip(df["row"], df["question_id"], df["trace"]):
         if text:
             for b in json.loads(text)["branches"]:
                 yield row, qid, b
@@ -75,7 +75,7 @@ def cost_per_row(df: pd.DataFrame) -> pd.DataFrame:
     """Per row: accuracy, LLM calls per question (distinct prompts in its traces, or 1 for a direct answer) and
     tokens per question (the records' reported tokens)."""
     rows = []
-    for method, g in df.groupby("template", sort=False):
+    for method, g in df.groupby("row", sort=False):
         calls = []
         for text in g["trace"]:
             prompts = (
@@ -101,10 +101,10 @@ def geek_tables(df: pd.DataFrame, seed: int = 0, n_boot: int = 2000) -> dict[str
     accuracy against calls and tokens, action frequencies and steps per question."""
     rows = [
         accuracy_row(m, s, g["correct"].to_numpy(), seed, n_boot)
-        for (m, s), g in df.groupby(["template", "notes_strategy"], sort=False)
+        for (m, s), g in df.groupby(["row", "corpus"], sort=False)
     ]
-    table2 = pd.DataFrame(rows)
-    outcomes = df.pivot_table(index="question_id", columns="template", values="correct", aggfunc="first", sort=False)
+    table2 = pd.DataFrame(rows).rename(columns={"notes_strategy": "corpus"})
+    outcomes = df.pivot_table(index="question_id", columns="row", values="correct", aggfunc="first", sort=False)
     tests = paired_tests(outcomes.astype(float), n_boot=n_boot, seed=seed) if outcomes.shape[1] > 1 else pd.DataFrame()
     return {
         "table2": table2,

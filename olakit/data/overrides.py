@@ -20,9 +20,9 @@ import pandas as pd
 
 from olakit.data.files import write_atomic
 from olakit.errors import DataError
-from olakit.types import RECORD_KEY
+from olakit.types import OlaGPTRecord
 
-KEY = RECORD_KEY
+KEY = list(OlaGPTRecord.KEY)
 
 
 def overrides_path(records_path: str | os.PathLike) -> Path:

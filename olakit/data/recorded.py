@@ -15,7 +15,7 @@ from olakit.data.records import check_frame, prompt_hash, to_frame
 from olakit.errors import DataError
 from olakit.extract import get_extractor, unparsed_cause
 from olakit.names import LLM_VOTE, TURBO, ZERO_SHOT
-from olakit.types import Record
+from olakit.types import OlaGPTRecord
 
 OLAGPT_TEMPLATES = {"dst": "DST", "dt": "DT", "pt": "PT", "st": "ST", "turbo": TURBO}
 """Folder name in olagpt/data/predictions -> template name. Order = OlaGPT's vote order."""
@@ -124,7 +124,7 @@ def import_olagpt(data_dir=None, extractor: str = RECORDED_READER, parts=("templ
             got = fn(raw, list(q.options))
             cause = "" if got is not None else unparsed_cause(raw, list(q.options))
             records.append(
-                Record(
+                OlaGPTRecord(
                     dataset="aqua",
                     question_id=q.id,
                     template=template,

@@ -16,26 +16,56 @@ import pandas as pd
 from olakit.data import overrides as ov
 from olakit.data.files import write_atomic
 from olakit.errors import DataError
-from olakit.extract import get_extractor
-from olakit.types import RECORD_KEY, Record
+from olakit.extract import get_extractor, unparsed_cause
+from olakit.types import RECORD_KINDS, OlaGPTRecord, Record
 
-FORMAT_VERSION = 3
-"""Bumped whenever the record columns change meaning; load_records refuses other versions."""
+FORMAT_VERSION = 4
+"""Bumped whenever the record columns change meaning; load_records refuses other versions (4: each method's own
+columns, olakit.types)."""
 _META_KEY = b"olakit_records_format"
-COLUMNS = [f.name for f in dataclasses.fields(Record)]
+_KIND_KEY = b"olakit_records_kind"
 
 
-def to_frame(records: Iterable[Record]) -> pd.DataFrame:
-    """Records -> DataFrame with one column per Record field (a shallow copy: normalise makes the list columns
-    new lists)."""
-    rows = [{name: getattr(r, name) for name in COLUMNS} for r in records]
-    df = pd.DataFrame(rows, columns=COLUMNS)
+def columns(kind: type[Record]) -> list[str]:
+    """A kind's columns: its key first, then the shared answer columns, then its own others.
+
+    >>> from olakit.types import GeekRecord
+    >>> columns(GeekRecord)[:6]
+    ['dataset', 'question_id', 'row', 'corpus', 'retriever', 'k']
+    """
+    names = [f.name for f in dataclasses.fields(kind)]
+    return [*kind.KEY, *[n for n in names if n not in kind.KEY]]
+
+
+COLUMNS = columns(OlaGPTRecord)
+"""The columns of OlaGPT records (the kind the explorers and most tables read)."""
+
+
+def kind_of(df: pd.DataFrame, where: str = "records") -> type[Record]:
+    """The record kind whose own columns the frame has."""
+    for kind in RECORD_KINDS.values():
+        if set(kind.KEY) <= set(df.columns):
+            return kind
+    raise DataError(f"{where}: not a records table of any kind ({', '.join(RECORD_KINDS)}): columns {list(df.columns)}")
+
+
+def to_frame(records: Iterable[Record], kind: type[Record] | None = None) -> pd.DataFrame:
+    """Records of one kind -> DataFrame with one column per field (``kind``: the record type, needed only when
+    there are no records; default OlaGPTRecord)."""
+    records = list(records)
+    kind = kind or (type(records[0]) if records else OlaGPTRecord)
+    if any(type(r) is not kind for r in records):
+        raise DataError(f"records of several kinds in one table: {sorted({type(r).__name__ for r in records})}")
+    cols = columns(kind)
+    df = pd.DataFrame([{name: getattr(r, name) for name in cols} for r in records], columns=cols)
     return normalise(df)
 
 
 _DTYPES = {
     "n_notes": "int64",
     "sample": "int64",
+    "k": "int64",
+    "iteration": "int64",
     "correct": "bool",
     "cached": "bool",
     "prompt_tokens": "Int64",
@@ -49,27 +79,72 @@ _DTYPES = {
 
 def normalise(df: pd.DataFrame) -> pd.DataFrame:
     """Give the record columns their canonical dtypes (so a parquet round trip is exact)."""
-    df = df.astype(_DTYPES)
+    df = df.astype({c: t for c, t in _DTYPES.items() if c in df.columns})
     df["extracted"] = df["extracted"].astype(object).where(df["extracted"].notna(), None)
-    df["note_ids"] = df["note_ids"].map(lambda ids: [str(i) for i in ids])
-    df["note_sims"] = df["note_sims"].map(lambda sims: [float(x) for x in sims])
-    df["question_type"] = df["question_type"].fillna("").astype(str)
     df["finish_reason"] = df["finish_reason"].astype(object).where(df["finish_reason"].notna(), None)
+    if "note_ids" in df.columns:
+        df["note_ids"] = df["note_ids"].map(lambda ids: [str(i) for i in ids])
+        df["note_sims"] = df["note_sims"].map(lambda sims: [float(x) for x in sims])
+        df["question_type"] = df["question_type"].fillna("").astype(str)
     for col in ("stage2_output", "unparsed_cause", "trace"):
         df[col] = df[col].fillna("").astype(str)
     return df
 
 
 def check_frame(df: pd.DataFrame, where: str = "records") -> pd.DataFrame:
-    """Check columns and key uniqueness; return df."""
-    missing = [c for c in COLUMNS if c not in df.columns]
+    """Check columns and key uniqueness for the frame's kind; return df."""
+    kind = kind_of(df, where)
+    missing = [c for c in columns(kind) if c not in df.columns]
     if missing:
         raise DataError(f"{where}: columns missing: {missing}")
-    dup = df.duplicated(RECORD_KEY)
+    key = list(kind.KEY)
+    dup = df.duplicated(key)
     if dup.any():
-        first = df.loc[dup, RECORD_KEY].iloc[0].to_dict()
+        first = df.loc[dup, key].iloc[0].to_dict()
         raise DataError(f"{where}: {int(dup.sum())} duplicate records, first {first}")
     return df
+
+
+def _total(values):
+    """The sum of known values; None when one is unknown."""
+    values = list(values)
+    return None if any(v is None for v in values) else sum(values)
+
+
+def answer_record(kind: type[Record], question, prompt: str, first, answer, *, model: str, calls=None, **own):
+    """The one constructor of a live answer's record: the question, the prompt sent, the first call's result (its
+    text and finish reason), the answer read from it (``label``, ``stage`` and the ``second`` call of
+    olakit.llm.two_stage, or None when nothing was read), and ``calls``, every result whose usage the record
+    counts (default: the first and second calls). ``own``: the kind's own columns."""
+    label = answer.label if answer is not None else None
+    second = answer.second if answer is not None else None
+    calls = [r for r in (calls if calls is not None else (first, second)) if r is not None]
+    stage = answer.stage if answer is not None else 1
+    labels = list(question.options)
+    open_ended = question.dataset == "open"
+    unparsed = open_ended or (stage == 1 and label is not None)
+    return kind(
+        dataset=question.dataset,
+        question_id=question.id,
+        model=model,
+        prompt_hash=prompt_hash(prompt),
+        prompt_chars=len(prompt),
+        raw_output=first.text or "",
+        extracted=label,
+        gold=question.gold,
+        correct=label is not None and label == question.gold,
+        prompt_tokens=_total(r.prompt_tokens for r in calls),
+        completion_tokens=_total(r.completion_tokens for r in calls),
+        cost=_total(r.cost for r in calls),
+        latency=_total(r.latency for r in calls),
+        cached=all(r.cached for r in calls),
+        finish_reason=first.finish_reason,
+        answer_stage=stage,
+        stage2_output=(second.text or "") if second is not None else "",
+        unparsed_cause="" if unparsed else unparsed_cause(first.text, labels, first.finish_reason),
+        source="live",
+        **own,
+    )
 
 
 def save_records(df: pd.DataFrame, path: str | os.PathLike) -> Path:
@@ -78,10 +153,11 @@ def save_records(df: pd.DataFrame, path: str | os.PathLike) -> Path:
     import pyarrow.parquet as pq
 
     path = Path(path)
-    check_frame(df, str(path))
+    kind = kind_of(check_frame(df, str(path)), str(path))
     df = ov.without_overrides(df)  # overrides stay in their own file; the records keep what the extractor found
-    table = pa.Table.from_pandas(df[COLUMNS], preserve_index=False)
-    table = table.replace_schema_metadata({**(table.schema.metadata or {}), _META_KEY: str(FORMAT_VERSION).encode()})
+    table = pa.Table.from_pandas(df[columns(kind)], preserve_index=False)
+    meta = {_META_KEY: str(FORMAT_VERSION).encode(), _KIND_KEY: kind.KIND.encode()}
+    table = table.replace_schema_metadata({**(table.schema.metadata or {}), **meta})
     return write_atomic(path, lambda tmp: pq.write_table(table, tmp))
 
 
@@ -108,7 +184,7 @@ def load_records(path: str | os.PathLike, apply_overrides: bool = True) -> pd.Da
             "re-create the records with this version"
         )
     df = check_frame(normalise(table.to_pandas()), str(path))
-    if apply_overrides:
+    if apply_overrides and kind_of(df) is OlaGPTRecord:
         df = ov.apply_overrides(df, ov.load_overrides(ov.overrides_path(path)))
     return df
 

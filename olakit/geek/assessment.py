@@ -34,7 +34,7 @@ def geek_chain(trace_json: str) -> str:
 
 def assess(answerer: Answerer, records: pd.DataFrame, questions: dict, row: str = "Full") -> tuple[dict, list]:
     """Judge the GEEK row's chains against the human ones: (summary with Human / Equal / GEEK shares, judgements)."""
-    rows = records[(records["template"] == row) & (records["trace"] != "")]
+    rows = records[(records["row"] == row) & (records["trace"] != "")]
     items = [
         (CONTEXT.format(question=questions[qid].text), human_chain(questions[qid]), geek_chain(t))
         for qid, t in zip(rows["question_id"], rows["trace"])

@@ -16,9 +16,9 @@ from pathlib import Path
 import pandas as pd
 
 from olakit.data.loaders import load_questions
-from olakit.data.records import prompt_hash
+from olakit.data.records import answer_record
 from olakit.errors import DataError
-from olakit.extract import extract_strict, unparsed_cause
+from olakit.extract import extract_strict
 from olakit.geek import prompts
 from olakit.geek.actions import RETRIEVE, ROWS
 from olakit.geek.agent import Engine, Trace, start
@@ -26,10 +26,10 @@ from olakit.geek.config import GeekConfig
 from olakit.geek.corpus import load_corpus
 from olakit.geek.retrievers import make_retriever, recall_at_k
 from olakit.llm import LLM
-from olakit.llm.two_stage import answers
+from olakit.llm.two_stage import Answer, answers
 from olakit.majority import majority
 from olakit.runner import Run
-from olakit.types import Record
+from olakit.types import GeekRecord
 
 log = logging.getLogger("olakit")
 LABELS = ["yes", "no"]
@@ -45,13 +45,12 @@ class GeekResult:
     out_dir: Path | None = None
 
 
-def _record(q, row: str, branches: list[Trace], found: list, setting: str, k: int, model: str) -> Record:
+def _record(q, row: str, branches: tuple[Trace], found: tuple, setting: str, retriever: str, k: int, model: str):
     labels = [a.label for a in found]
     label = majority(labels) if len(labels) > 1 else labels[0]
     first = next((t for t, a in zip(branches, found) if a.label == label), branches[0])
     calls = {id(r): r for t in branches for r in t.results}.values()  # a shared prefix counts once
     calls = list(calls) + [a.second for a in found if a.second is not None]
-    known = lambda xs: None if any(x is None for x in xs) else sum(xs)  # noqa: E731
     trace = {
         "row": row,
         "answer": label,
@@ -68,31 +67,20 @@ def _record(q, row: str, branches: list[Trace], found: list, setting: str, k: in
             for t, a in zip(branches, found)
         ],
     }
-    final = first.final_result
-    return Record(
-        dataset="strategyqa",
-        question_id=q.id,
-        template=row,
-        notes_strategy=setting,
-        n_notes=k if RETRIEVE in ROWS[row] else 0,
-        sample=0,
+    retrieves = RETRIEVE in ROWS[row]
+    return answer_record(
+        GeekRecord,
+        q,
+        first.final_request.message_dicts()[-1]["content"],
+        first.final_result,
+        Answer(label, max(a.stage for a in found)),
         model=model,
-        prompt_hash=prompt_hash(first.final_request.message_dicts()[-1]["content"]),
-        prompt_chars=len(first.final_request.message_dicts()[-1]["content"]),
-        raw_output=final.text or "",
-        extracted=label,
-        gold=q.gold,
-        correct=label == q.gold,
-        prompt_tokens=known([r.prompt_tokens for r in calls]),
-        completion_tokens=known([r.completion_tokens for r in calls]),
-        cost=known([r.cost for r in calls]),
-        latency=known([r.latency or 0.0 for r in calls]),
-        cached=all(r.cached for r in calls),
-        finish_reason=final.finish_reason,
-        answer_stage=max(a.stage for a in found),
-        unparsed_cause="" if label is not None else unparsed_cause(final.text, LABELS, final.finish_reason),
-        source="live",
+        calls=calls,
         trace=json.dumps(trace, ensure_ascii=False),
+        row=row,
+        corpus=setting,
+        retriever=retriever if retrieves else "",
+        k=k if retrieves else 0,
     )
 
 
@@ -130,10 +118,8 @@ def run_geek(config: GeekConfig, llm: LLM | None = None, out_dir: str | Path | N
             by_q.setdefault(t.question.id, []).append((t, a))
         for q in questions:
             pairs = sorted(by_q[q.id], key=lambda p: p[0].branch)
-            records.append(
-                _record(q, row, [p[0] for p in pairs], [p[1] for p in pairs], corpus.setting, cfg.k, llm.endpoint.model)
-            )
-    df, counts = job.finish(records, out_dir)
+            records.append(_record(q, row, *zip(*pairs), corpus.setting, cfg.retriever, cfg.k, llm.endpoint.model))
+    df, counts = job.finish(records, GeekRecord, out_dir)
     conf = {**cfg.as_dict(), "corpus_label": corpus.label}
     result = GeekResult(records=df, calls=counts, recall=recall, config=conf, corpus=corpus.label)
     result.out_dir = Path(out_dir) if out_dir is not None else None

@@ -162,7 +162,7 @@ def olagpt_vote_row(config: GeekConfig, info: dict, *, n_boot: int = 2000) -> pd
     info["calls_olagpt_row"] = olagpt_info["calls"]
     acc = method_accuracy(records, names, rule=olagpt.rule(), seed=olagpt.seed, n_boot=n_boot)
     row = acc[acc["method"] == REGEX_VOTE].assign(method=f"OlaGPT {REGEX_VOTE} ({len(names)} templates)")
-    return row.assign(notes_strategy=config.corpus.rsplit(":", 1)[-1] or ZERO_SHOT)
+    return row.drop(columns="notes_strategy").assign(corpus=config.corpus.rsplit(":", 1)[-1] or ZERO_SHOT)
 
 
 def review_records(config: ReviewConfig) -> tuple[pd.DataFrame, dict]:
@@ -185,8 +185,10 @@ def open_judgement(n_questions: int, config: ReviewConfig, *, n_boot: int = 2000
     direct with CIs and the position bias, one row per question with its verdict)."""
     cfg = config.replace(dataset="open", n_questions=n_questions, offset=0, split=None)
     res = run_review(cfg)
-    final = res.records[res.records["template"] == f"review-{cfg.mode}@{cfg.max_iterations}"].set_index("question_id")
-    direct = res.records[res.records["template"] == "direct"].set_index("question_id")
+    recs = res.records
+    final = recs[(recs["loop"] == f"review-{cfg.mode}") & (recs["iteration"] == cfg.max_iterations)]
+    final = final.set_index("question_id")
+    direct = recs[recs["loop"] == "direct"].set_index("question_id")
     ids = list(final.index)
     items = [
         (f"Question: {open_text}", final.loc[q, "raw_output"], direct.loc[q, "raw_output"])

@@ -463,7 +463,7 @@ class TraceExplorer:
         self.corpus = corpus
         self.questions = questions or {}
         self._para = {pid: (t, x) for pid, t, x in zip(corpus.ids, corpus.titles, corpus.texts)} if corpus else {}
-        rows = list(dict.fromkeys(self.df["template"]))
+        rows = list(dict.fromkeys(self.df["row"]))
         self.row = w.Dropdown(options=rows, value=rows[-1], description="row")
         self.filter = w.Dropdown(options=[(v, k) for k, v in TRACE_FILTERS.items()], value="all", description="filter")
         self.question = w.Dropdown(description="question", layout=w.Layout(width="420px"))
@@ -477,14 +477,14 @@ class TraceExplorer:
 
     def matching(self) -> list[str]:
         """Question ids of the chosen row that pass the filter."""
-        d = self.df[self.df["template"] == self.row.value]
+        d = self.df[self.df["row"] == self.row.value]
         kind = self.filter.value
         if kind == "wrong":
             d = d[~d["correct"]]
         elif kind == "forced":
             d = d[[any(b["forced_final"] for b in json.loads(t)["branches"]) for t in d["trace"]]]
         elif kind == "retrieval_changed":
-            by = self.df.pivot_table(index="question_id", columns="template", values="extracted", aggfunc="first")
+            by = self.df.pivot_table(index="question_id", columns="row", values="extracted", aggfunc="first")
             if {"+De", "+RE"} <= set(by.columns):
                 changed = by.index[by["+De"].fillna("-") != by["+RE"].fillna("-")]
                 d = d[d["question_id"].isin(changed)]
@@ -505,7 +505,7 @@ class TraceExplorer:
         if not qid:
             self.view.value = "<i>no question matches</i>"
             return self.view.value
-        rec = self.df[(self.df["template"] == self.row.value) & (self.df["question_id"] == qid)].iloc[0]
+        rec = self.df[(self.df["row"] == self.row.value) & (self.df["question_id"] == qid)].iloc[0]
         trace = json.loads(rec["trace"])
         q = self.questions.get(qid)
         text = q.text if q else trace["branches"][0]["state"].splitlines()[0]
@@ -563,10 +563,10 @@ class ReviewExplorer:
         import ipywidgets as w
 
         self.df = records
-        self.finals = records[records["trace"].ne("") & records["template"].str.startswith("review-")]
+        self.finals = records[records["trace"].ne("") & records["loop"].ne("direct")]
         if self.finals.empty:
             raise DataError("no review-loop records (run olakit review or notebooks/review_loop.ipynb)")
-        keys = [f"{q} ({m.split('@')[0]})" for q, m in zip(self.finals["question_id"], self.finals["template"])]
+        keys = [f"{q} ({loop})" for q, loop in zip(self.finals["question_id"], self.finals["loop"])]
         self.rows = dict(zip(keys, self.finals.index))
         self.question = w.Dropdown(options=keys, value=keys[0], description="question", layout=w.Layout(width="420px"))
         self.view = w.HTML()
@@ -575,14 +575,14 @@ class ReviewExplorer:
         self.render()
 
     def answers_by_iteration(self, question_id: str, loop: str) -> list[tuple[int, str | None]]:
-        d = self.df[(self.df["question_id"] == question_id) & self.df["template"].str.startswith(f"{loop}@")]
-        its = sorted((int(t.rsplit("@", 1)[1]), x) for t, x in zip(d["template"], d["extracted"]))
+        d = self.df[(self.df["question_id"] == question_id) & (self.df["loop"] == loop)]
+        its = sorted((int(i), x) for i, x in zip(d["iteration"], d["extracted"]))
         return [(i, None if x is None or x != x else x) for i, x in its]
 
     def render(self) -> str:
         rec = self.finals.loc[self.rows[self.question.value]]
         h = json.loads(rec["trace"])
-        loop = rec["template"].split("@")[0]
+        loop = rec["loop"]
         its = self.answers_by_iteration(rec["question_id"], loop)
         cells = []
         for k, (i, x) in enumerate(its):

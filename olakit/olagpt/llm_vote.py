@@ -19,7 +19,7 @@ from olakit.olagpt.config import PAPER, VoteRule
 from olakit.olagpt.intent import DEFAULT_TYPE, show_question
 from olakit.olagpt.vote import GROUP, answer_matrix, regex_vote
 from olakit.rng import keyed_rng
-from olakit.types import Record
+from olakit.types import OlaGPTRecord
 
 LLM_VOTE_INTRO = "Several solvers answered the same multiple-choice question. Their reasoning and answers follow."
 LLM_VOTE_ASK = (
@@ -171,7 +171,7 @@ def llm_vote_records(
             continue
         got = extract(res.text, list(q.options))
         out.append(
-            Record(
+            OlaGPTRecord(
                 dataset=cell["dataset"],
                 question_id=q.id,
                 template=label,

@@ -25,9 +25,9 @@ from pathlib import Path
 import pandas as pd
 
 from olakit.data.loaders import DEFAULT_SPLIT, load_questions
-from olakit.data.records import prompt_hash, to_frame
+from olakit.data.records import answer_record, prompt_hash, to_frame
 from olakit.errors import DataError
-from olakit.extract import get_extractor, unparsed_cause
+from olakit.extract import get_extractor
 from olakit.llm import LLM, Request, Result
 from olakit.llm.two_stage import Answer, answers
 from olakit.majority import majority
@@ -50,7 +50,7 @@ from olakit.olagpt.notes import resolve_library
 from olakit.olagpt.templates import templates_for
 from olakit.review.verify import verify
 from olakit.runner import Run
-from olakit.types import Record, Template
+from olakit.types import OlaGPTRecord, Template
 
 log = logging.getLogger("olakit")
 AUTO_COT_STRATEGY = "random"
@@ -70,44 +70,26 @@ class RunResult:
     out_dir: Path | None = None
 
 
-def _record(call: Call, result: Result, model: str, answer: Answer) -> Record:
+def _record(call: Call, result: Result, model: str, answer: Answer) -> OlaGPTRecord:
     """One record: the first output, the answer (from the first or the second stage), both calls' usage."""
-    q = call.question
-    second = answer.second
-    both = [r for r in (result, second) if r is not None]
-    return Record(
-        dataset=q.dataset,
-        question_id=q.id,
+    return answer_record(
+        OlaGPTRecord,
+        call.question,
+        call.prompt,
+        result,
+        answer,
+        model=model,
         template=call.template,
         notes_strategy=call.notes_strategy,
         n_notes=call.n_notes,
         sample=call.sample,
-        model=model,
-        prompt_hash=prompt_hash(call.prompt),
-        prompt_chars=len(call.prompt),
-        raw_output=result.text or "",
-        extracted=answer.label,
-        gold=q.gold,
-        correct=answer.label == q.gold,
-        prompt_tokens=_total(r.prompt_tokens for r in both),
-        completion_tokens=_total(r.completion_tokens for r in both),
-        cost=_total(r.cost for r in both),
-        latency=_total(r.latency for r in both),
-        cached=all(r.cached for r in both),
-        finish_reason=result.finish_reason,
-        answer_stage=answer.stage,
-        stage2_output=(second.text or "") if second is not None else "",
-        unparsed_cause=""
-        if answer.stage == 1 and answer.label is not None
-        else unparsed_cause(result.text, list(q.options), result.finish_reason),
-        source="live",
         note_ids=call.note_ids,
         note_sims=call.note_sims,
         question_type=call.question_type,
     )
 
 
-def _diy_records(cfg, counter, questions, qtypes, templates, library, model, extract) -> list[Record]:
+def _diy_records(cfg, counter, questions, qtypes, templates, library, model, extract) -> list[OlaGPTRecord]:
     """Integrative (DIY) thinking: per question the model composes a template, which then answers every cell; the
     composed text goes into each record's trace."""
     composed = dict(
@@ -126,7 +108,7 @@ def _diy_records(cfg, counter, questions, qtypes, templates, library, model, ext
     return out
 
 
-def _chosen_records(cfg, counter, questions, templates, records, model) -> list[Record]:
+def _chosen_records(cfg, counter, questions, templates, records, model) -> list[OlaGPTRecord]:
     """Template choice by the controller: the model picks k templates per question; their answers (already made)
     are voted; the trace keeps the choice and whether the fallback filled it up."""
     names = [t.name for t in templates]
@@ -145,7 +127,7 @@ def _chosen_records(cfg, counter, questions, templates, records, model) -> list[
                 continue
             label = majority([cell[t].extracted for t in chosen if t in cell])
             out.append(
-                Record(
+                OlaGPTRecord(
                     dataset=q.dataset,
                     question_id=q.id,
                     template=CHOSEN_VOTE,
@@ -169,7 +151,7 @@ def _chosen_records(cfg, counter, questions, templates, records, model) -> list[
     return out
 
 
-def _verified_records(cfg, counter, questions, qtypes, names, records, model, extract) -> list[Record]:
+def _verified_records(cfg, counter, questions, qtypes, names, records, model, extract) -> list[OlaGPTRecord]:
     """Verification thinking: every template answer (sample 0) is reviewed and, below the threshold, revised;
     records ``<template>+V`` with the review in the trace."""
     by_id = {q.id: q for q in questions}
@@ -198,12 +180,6 @@ def _verified_records(cfg, counter, questions, qtypes, names, records, model, ex
             )
         )
     return out
-
-
-def _total(values):
-    """The sum of known values; None when one is unknown."""
-    values = list(values)
-    return None if any(v is None for v in values) else sum(values)
 
 
 def run(config: OlaGPTConfig, llm: LLM | None = None, out_dir: str | Path | None = None) -> RunResult:
@@ -285,6 +261,6 @@ def run(config: OlaGPTConfig, llm: LLM | None = None, out_dir: str | Path | None
             extractor=cfg.reader(),
             prompt=cfg.llm_vote_prompt,
         )
-    df, counts = job.finish(records, out_dir)
+    df, counts = job.finish(records, OlaGPTRecord, out_dir)
     log.info("run %s: %s", cfg.dataset, counts)
     return RunResult(records=df, calls=counts, config=cfg.as_dict(), out_dir=Path(out_dir) if out_dir else None)

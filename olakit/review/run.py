@@ -1,7 +1,8 @@
 """Run the review loop on questions with a gold answer (AQuA, StrategyQA, E-KAR) or on open questions.
 
-Records (one per question): ``direct`` (one plain answer) and ``review-<mode>@<i>`` for the answer after each
-iteration i = 0 (the first answer) .. max_iterations; the last carries the whole history as its trace. Answers to
+Records (ReviewRecord, per question): loop ``direct`` (one plain answer, iteration 0) and loop ``review-<mode>``
+for the answer after each iteration 0 (the first answer) .. max_iterations; the last carries the whole history as
+its trace. Answers to
 questions with options are read by the strict extractor (two-stage extraction is a setting).
 """
 
@@ -16,24 +17,19 @@ import pandas as pd
 
 from olakit.data.files import RESOURCES, read_jsonl
 from olakit.data.loaders import DEFAULT_SPLIT, load_questions
-from olakit.data.records import prompt_hash, save_records, to_frame
+from olakit.data.records import answer_record, save_records, to_frame
 from olakit.errors import DataError
-from olakit.extract import extract_strict, unparsed_cause
+from olakit.extract import extract_strict
 from olakit.llm import LLM, Endpoint, Request, Result
 from olakit.llm.answerer import Counted
 from olakit.llm.two_stage import answers
 from olakit.review.config import ReviewConfig
 from olakit.review.loop import History, Loop
 from olakit.runner import calls_failed
-from olakit.types import Question, Record
+from olakit.types import Question, ReviewRecord
 
 OPEN_QUESTIONS = RESOURCES / "review" / "open_questions.jsonl"
 DIRECT = "direct"
-
-
-def method_name(mode: str, iteration: int) -> str:
-    """``method_name("lite", 2) -> "review-lite@2"``: the answer after iteration 2."""
-    return f"review-{mode}@{iteration}"
 
 
 def ask_text(q: Question) -> str:
@@ -111,24 +107,10 @@ def run_review(
     failed = [r for r in direct if not r.ok]
     if failed:
         raise calls_failed(len(failed), len(direct), "direct answers", failed[0].error)
-    records = []
-    graded = [q for q in questions if q.dataset != "open"]
-    if graded:
-        records = _graded_records(cfg, questions, histories, direct, counters, llms)
-    else:
-        records = [
-            _record(q, DIRECT, r.text or "", None, 1, llms["direct"].endpoint.model, "")
-            for q, r in zip(questions, direct)
-        ]
-        for q, h in zip(questions, histories):
-            for i, text in enumerate(h.answers):
-                trace = _trace(h) if i == len(h.answers) - 1 else ""
-                records.append(
-                    _record(q, method_name(cfg.mode, i), text, None, 1, llms["answerer"].endpoint.model, trace)
-                )
+    records = _records(cfg, questions, histories, direct, counters, llms)
     calls = {role: c.counts for role, c in counters.items()}
     calls["wall_s"] = round(time.perf_counter() - t0, 2)
-    df = to_frame(records)
+    df = to_frame(records, ReviewRecord)
     result = ReviewResult(
         records=df,
         histories=histories,
@@ -156,51 +138,37 @@ def _trace(h: History) -> str:
     )
 
 
-def _record(q: Question, method: str, text: str, answer, stage: int, model: str, trace: str, result=None) -> Record:
-    label = answer.label if answer is not None else None
-    return Record(
-        dataset=q.dataset,
-        question_id=q.id,
-        template=method,
-        notes_strategy="review",
-        n_notes=0,
-        sample=0,
-        model=model,
-        prompt_hash=prompt_hash(ask_text(q)),
-        prompt_chars=len(ask_text(q)),
-        raw_output=text,
-        extracted=label,
-        gold=q.gold,
-        correct=label == q.gold and label is not None,
-        prompt_tokens=getattr(result, "prompt_tokens", None),
-        completion_tokens=getattr(result, "completion_tokens", None),
-        cost=getattr(result, "cost", None),
-        answer_stage=stage,
-        unparsed_cause="" if label is not None or q.dataset == "open" else unparsed_cause(text, list(q.options)),
-        source="live",
-        trace=trace,
-    )
-
-
-def _graded_records(cfg, questions, histories, direct, counters, llms) -> list[Record]:
-    """Records with extracted answers: every iteration's answer and the direct one, read strictly (two stages if
-    asked; the second call goes to the role that wrote the answer)."""
-    texts: list[tuple[Question, str, str, object]] = [(q, DIRECT, r.text or "", r) for q, r in zip(questions, direct)]
+def _records(cfg, questions, histories, direct, counters, llms) -> list[ReviewRecord]:
+    """One record per question for the direct answer and per iteration for the loop's answers, read strictly when
+    the question has options (two stages if asked; the second call goes to the answerer role); the last
+    iteration's record carries the whole history as its trace."""
+    loop = f"review-{cfg.mode}"
+    items = [(q, DIRECT, 0, r) for q, r in zip(questions, direct)]
     for q, h in zip(questions, histories):
-        texts += [(q, method_name(cfg.mode, i), a, None) for i, a in enumerate(h.answers)]
-    firsts = []
-    for q, _, text, res in texts:
-        req = Request.make(ask_text(q), temperature=0, max_tokens=cfg.direct_tokens)
-        from_result = res if res is not None else _as_result(text)
-        firsts.append((req, from_result, q.options))
-    found = answers(firsts, counters["answerer"], stages=cfg.answer_stages, extract=extract_strict)
-    last = {q.id: len(h.answers) - 1 for q, h in zip(questions, histories)}
+        items += [(q, loop, i, _as_result(a)) for i, a in enumerate(h.answers)]
+    graded = [k for k, (q, *_) in enumerate(items) if q.dataset != "open"]  # open questions have nothing to read
+    firsts = [
+        (Request.make(ask_text(q), temperature=0, max_tokens=cfg.direct_tokens), res, q.options)
+        for q, _, _, res in (items[k] for k in graded)
+    ]
+    found = dict(zip(graded, answers(firsts, counters["answerer"], stages=cfg.answer_stages, extract=extract_strict)))
     hist = {q.id: h for q, h in zip(questions, histories)}
     out = []
-    for (q, method, text, res), a in zip(texts, found):
-        model = llms["direct" if method == DIRECT else "answerer"].endpoint.model
-        trace = _trace(hist[q.id]) if method == method_name(cfg.mode, last[q.id]) else ""
-        out.append(_record(q, method, text, a, a.stage, model, trace, res))
+    for k, (q, name, i, res) in enumerate(items):
+        h = hist[q.id]
+        out.append(
+            answer_record(
+                ReviewRecord,
+                q,
+                ask_text(q),
+                res,
+                found.get(k),
+                model=llms["direct" if name == DIRECT else "answerer"].endpoint.model,
+                trace=_trace(h) if name == loop and i == len(h.answers) - 1 else "",
+                loop=name,
+                iteration=i,
+            )
+        )
     return out
 
 
