@@ -12,7 +12,7 @@ from pathlib import Path
 
 from goal import check
 
-from olakit.notebook.widgets import open_explorers
+from olakit.notebook.explorers.questions import open_explorers
 
 with tempfile.TemporaryDirectory() as tmp:
     t0 = time.perf_counter()

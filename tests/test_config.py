@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 import olakit.analysis
+import olakit.notebook.explorers
 from olakit.config import ConfigError, add_arguments, from_arguments
 from olakit.geek.config import GeekConfig
 from olakit.olagpt.config import PAPER, OlaGPTConfig, VoteRule
@@ -27,8 +28,8 @@ ANALYSIS_MODULES = [
     *(f"olakit.analysis.{m.name}" for m in pkgutil.iter_modules(olakit.analysis.__path__)),
     "olakit.olagpt.vote",
     "olakit.olagpt.llm_vote",
-    "olakit.notebook.ablations",
-    "olakit.notebook.widgets",
+    *(f"olakit.notebook.{m}" for m in ("ablations", "records", "outputs")),
+    *(f"olakit.notebook.explorers.{m.name}" for m in pkgutil.iter_modules(olakit.notebook.explorers.__path__)),
 ]
 
 

@@ -7,7 +7,8 @@ import pytest
 
 from olakit.analysis.tables import compute_tables
 from olakit.data.records import load_records, save_records, to_frame
-from olakit.notebook.widgets import HeatmapExplorer, QuestionExplorer
+from olakit.notebook.explorers.heatmaps import HeatmapExplorer
+from olakit.notebook.explorers.questions import QuestionExplorer
 from olakit.olagpt.notes import NotesLibrary
 from olakit.types import OlaGPTRecord, Question
 
@@ -145,7 +146,7 @@ def test_trace_explorer_shows_steps_and_filters(tmp_path, data_dir):
     from olakit.geek.corpus import read_corpus
     from olakit.geek.run import run_geek
     from olakit.llm import ScriptedModel
-    from olakit.notebook.widgets import TraceExplorer
+    from olakit.notebook.explorers.traces import TraceExplorer
     from tests.test_geek import PARAGRAPHS, scripted
 
     path = tmp_path / "albany.jsonl"
@@ -166,7 +167,7 @@ def test_trace_explorer_shows_steps_and_filters(tmp_path, data_dir):
 
 def test_review_explorer_shows_history_and_where_the_answer_changed(tmp_path):
     from olakit.llm import ScriptedModel
-    from olakit.notebook.widgets import ReviewExplorer
+    from olakit.notebook.explorers.reviews import ReviewExplorer
     from olakit.review.config import ReviewConfig
     from olakit.review.run import run_review
     from tests.test_review import graded_reply

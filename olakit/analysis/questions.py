@@ -1,12 +1,16 @@
-"""Per-question views over answer counts (what the explorers show): question filters, the one-line agreement
-summary, and Fig 12's grid of templates correct against the largest wrong group.
+"""Per-question views (what the question explorer reads; it votes nothing itself): the per-question tables of
+answer counts and the regex vote, question filters, the one-line agreement summary, and Fig 12's grid of templates
+correct against the largest wrong group.
 """
 
 from __future__ import annotations
 
 import pandas as pd
 
+from olakit.analysis.tables import answer_counts
 from olakit.errors import lookup
+from olakit.olagpt.config import PAPER, VoteRule
+from olakit.olagpt.vote import regex_vote
 
 FILTERS = {
     "all": "every question",
@@ -14,6 +18,14 @@ FILTERS = {
     "vote_wrong_some_right": "vote wrong but some template right",
     "unparsed": "some answer unparsed",
 }
+
+
+def question_tables(records: pd.DataFrame, templates, rule: VoteRule = PAPER) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(answer counts, regex vote) over the templates' first samples: one row per question and condition, the two
+    tables in the same order (olakit.analysis.tables.answer_counts, olakit.olagpt.vote.regex_vote). For a subset of
+    the records (e.g. one question after a correction) the rows are that subset's."""
+    base = records[records["template"].isin(templates) & (records["sample"] == 0)]
+    return answer_counts(base, templates, rule), regex_vote(base, templates, rule=rule)
 
 
 def filter_questions(counts: pd.DataFrame, vote: pd.DataFrame, kind: str) -> pd.Series:

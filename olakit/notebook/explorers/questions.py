@@ -1,0 +1,272 @@
+"""The question explorer: pick dataset, strategy and question, or filter (templates split; vote wrong but some
+template right; unparsed answers); see each template's answer, rationale and notes, the votes, the gold answer and
+an agreement line. Correct an extracted answer (saved to the overrides file beside the records) and turn a question
+the templates got wrong into a draft note. It reads the per-question tables of olakit.analysis.questions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from olakit.analysis.questions import FILTERS, agreement_summary, filter_questions, question_tables
+from olakit.analysis.tables import ordered_strategies
+from olakit.data import overrides as ov
+from olakit.data.loaders import DEFAULT_SPLIT, load_questions
+from olakit.data.recorded import import_olagpt
+from olakit.data.records import load_records, save_records
+from olakit.errors import DataError
+from olakit.names import LLM_VOTE
+from olakit.notebook.explorers.heatmaps import HeatmapExplorer
+from olakit.notebook.explorers.html import esc, template_names
+from olakit.olagpt.config import PAPER, VoteRule
+from olakit.olagpt.notes import NotesLibrary, error_reason, note_from_question
+from olakit.olagpt.vote import GROUP
+
+
+class QuestionExplorer:
+    """Per-question template agreement, manual correction and notes curation."""
+
+    def __init__(
+        self,
+        records: pd.DataFrame,
+        questions: dict | None = None,
+        *,
+        templates: Sequence[str] | None = None,
+        notes=None,
+        records_path: str | Path | None = None,
+        notes_path: str | Path | None = None,
+        rule: VoteRule = PAPER,
+    ):
+        import ipywidgets as w
+
+        self.questions = questions or {}
+        self.notes = notes
+        self.records_path = Path(records_path) if records_path else None
+        self.notes_path = Path(notes_path) if notes_path else None
+        self.rule = rule  # the vote order, tie and unparsed rules (default: the authors')
+        self.templates = rule.order(template_names(records, templates))
+        self._load(records)
+
+        datasets = list(dict.fromkeys(self.df["dataset"]))
+        self.dataset = w.Dropdown(options=datasets, value=datasets[0], description="dataset")
+        self.strategy = w.Dropdown(description="strategy")
+        self.filter = w.Dropdown(options=[(v, k) for k, v in FILTERS.items()], value="all", description="filter")
+        self.question = w.Dropdown(description="question", layout=w.Layout(width="420px"))
+        self.count = w.HTML()
+        self.view = w.HTML()
+        self.fix_template = w.Dropdown(options=self.templates, description="template")
+        self.fix_label = w.Dropdown(description="answer")
+        self.fix_reason = w.Text(placeholder="why (what the model actually answered)", description="reason")
+        self.fix_button = w.Button(description="Save correction", button_style="warning")
+        self.note_button = w.Button(
+            description="Draft note from this question", button_style="info", layout=w.Layout(width="260px")
+        )
+        self.status = w.HTML()
+        self._quiet = False  # set while the explorer itself changes options (one redraw, not several)
+        self.dataset.observe(self._on_dataset, "value")
+        self.strategy.observe(lambda _: self._quiet or self._on_filter(), "value")
+        self.filter.observe(self._on_filter, "value")
+        self.question.observe(lambda _: self._quiet or self.render(), "value")
+        self.fix_button.on_click(self._on_fix)
+        self.note_button.on_click(self._on_note)
+        self.widget = w.VBox(
+            [
+                w.HBox([self.dataset, self.strategy, self.filter]),
+                w.HBox([self.question, self.count]),
+                self.view,
+                w.HTML("<b>Manual correction</b>"),
+                w.HBox([self.fix_template, self.fix_label, self.fix_reason, self.fix_button]),
+                w.HTML("<b>Notes curation</b>"),
+                w.HBox([self.note_button]),
+                self.status,
+            ]
+        )
+        self._on_dataset()
+
+    # -- data
+    def _load(self, records: pd.DataFrame) -> None:
+        self.df = records
+        self.counts, self.vote = question_tables(records, self.templates, self.rule)
+        self.rows = {key: g.set_index("template") for key, g in records[records["sample"] == 0].groupby(GROUP)}
+
+    def _on_dataset(self, *_):
+        d = self.dataset.value
+        options = ordered_strategies(self.counts.loc[self.counts["dataset"] == d, "notes_strategy"])
+        self._quiet = True
+        self.strategy.options = options
+        if options and self.strategy.value not in options:
+            self.strategy.value = options[0]
+        self._quiet = False
+        self._on_filter()
+
+    def _on_filter(self, *_):
+        mask = (self.counts["dataset"] == self.dataset.value) & (self.counts["notes_strategy"] == self.strategy.value)
+        mask &= filter_questions(self.counts, self.vote, self.filter.value).to_numpy()
+        keys = self.counts.loc[mask, GROUP]
+        self.keys = {self._label(k): tuple(k) for k in keys.itertuples(index=False, name=None)}
+        self.count.value = f"&nbsp;{len(self.keys)} questions"
+        self._quiet = True
+        self.question.options = list(self.keys)
+        if self.keys and self.question.value not in self.keys:
+            self.question.value = next(iter(self.keys))
+        self._quiet = False
+        self.render()
+
+    def _label(self, key) -> str:
+        k = dict(zip(GROUP, key))
+        return f"{k['question_id']}" + (f" (n={k['n_notes']})" if self.counts["n_notes"].nunique() > 1 else "")
+
+    def current(self) -> tuple | None:
+        return self.keys.get(self.question.value) if self.question.value else None
+
+    # -- view
+    def render(self) -> str:
+        key = self.current()
+        if key is None:
+            self.view.value = "<i>no question matches</i>"
+            return self.view.value
+        rows = self.rows[key]
+        k = dict(zip(GROUP, key))
+        q = self.questions.get(k["question_id"])
+        gold = rows["gold"].iloc[0]
+        answers = {t: rows.loc[t, "extracted"] if t in rows.index else None for t in self.templates}
+        answers = {t: (None if a is None or a != a else a) for t, a in answers.items()}
+        vote = self.vote.set_index(GROUP).loc[key, "voted"]
+        parts = [f"<h4>{esc(k['question_id'])} &middot; {esc(k['notes_strategy'])}</h4>"]
+        if q is not None:
+            opts = "".join(f"<li><b>{esc(lbl)}</b>) {esc(txt)}</li>" for lbl, txt in q.options.items())
+            parts.append(f"<p class='olakit-question'>{esc(q.text)}</p><ul>{opts}</ul>")
+        parts.append(
+            f"<p><b>gold</b>: {esc(gold)} &middot; <b>regex vote</b>: {esc(vote)}"
+            + "".join(
+                f" &middot; <b>{m.replace('_', ' ')}</b>: {esc(rows.loc[m, 'extracted'])}"
+                for m in (LLM_VOTE,)
+                if m in rows.index
+            )
+            + f"</p><p class='olakit-summary'>{esc(agreement_summary(answers, gold))}</p>"
+        )
+        body = []
+        for t in self.templates:
+            if t not in rows.index:
+                continue
+            r = rows.loc[t]
+            a = answers[t]
+            mark = "&#10003;" if a == gold else "&#10007;"
+            fixed = " (corrected)" if bool(r.get("overridden", False)) else ""
+            notes = ", ".join(esc(n) for n in r["note_ids"]) or "&ndash;"
+            body.append(
+                f"<tr><td>{esc(t)}</td><td>{esc(a or 'unparsed')}{fixed}</td><td>{mark}</td>"
+                f"<td>{notes}</td><td><details><summary>rationale</summary>"
+                f"<pre style='white-space:pre-wrap'>{esc(r['raw_output'])}</pre></details></td></tr>"
+            )
+        parts.append(
+            "<table class='olakit-answers'><tr><th>template</th><th>answer</th><th></th><th>notes shown</th>"
+            f"<th></th></tr>{''.join(body)}</table>"
+        )
+        self.view.value = "".join(parts)
+        labels = list(q.options) if q is not None else sorted(set(self.df["gold"]))
+        self.fix_label.options = [*labels, "unparsed"]
+        if self.fix_label.value is None:
+            self.fix_label.value = labels[0] if labels else "unparsed"
+        return self.view.value
+
+    # -- actions
+    def _on_fix(self, *_):
+        try:
+            self.correct(
+                self.fix_template.value,
+                None if self.fix_label.value == "unparsed" else self.fix_label.value,
+                self.fix_reason.value,
+            )
+        except Exception as exc:  # shown to the user, not raised into the widget machinery
+            self.status.value = f"<span style='color:#b00'>{esc(exc)}</span>"
+
+    def correct(self, template: str, label: str | None, reason: str) -> dict:
+        """Save an override for the current question's ``template`` answer and show its effect."""
+        if self.records_path is None:
+            raise DataError("corrections need records_path (the overrides file goes beside the records)")
+        key = dict(zip(GROUP, self.current()))
+        q = self.questions.get(key["question_id"])
+        path = ov.overrides_path(self.records_path)
+        row = ov.add_override(
+            path, {**key, "template": template}, label, reason, labels=list(q.options) if q is not None else None
+        )
+        self._reapply(self.current(), ov.load_overrides(path))
+        self.render()
+        self.status.value = f"saved: {template} on {key['question_id']} is now {label or 'unparsed'}"
+        return row
+
+    def _reapply(self, key: tuple, overrides: pd.DataFrame) -> None:
+        """Apply the overrides file to one question's records, as load_records does to all, and recompute that
+        question's answer counts and vote (not the whole table: an interaction stays within milliseconds)."""
+        k = dict(zip(GROUP, key))
+        mask = np.logical_and.reduce([(self.df[c] == v).to_numpy() for c, v in k.items()])
+        one = ov.apply_overrides(ov.without_overrides(self.df[mask]), overrides)
+        if "extracted_auto" not in self.df:
+            self.df = self.df.assign(extracted_auto=self.df["extracted"], overridden=False)
+        cols = ["extracted", "correct", "extracted_auto", "overridden"]
+        self.df.loc[mask, cols] = one[cols].to_numpy()
+        self.rows[key] = one.set_index("template")
+        voting = one[one["template"].isin(self.templates)]
+        at = np.flatnonzero(np.logical_and.reduce([(self.counts[c] == v).to_numpy() for c, v in k.items()]))
+        new_counts, new_vote = question_tables(voting, self.templates, self.rule)
+        for col in new_counts.columns:
+            self.counts.loc[self.counts.index[at], col] = new_counts[col].to_numpy()
+        for col in ("voted", "correct"):
+            self.vote.loc[self.vote.index[at], col] = new_vote[col].to_numpy()
+
+    def _on_note(self, *_):
+        try:
+            note = self.draft_note()
+            self.status.value = f"draft note {note.id} appended to {self.notes_path}"
+        except Exception as exc:
+            self.status.value = f"<span style='color:#b00'>{esc(exc)}</span>"
+
+    def draft_note(self):
+        """Append the current question, as a draft note, to the notes library file (notes_path)."""
+        if self.notes_path is None:
+            raise DataError("drafting notes needs notes_path (a notes library file)")
+        key = dict(zip(GROUP, self.current()))
+        q = self.questions.get(key["question_id"])
+        if q is None:
+            raise DataError(f"question {key['question_id']} is not loaded; pass questions= to the explorer")
+        rows = self.rows[self.current()]
+        wrong = {t: rows.loc[t, "extracted"] for t in self.templates if t in rows.index and not rows.loc[t, "correct"]}
+        if not wrong:
+            raise DataError(f"every template answered {q.id} correctly; notes are for questions the model gets wrong")
+        qtype = next((x for x in rows["question_type"] if x), "")
+        answers = [a if isinstance(a, str) else None for a in wrong.values()]
+        note = note_from_question(
+            q,
+            explanation=q.rationale,
+            error_reason=error_reason(answers, q.gold),
+            model_expert="draft (edit me)",
+            llm_task_type=qtype,
+            source="curated",
+        )
+        lib = NotesLibrary.load(self.notes_path) if self.notes_path.is_file() else NotesLibrary([])
+        kept = [n for n in lib.notes if n.id != note.id]
+        NotesLibrary([*kept, note], name=lib.name).save(self.notes_path)
+        return note
+
+
+def open_explorers(
+    records_path: str | Path = "results/explore/records.parquet",
+    notes_path: str | Path = "results/explore/notes_drafts.jsonl",
+    data_dir=None,
+):
+    """Both explorers over a records file (a live run's, or the OlaGPT recorded AQuA outputs, imported into
+    records_path when it does not exist yet, so corrections have a home beside them).
+    Returns (QuestionExplorer, HeatmapExplorer)."""
+    records_path = Path(records_path)
+    if not records_path.is_file():
+        save_records(import_olagpt(data_dir), records_path)
+    df = load_records(records_path)
+    questions = {
+        q.id: q for d in dict.fromkeys(df["dataset"]) for q in load_questions(d, DEFAULT_SPLIT.get(d, "test"), data_dir)
+    }
+    return (QuestionExplorer(df, questions, records_path=records_path, notes_path=notes_path), HeatmapExplorer(df))
