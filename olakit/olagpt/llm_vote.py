@@ -9,11 +9,12 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from olakit.data.records import prompt_hash
+from olakit.data.records import answer_record
 from olakit.errors import DataError
-from olakit.extract import get_extractor, unparsed_cause
+from olakit.extract import get_extractor
 from olakit.llm import Request
 from olakit.llm.answerer import Answerer
+from olakit.llm.two_stage import Answer
 from olakit.names import LLM_VOTE, LLM_VOTE_SHUFFLED
 from olakit.olagpt.config import PAPER, VoteRule
 from olakit.olagpt.intent import DEFAULT_TYPE, show_question
@@ -169,30 +170,17 @@ def llm_vote_records(
     for (cell, q, qtype, label, text, _), res in zip(cells, results):
         if not res.ok:
             continue
-        got = extract(res.text, list(q.options))
         out.append(
-            OlaGPTRecord(
-                dataset=cell["dataset"],
-                question_id=q.id,
+            answer_record(
+                OlaGPTRecord,
+                q,
+                text,
+                res,
+                Answer(extract(res.text, list(q.options)), 1),
+                model=answerer.endpoint.model,
                 template=label,
                 notes_strategy=cell["notes_strategy"],
                 n_notes=int(cell["n_notes"]),
-                sample=0,
-                model=answerer.endpoint.model,
-                prompt_hash=prompt_hash(text),
-                prompt_chars=len(text),
-                raw_output=res.text or "",
-                extracted=got,
-                gold=q.gold,
-                correct=got == q.gold,
-                prompt_tokens=res.prompt_tokens,
-                completion_tokens=res.completion_tokens,
-                cost=res.cost,
-                latency=res.latency,
-                cached=res.cached,
-                finish_reason=res.finish_reason,
-                unparsed_cause="" if got is not None else unparsed_cause(res.text, list(q.options), res.finish_reason),
-                source="live",
                 question_type=qtype,
             )
         )
