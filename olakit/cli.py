@@ -136,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("httpx2").setLevel(logging.WARNING)  # one line per HTTP request otherwise
     logging.getLogger("httpx").setLevel(logging.WARNING)
-    logging.getLogger("papermill").setLevel(logging.WARNING)  # four lines per notebook otherwise
+    logging.getLogger("papermill").setLevel(logging.ERROR)  # four lines per notebook, and a warning per setting given
     try:
         if args.cmd == "data":
             dest = args.dest or FETCHED_DIR
