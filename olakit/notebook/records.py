@@ -29,6 +29,12 @@ from olakit.review.config import ReviewConfig
 from olakit.review.run import run_review
 
 
+def _live(llm, result, **more) -> dict:
+    """The ``info`` of a live run: where it ran (model, endpoint identity; never a key), its calls and config."""
+    info = {"source": "live", "model": llm.endpoint.model, "endpoint": llm.endpoint.identity}
+    return {**info, "calls": result.calls, "config": result.config, **more}
+
+
 def get_records(source: str, config: OlaGPTConfig, *, concurrency: int | None = None):
     """(records, template names in vote order, info) from the OlaGPT recorded outputs or a live run of ``config``.
 
@@ -67,14 +73,7 @@ def get_records(source: str, config: OlaGPTConfig, *, concurrency: int | None = 
     if source == "live":
         with LLM(concurrency=concurrency) as llm:
             res = run(cfg, llm=llm)
-            info = {
-                "source": "live",
-                "model": llm.endpoint.model,
-                "endpoint": llm.endpoint.identity,
-                "calls": res.calls,
-                "n_questions": res.records["question_id"].nunique(),
-                "config": res.config,
-            }
+            info = _live(llm, res, n_questions=res.records["question_id"].nunique())
         return res.records, cfg.order(voting_templates(res.records["template"])), info
     raise DataError(f"source {source!r}: use 'recorded' or 'live'")
 
@@ -85,15 +84,7 @@ def geek_records(config: GeekConfig, *, judge_questions: int = 0, concurrency: i
     cfg = config
     with LLM(concurrency=concurrency) as llm:
         res = run_geek(cfg, llm=llm)
-        info = {
-            "source": "live",
-            "model": llm.endpoint.model,
-            "endpoint": llm.endpoint.identity,
-            "calls": res.calls,
-            "recall": res.recall,
-            "corpus": res.corpus,
-            "config": res.config,
-        }
+        info = _live(llm, res, recall=res.recall, corpus=res.corpus)
         if judge_questions:
             questions = {q.id: q for q in load_questions("strategyqa", cfg.split, cfg.data_dir)}
             first = list(dict.fromkeys(res.records["question_id"]))[:judge_questions]
