@@ -35,7 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from olakit.errors import OlakitError
 
-__all__ = ["Config", "ConfigError", "Field", "Slice", "Annotated", "Literal", "add_arguments", "from_arguments"]
+__all__ = ["Config", "ConfigError", "Slice", "add_arguments", "from_arguments", "parse_value"]
 
 
 class ConfigError(OlakitError, ValueError):

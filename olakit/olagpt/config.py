@@ -33,6 +33,7 @@ from pydantic import Field, model_validator
 
 from olakit.config import Config, ConfigError, Slice
 from olakit.data.recorded import RECORDED_READER
+from olakit.majority import TIE_RULES
 from olakit.names import AUTO_COT, LLM_VOTE, REGEX_VOTE, SC, STRATEGIES, TURBO
 
 PRESET_VALUES = {
@@ -62,7 +63,7 @@ class VoteRule(Config):
     vote_order: Literal[tuple(VOTE_ORDERS)] = "paper"  # type: ignore[valid-type]
     """Template order of the vote: ``paper`` (DT, DST, PT, ST, turbo: the authors' recorded candidate order) or
     ``olakit`` (DST, DT, PT, ST, turbo); templates not listed follow in their own order."""
-    tie: Literal["first", "random", "none"] = "first"
+    tie: Literal[TIE_RULES] = "first"  # type: ignore[valid-type]
     """Tie rule of a vote: ``first`` (the tied label given first in vote order: the authors' ``max(votes,
     key=votes.get)``), ``random`` (seeded per question) or ``none`` (no answer, counted wrong)."""
     unparsed: Literal["raw", "abstain"] = "raw"

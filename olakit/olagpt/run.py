@@ -55,8 +55,6 @@ from olakit.types import OlaGPTRecord, Template
 log = logging.getLogger("olakit")
 AUTO_COT_STRATEGY = "random"
 """The column Table 3 reports Auto-CoT in (the paper's): its demonstrations are not notes retrieved for the question."""
-BASELINE_NAMES = (SC, AUTO_COT)
-"""Baselines beside the templates (the turbo baseline is the ``turbo`` template itself)."""
 
 
 @dataclass
