@@ -197,3 +197,37 @@ def test_run_cli_with_verification_diy_and_template_choice(tmp_path):
         assert (tmp_path / "out" / "tables" / f"{name}.csv").is_file(), name
     methods = pd.read_csv(tmp_path / "out" / "tables" / "methods.csv")
     assert {"DIY", "chosen_vote", "verified_vote", "turbo+V", "ST+V"} <= set(methods["method"])
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("run", "-n", "1", "--templates", "turbo", "--strategies", "zero-shot"),
+        ("geek", "-n", "1", "--rows", "zero-shot,+RE"),
+        ("review", "-n", "1"),
+        ("reproduce-olagpt",),
+    ],
+    ids=lambda c: c[0],
+)
+def test_an_output_path_that_is_a_file_is_refused_before_any_call(tmp_path, command):
+    """Every command checks where it will write before its first call (`olakit geek --out FILE` once paid 11
+    calls, then failed with a FileExistsError traceback)."""
+    import os
+
+    from olakit.llm.loopback import Loopback
+
+    taken = tmp_path / "taken.txt"
+    taken.write_text("a user's file\n")
+    with Loopback() as srv:
+        env = {**os.environ, "OLAKIT_BASE_URL": srv.base_url, "OLAKIT_MODEL": "loopback"}
+        r = subprocess.run(
+            [sys.executable, "-m", "olakit.cli", *command, "--out", str(taken)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=env,
+        )
+        assert srv.requests == 0
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert f"--out {taken}: a file is there; give a directory" in r.stderr
+    assert taken.read_text() == "a user's file\n"

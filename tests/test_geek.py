@@ -140,8 +140,11 @@ def test_strategy_exploration_branches_and_votes(tmp_path, corpus_file):
         "Sub-question 1: What is the population of Albany New York?",
     ]
     assert trace["answer"] == "no" and all(b["answer"] == "no" for b in trace["branches"])
-    # the branches share the first action selection: it is paid once
-    assert res.calls["requests"] > res.calls["unique_prompts"]
+    # the branches share the first action selection (one call, in both traces); after the fork every prompt
+    # carries its branch's own state, so nothing else repeats
+    first = [b["steps"][0] for b in trace["branches"]]
+    assert first[0]["action"] == "select" and first[0]["prompt_hash"] == first[1]["prompt_hash"]
+    assert res.calls["requests"] == res.calls["unique_prompts"]
 
 
 def test_action_parsing_on_crafted_outputs():
@@ -265,3 +268,114 @@ def test_a_sub_question_with_nothing_to_search_does_not_stop_the_run(tmp_path, c
     retrieve = next(s for s in steps if s["action"] == "retrieve")
     assert retrieve["retrieved"] == [] and "no searchable words" in retrieve["retrieval_error"]
     assert "(no paragraph found)" in retrieve["input"]
+
+
+def test_list_markers_are_stripped_but_leading_numbers_kept(tmp_path, corpus_file, data_dir):
+    """A fact or sub-question that starts with a number keeps it (the regex once cut "11 is a prime number." to "is
+    a prime number."); only list markers and labels go."""
+    from olakit.geek.agent import _first_line
+
+    items = [x for s in ("train", "dev") for x in json.loads((data_dir / f"strategyqa/{s}.json").read_text())]
+    numeric = [f.strip() for x in items for f in x["facts"] if f.strip()[:1].isdigit()]
+    assert len(numeric) >= 17
+    assert [f for f in numeric if _first_line(f) != f] == []
+    assert _first_line("2) 1066 was the year of Hastings.") == "1066 was the year of Hastings."
+    assert _first_line("* Sub-question 2: Who won?") == "Who won?" and _first_line("(3) 7 days") == "7 days"
+
+    def reply(prompt, req):
+        if prompt.rstrip().endswith("Sub-question:"):
+            return "1. 11 players: how many on a team?"
+        if prompt.rstrip().endswith("Answer:"):
+            return "11 is a prime number."
+        if "Reply with the letter of the next action only." in prompt:
+            return "C" if "Current sub-question" in prompt else ("D" if "\nFact " in prompt else "A")
+        return scripted(prompt, req)
+
+    res = geek(tmp_path, ScriptedModel(reply), rows=("+De",), corpus=str(corpus_file))
+    state = json.loads(res.records.iloc[0]["trace"])["branches"][0]["state"]
+    assert "Sub-question 1: 11 players: how many on a team?\nFact 1 (self): 11 is a prime number." in state
+
+
+def test_self_answer_sees_the_question_state(tmp_path, corpus_file):
+    """Seeds/002 Fig 3: the question state goes to the model in every round, Self Answer included."""
+    model = ScriptedModel(scripted)
+    geek(tmp_path, model, rows=("+RE",), corpus=str(corpus_file))
+    question = load_strategyqa("dev")[0].text
+    self_prompts = [p for p in model.prompts if p.rstrip().endswith("Answer:") and "own knowledge" in p]
+    assert len(self_prompts) == 1
+    (prompt,) = self_prompts
+    assert f"Question: {question}" in prompt  # the question, and what is known so far
+    assert "Fact 1 (retrieved): Albany, GA has around 75,000 people." in prompt
+    assert "Sub-question: What is the population of Albany, New York?" in prompt
+
+
+def _split_reply(prompt, req):
+    """Branch candidates ask about Georgia (even seed) or New York (odd); the final answer follows the branch."""
+    if "Based on the facts above" in prompt:
+        return "So the answer is yes." if "Albany Georgia" in prompt else "So the answer is no."
+    return scripted(prompt, req)
+
+
+@pytest.mark.parametrize(("tie", "expected"), [("first", "yes"), ("none", None)])
+def test_a_branch_tie_follows_the_documented_rule_and_is_counted(tmp_path, corpus_file, tie, expected):
+    from olakit.analysis.traces import steps_per_question
+
+    res = geek(tmp_path, ScriptedModel(_split_reply), rows=("Full",), corpus=str(corpus_file), branches=2, tie=tie)
+    trace = json.loads(res.records.iloc[0]["trace"])
+    assert [b["answer"] for b in trace["branches"]] == ["yes", "no"]  # branch 0.0 asked about Georgia
+    assert trace["tie"] is True and trace["answer"] == expected
+    assert res.records.iloc[0]["extracted"] == expected or (
+        expected is None and res.records.iloc[0]["extracted"] is None
+    )
+    assert steps_per_question(res.records).set_index("method").loc["Full", "ties"] == 1
+    with pytest.raises(ConfigError, match="tie"):
+        GeekConfig(tie="coin")
+
+
+def test_the_table3_judge_sees_the_answer_bearing_branch_in_the_human_layout(tmp_path, corpus_file):
+    """Both chains in one layout (no source tags), the GEEK side from the branch whose answer the majority gave."""
+    from olakit.geek.assessment import assess
+
+    def reply(prompt, req):  # branch 0.0 asks about Georgia (answer yes), 0.1 and 0.2 about New York (no)
+        if prompt.rstrip().endswith("Sub-question:") and req.get("seed") is not None:
+            return f"What is the population of Albany {'Georgia' if req['seed'] % 3 == 0 else 'New York'}?"
+        return _split_reply(prompt, req)
+
+    res = geek(tmp_path, ScriptedModel(reply), rows=("Full",), corpus=str(corpus_file), branches=3)
+    trace = json.loads(res.records.iloc[0]["trace"])
+    winner = trace["answer"]
+    bearing = [b for b in trace["branches"] if b["answer"] == winner]
+    assert len(bearing) == 2 and trace["answer_branch"] == bearing[0]["branch"] != "0.0"  # 0.0 is the minority
+    judge = ScriptedModel(lambda prompt, req: "Answer 1")
+    questions = {q.id: q for q in load_strategyqa("dev")}
+    summary, judgements = assess(judge, res.records, questions)
+    assert len(judge.prompts) == 2 and len(judgements) == 1
+    prompt = judge.prompts[0]
+    first, second = prompt.split("[Answer 1]\n")[1].split("\n\n[Answer 2]\n")
+    second = second.split("\n\nWhich answer is better")[0]
+    for chain in (first, second):
+        assert chain.startswith("Sub-questions:\n1. ") and "\nFacts:\n1. " in chain
+        assert "(retrieved)" not in chain and "(self)" not in chain and "Fact 1" not in chain
+    assert "Albany New York" in first + second and "Albany Georgia" not in first + second
+
+
+def test_the_oracle_setting_is_labelled_an_upper_bound_in_table2(tmp_path, corpus_file):
+    from olakit.analysis.traces import geek_tables
+
+    res = geek(tmp_path, ScriptedModel(scripted), rows=("zero-shot", "+RE"), corpus=str(corpus_file))
+    assert res.corpus.endswith(":oracle (upper bound)")
+    assert set(geek_tables(res.records, n_boot=20)["table2"]["corpus"]) == {"oracle (upper bound)"}
+
+
+def test_a_figure_title_says_when_the_embedded_test_model_made_it():
+    from olakit.notebook.outputs import title
+    from olakit.notebook.records import _live
+
+    class Done:
+        calls, config = {}, {}
+
+    embedded = _live(LLM(Endpoint.embedded(), progress=False), Done())
+    remote = _live(LLM(Endpoint("http://127.0.0.1:9/v1", "gpt-x"), progress=False), Done())
+    assert embedded["embedded"] is True and remote["embedded"] is False
+    assert title("GEEK rows", embedded) == "GEEK rows\n[embedded test model: plumbing, not results]"
+    assert title("GEEK rows", remote) == "GEEK rows"

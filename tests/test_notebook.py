@@ -191,19 +191,28 @@ def test_geek_ablation_notebook_against_a_scripted_endpoint(tmp_path, monkeypatc
     from olakit.llm.loopback import Loopback
     from tests.test_geek import scripted
 
+    judged = []
+
+    def judge(prompt, req):
+        judged.append(prompt)
+        return "Answer 1 is better."  # always the first shown: a judge with full position bias
+
     def reply(prompt, req):
         if "Which chain decomposes the question better" in prompt:
-            return "Answer 1 is better."  # always the first shown: a judge with full position bias
+            return "the core model judged itself"  # the judge role has its own endpoint: never reached
         if "As a professor of general knowledge" in prompt:
             return '{"task_type": "comparison"}'
         if "one of options[yes,no]" in prompt:
             return "So the Answer: no"
         return scripted(prompt, req)
 
-    with Loopback(reply=reply) as srv:
+    with Loopback(reply=reply) as srv, Loopback(reply=judge) as judge_srv:
         monkeypatch.setenv("OLAKIT_BASE_URL", srv.base_url)
         monkeypatch.setenv("OLAKIT_MODEL", "loopback")
+        monkeypatch.setenv("OLAKIT_JUDGE_BASE_URL", judge_srv.base_url)
+        monkeypatch.setenv("OLAKIT_JUDGE_MODEL", "judge")
         out, _ = run("geek_ablation.ipynb", tmp_path, n_questions=2, branches=2, k=1, n_boot=50, judge_questions=2)
+    assert len(judged) == 4  # 2 questions, both orders, all on the judge's endpoint
     t2 = pd.read_csv(out / "tables" / "table2.csv").set_index("method")
     assert (
         list(t2.index)[:5] == ["zero-shot", "CoT", "+De", "+RE", "Full"]

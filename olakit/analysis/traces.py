@@ -9,6 +9,7 @@ import pandas as pd
 
 from olakit.analysis.inference import paired_tests
 from olakit.analysis.intervals import accuracy_row
+from olakit.geek.corpus import setting_label
 
 
 def _branches(df: pd.DataFrame):
@@ -34,7 +35,13 @@ def action_counts(df: pd.DataFrame) -> pd.DataFrame:
 
 def steps_per_question(df: pd.DataFrame) -> pd.DataFrame:
     """Per row: mean and max executed actions and sub-questions per branch, branches per question, the share of
-    branches whose final answer the budget forced."""
+    branches whose final answer the budget forced, and the questions whose branches tied (``ties``; the config's
+    ``tie`` rule decided them)."""
+    ties = {
+        (row, qid): bool(json.loads(text).get("tie"))
+        for row, qid, text in zip(df["row"], df["question_id"], df["trace"])
+        if text
+    }
     rows = []
     for row, qid, b in _branches(df):
         executed = [s for s in b["steps"] if s["action"] not in ("select",)]
@@ -45,6 +52,7 @@ def steps_per_question(df: pd.DataFrame) -> pd.DataFrame:
                 "actions": len(executed),
                 "sub_questions": b["state"].count("\nSub-question ") + ("Current sub-question" in b["state"]),
                 "forced": bool(b["forced_final"]),
+                "tie": ties[(row, qid)],
             }
         )
     if not rows:
@@ -56,6 +64,7 @@ def steps_per_question(df: pd.DataFrame) -> pd.DataFrame:
                 "max_actions",
                 "mean_sub_questions",
                 "forced_share",
+                "ties",
             ]
         )
     d = pd.DataFrame(rows)
@@ -67,6 +76,7 @@ def steps_per_question(df: pd.DataFrame) -> pd.DataFrame:
             "max_actions": g["actions"].max(),
             "mean_sub_questions": g["sub_questions"].mean(),
             "forced_share": g["forced"].mean(),
+            "ties": d.drop_duplicates(["method", "question_id"]).groupby("method", sort=False)["tie"].sum(),
         }
     ).reset_index()
 
@@ -104,6 +114,7 @@ def geek_tables(df: pd.DataFrame, seed: int = 0, n_boot: int = 2000) -> dict[str
         for (m, s), g in df.groupby(["row", "corpus"], sort=False)
     ]
     table2 = pd.DataFrame(rows).rename(columns={"notes_strategy": "corpus"})
+    table2["corpus"] = table2["corpus"].map(setting_label)
     outcomes = df.pivot_table(index="question_id", columns="row", values="correct", aggfunc="first", sort=False)
     tests = paired_tests(outcomes.astype(float), n_boot=n_boot, seed=seed) if outcomes.shape[1] > 1 else pd.DataFrame()
     return {

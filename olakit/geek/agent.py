@@ -49,9 +49,25 @@ class Trace:
         return self.phase == "done"
 
 
+LABEL = re.compile(
+    r"^\s*(?:(?:sub-?question|fact|answer)\s*\d*\s*[:.]|[qa]\s*\d*\s*:"  # "Sub-question 2:", "Fact:", "Q1:"
+    r"|\d{1,2}[.)](?=\s)|\(\d{1,2}\)(?=\s)|[-*\u2022](?=\s))",  # list markers: "1." "2)" "(3)" "-" "*"
+    re.I,
+)
+
+
 def _first_line(text: str) -> str:
+    """The first non-empty line without its label or list marker; a number that is part of the text stays.
+
+    >>> _first_line("11 is a prime number."), _first_line("1. 1990 was a year."), _first_line("- Fact: yes")
+    ('11 is a prime number.', '1990 was a year.', 'yes')
+    >>> _first_line("A. Lincoln was president."), _first_line("2) 3.5 million")
+    ('A. Lincoln was president.', '3.5 million')
+    """
     for line in (text or "").splitlines():
-        line = re.sub(r"^\s*(?:sub-?question\s*\d*\s*[:.]|q\s*\d*\s*[:.]|[-*\d.)]+\s)", "", line, flags=re.I).strip()
+        line = line.strip()
+        while (m := LABEL.match(line)) and m.end():
+            line = line[m.end() :].strip()
         if line:
             return line
     return ""
@@ -112,7 +128,7 @@ class Engine:
             extra["retrieved"] = [[self.corpus.ids[i], round(s, 4)] for i, s in hits]
             return [("retrieve", self._make(tr, prompts.extract(st.pending, paras, st.hint), "retrieve"), extra)]
         if tr.phase == SELF:
-            return [("self", self._make(tr, prompts.self_answer(st.pending), "self"), {})]
+            return [("self", self._make(tr, prompts.self_answer(st), "self"), {})]
         return [("final", self._make(tr, prompts.final(st), "final"), {})]
 
     def _make(self, tr: Trace, text: str, kind: str, sample: int = 0, **params) -> Request:

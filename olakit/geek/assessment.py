@@ -9,6 +9,7 @@ import json
 
 import pandas as pd
 
+from olakit.errors import DataError
 from olakit.llm.answerer import Answerer
 from olakit.llm.judge import judge_pairs, summary
 
@@ -18,18 +19,27 @@ CONTEXT = (
 )
 
 
+def chain(sub_questions, facts) -> str:
+    """One chain as the judge sees it, the same layout for both sides: the sub-questions, then the facts, numbered,
+    without sources (a "(retrieved)" tag would tell the judge which side is GEEK)."""
+    lines = ["Sub-questions:", *(f"{i}. {s}" for i, s in enumerate(sub_questions, 1))]
+    lines += ["Facts:", *(f"{i}. {f}" for i, f in enumerate(facts, 1))]
+    return "\n".join(lines)
+
+
 def human_chain(question) -> str:
-    decomposition = question.meta.get("decomposition") or []
-    facts = question.meta.get("facts") or []
-    lines = [f"Sub-question {i}: {d}" for i, d in enumerate(decomposition, 1)]
-    lines += [f"Fact {i}: {f}" for i, f in enumerate(facts, 1)]
-    return "\n".join(lines) or "(none)"
+    return chain(question.meta.get("decomposition") or [], question.meta.get("facts") or [])
 
 
 def geek_chain(trace_json: str) -> str:
-    """The first branch's state without the question line (its sub-questions and facts)."""
-    state = json.loads(trace_json)["branches"][0]["state"]
-    return "\n".join(state.splitlines()[1:]) or "(none)"
+    """The answer-bearing branch's sub-questions and facts (the branch whose answer the majority gave; branch 0
+    when no branch gave it)."""
+    trace = json.loads(trace_json)
+    branches = trace["branches"]
+    branch = next((b for b in branches if b["branch"] == trace.get("answer_branch")), branches[0])
+    if "chain" not in branch:
+        raise DataError("a GEEK trace without its chain (written by an older olakit): re-run GEEK to judge it")
+    return chain([s for s, _, _ in branch["chain"]], [f for _, f, _ in branch["chain"]])
 
 
 def assess(answerer: Answerer, records: pd.DataFrame, questions: dict, row: str = "Full") -> tuple[dict, list]:

@@ -10,6 +10,7 @@ from pydantic import Field, field_validator
 
 from olakit.config import Slice
 from olakit.geek.actions import ROWS
+from olakit.majority import TIE_RULES
 
 TOKENS = {"select": 4, "decomp": 48, "pre_answer": 160, "retrieve": 48, "self": 48, "final": 96, "direct": 128}
 
@@ -38,6 +39,10 @@ class GeekConfig(Slice):
     """Row Full: candidate sub-questions sampled at each explored Add Decomp (each opens a branch)."""
     depth: Annotated[int, Field(ge=1)] = 1
     """Row Full: how many Add Decomps branch (the tree's depth)."""
+    tie: Literal[TIE_RULES] = "first"
+    """Row Full: the answer when the branches tie (the seed gives no rule): ``first`` (the first branch in branch
+    order, 0.0 before 0.1), ``random`` (seeded per question) or ``none`` (no answer, counted wrong). Ties are counted
+    in the trace and in the ``ties`` column of the steps table."""
     pre_answer: bool = False
     """Add Decomp writes every remaining sub-question with a guessed answer; the guess goes to the extractor as a
     hint."""

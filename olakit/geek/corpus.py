@@ -48,7 +48,7 @@ class Corpus:
     @property
     def label(self) -> str:
         """``name:setting``, with the oracle marked as the upper bound it is."""
-        return f"{self.name}:{self.setting}" + (" (upper bound)" if self.setting == "oracle" else "")
+        return f"{self.name}:{setting_label(self.setting)}"
 
     def digest(self) -> str:
         """sha256 of the paragraphs (what an index cached on disk belongs to)."""
@@ -62,6 +62,15 @@ class Corpus:
         if self.setting != "open":
             return set()
         return {i for i, owner in enumerate(self.owner) if owner == question_id}
+
+
+def setting_label(setting: str) -> str:
+    """A corpus setting as tables and figures show it: the oracle marked as the upper bound it is.
+
+    >>> setting_label("oracle"), setting_label("open")
+    ('oracle (upper bound)', 'open')
+    """
+    return f"{setting} (upper bound)" if setting == "oracle" else setting
 
 
 def strategyqa_facts(data_dir=None, setting: str = "oracle") -> Corpus:
@@ -109,9 +118,15 @@ def read_corpus(path: str | Path, setting: str = "oracle") -> Corpus:
     return Corpus(path.stem, ids, titles, texts, setting)
 
 
+def parse_spec(spec: str) -> tuple[str, str]:
+    """(name, setting) of a corpus spec; a path without a setting is ``oracle`` (no question ids to hide)."""
+    name, _, setting = spec.rpartition(":") if spec.rsplit(":", 1)[-1] in SETTINGS else (spec, "", "oracle")
+    return name, setting
+
+
 def load_corpus(spec: str, data_dir=None) -> Corpus:
     """A corpus by name: ``strategyqa-facts:oracle``, ``strategyqa-facts:open`` or ``PATH[:setting]``."""
-    name, _, setting = spec.rpartition(":") if spec.rsplit(":", 1)[-1] in SETTINGS else (spec, "", "oracle")
+    name, setting = parse_spec(spec)
     if setting not in SETTINGS:
         raise DataError(f"corpus setting {setting!r}: use one of {', '.join(SETTINGS)}")
     if name == BUILTIN:

@@ -106,8 +106,9 @@ def extract(sub_question: str, paragraphs: list[tuple[str, str]], hint: str = ""
     )
 
 
-def self_answer(sub_question: str) -> str:
-    return prompts()["self_answer"].format(sub_question=sub_question)
+def self_answer(state: QuestionState) -> str:
+    """Self Answer sees the whole question state, as every round does in the seed's Fig 3."""
+    return prompts()["self_answer"].format(state=state.render(), sub_question=state.pending)
 
 
 def final(state: QuestionState) -> str:

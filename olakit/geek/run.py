@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,6 +29,7 @@ from olakit.geek.retrievers import make_retriever, recall_at_k
 from olakit.llm import LLM
 from olakit.llm.two_stage import Answer, answers
 from olakit.majority import majority
+from olakit.rng import keyed_rng
 from olakit.runner import Run
 from olakit.types import GeekRecord
 
@@ -45,15 +47,19 @@ class GeekResult:
     out_dir: Path | None = None
 
 
-def _record(q, row: str, branches: tuple[Trace], found: tuple, setting: str, retriever: str, k: int, model: str):
+def _record(q, row: str, branches: tuple[Trace], found: tuple, cfg: GeekConfig, setting: str, model: str):
     labels = [a.label for a in found]
-    label = majority(labels) if len(labels) > 1 else labels[0]
+    counts = Counter(x for x in labels if x is not None).most_common()
+    tie = len(counts) > 1 and counts[0][1] == counts[1][1]
+    label = majority(labels, cfg.tie, keyed_rng(cfg.seed, "geek-branch-tie", q.id)) if len(labels) > 1 else labels[0]
     first = next((t for t, a in zip(branches, found) if a.label == label), branches[0])
     calls = {id(r): r for t in branches for r in t.results}.values()  # a shared prefix counts once
     calls = list(calls) + [a.second for a in found if a.second is not None]
     trace = {
         "row": row,
         "answer": label,
+        "answer_branch": first.branch if label is not None else None,
+        "tie": tie,
         "branches": [
             {
                 "branch": t.branch,
@@ -62,6 +68,7 @@ def _record(q, row: str, branches: tuple[Trace], found: tuple, setting: str, ret
                 "forced_final": t.forced,
                 "fallbacks": t.fallbacks,
                 "state": t.state.render(),
+                "chain": [[s.sub_question, s.fact, s.source] for s in t.state.steps],
                 "steps": t.steps,
             }
             for t, a in zip(branches, found)
@@ -79,8 +86,8 @@ def _record(q, row: str, branches: tuple[Trace], found: tuple, setting: str, ret
         trace=json.dumps(trace, ensure_ascii=False),
         row=row,
         corpus=setting,
-        retriever=retriever if retrieves else "",
-        k=k if retrieves else 0,
+        retriever=cfg.retriever if retrieves else "",
+        k=cfg.k if retrieves else 0,
     )
 
 
@@ -118,7 +125,7 @@ def run_geek(config: GeekConfig, llm: LLM | None = None, out_dir: str | Path | N
             by_q.setdefault(t.question.id, []).append((t, a))
         for q in questions:
             pairs = sorted(by_q[q.id], key=lambda p: p[0].branch)
-            records.append(_record(q, row, *zip(*pairs), corpus.setting, cfg.retriever, cfg.k, llm.endpoint.model))
+            records.append(_record(q, row, *zip(*pairs), cfg, corpus.setting, llm.endpoint.model))
     df, counts = job.finish(records, GeekRecord, out_dir)
     conf = {**cfg.as_dict(), "corpus_label": corpus.label}
     result = GeekResult(records=df, calls=counts, recall=recall, config=conf, corpus=corpus.label)

@@ -347,3 +347,10 @@ class LLM(Completes):
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def role_llm(role: str, default: LLM) -> LLM:
+    """The LLM of a role (reviewer, judge, direct): its own endpoint where ``OLAKIT_<ROLE>_*`` names one, else
+    ``default`` itself (one client, one cache, one count)."""
+    own = Endpoint.from_env(role)
+    return default if own.identity == default.endpoint.identity else LLM(own)

@@ -126,3 +126,9 @@ def finish(
     man["figures"] = written
     write_atomic(out / "manifest.json", lambda p: p.write_text(json.dumps(man, indent=1, default=str)))
     return man
+
+
+def title(text: str, info: dict) -> str:
+    """A figure title that says when its numbers come from the embedded test model (a 0.5B model that exercises
+    the plumbing; its accuracies are not results)."""
+    return f"{text}\n[embedded test model: plumbing, not results]" if info.get("embedded") else text

@@ -17,9 +17,11 @@ from olakit.data.records import to_frame
 from olakit.errors import DataError
 from olakit.geek.assessment import assess
 from olakit.geek.config import GeekConfig
+from olakit.geek.corpus import parse_spec, setting_label
 from olakit.geek.run import run_geek
 from olakit.llm import LLM, Endpoint
 from olakit.llm.answerer import Counted
+from olakit.llm.client import role_llm
 from olakit.llm.judge import judge_pairs, summary
 from olakit.names import LLM_VOTE, LLM_VOTE_SHUFFLED, REGEX_VOTE, ZERO_SHOT, voting_templates
 from olakit.olagpt.config import OlaGPTConfig
@@ -32,6 +34,7 @@ from olakit.review.run import run_review
 def _live(llm, result, **more) -> dict:
     """The ``info`` of a live run: where it ran (model, endpoint identity; never a key), its calls and config."""
     info = {"source": "live", "model": llm.endpoint.model, "endpoint": llm.endpoint.identity}
+    info["embedded"] = llm.endpoint.local  # the small model that ships with olakit: plumbing, not results
     return {**info, "calls": result.calls, "config": result.config, **more}
 
 
@@ -89,7 +92,11 @@ def geek_records(config: GeekConfig, *, judge_questions: int = 0, concurrency: i
             questions = {q.id: q for q in load_questions("strategyqa", cfg.split, cfg.data_dir)}
             first = list(dict.fromkeys(res.records["question_id"]))[:judge_questions]
             row = "Full" if "Full" in cfg.rows else cfg.rows[-1]
-            info["judge"], _ = assess(Counted(llm), res.records[res.records["question_id"].isin(first)], questions, row)
+            judge = role_llm("judge", llm)  # not the core model judging itself, where a judge endpoint is set
+            judged = res.records[res.records["question_id"].isin(first)]
+            info["judge"], _ = assess(Counted(judge), judged, questions, row)
+            info["judge"]["model"] = judge.endpoint.model
+            info["judge"]["judge_is_core_model"] = judge is llm
     return res.records, info
 
 
@@ -109,7 +116,7 @@ def olagpt_vote_row(config: GeekConfig, info: dict, *, n_boot: int = 2000) -> pd
     info["calls_olagpt_row"] = olagpt_info["calls"]
     acc = method_accuracy(records, names, rule=olagpt.rule(), seed=olagpt.seed, n_boot=n_boot)
     row = acc[acc["method"] == REGEX_VOTE].assign(method=f"OlaGPT {REGEX_VOTE} ({len(names)} templates)")
-    return row.drop(columns="notes_strategy").assign(corpus=config.corpus.rsplit(":", 1)[-1] or ZERO_SHOT)
+    return row.drop(columns="notes_strategy").assign(corpus=setting_label(parse_spec(config.corpus)[1]))
 
 
 def review_records(config: ReviewConfig) -> tuple[pd.DataFrame, dict]:

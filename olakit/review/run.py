@@ -22,6 +22,7 @@ from olakit.errors import DataError
 from olakit.extract import extract_strict
 from olakit.llm import LLM, Endpoint, Request, Result
 from olakit.llm.answerer import Counted
+from olakit.llm.client import role_llm
 from olakit.llm.two_stage import answers
 from olakit.review.config import ReviewConfig
 from olakit.review.loop import History, Loop
@@ -94,8 +95,7 @@ def run_review(
         llms["answerer"] = LLM(Endpoint.from_env("answerer"))
     for role in ("reviewer", "direct"):
         if role not in llms:
-            own = Endpoint.from_env(role)
-            llms[role] = llms["answerer"] if own.identity == llms["answerer"].endpoint.identity else LLM(own)
+            llms[role] = role_llm(role, llms["answerer"])
     counters = {role: Counted(llm) for role, llm in llms.items()}
     t0 = time.perf_counter()
     loop = Loop({"answerer": counters["answerer"], "reviewer": counters["reviewer"]}, cfg)
