@@ -44,7 +44,7 @@ from olakit.olagpt.active_learning import build_library
 from olakit.olagpt.config import OlaGPTConfig, VoteRule
 from olakit.olagpt.run import run
 from olakit.review.config import ReviewConfig
-from olakit.review.run import run_review
+from olakit.review.run import ask_report, run_review
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -189,11 +189,7 @@ def main(argv: list[str] | None = None) -> int:
                 raise DataError('give --out DIR for a dataset slice, or --ask "question" for one question')
             res = run_review(cfg, out_dir=_out_dir(args.out), ask=args.ask)
             if args.ask is not None:
-                h = res.histories[0]
-                print(f"outline ({h.steps} steps):\n{h.outline}\n")
-                for i, r in enumerate(h.reviews, 1):
-                    print(f"review {i}: overall {r['scores']['overall']} -> {r['decision']}")
-                print(f"\nfinal answer:\n{h.final}")
+                print(ask_report(res))
             else:
                 tables = {
                     "iteration_accuracy": iteration_accuracy(res.records),

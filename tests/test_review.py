@@ -173,7 +173,9 @@ def test_bad_input_gets_a_clear_error(tmp_path, monkeypatch):
     assert not (tmp_path / "out").exists()
 
 
-def test_outline_with_more_than_five_steps_is_capped_and_noted(tmp_path):
+def test_an_outline_of_eight_steps_gets_eight_step_calls_and_none_is_noted(tmp_path):
+    """No cap: an 8-step outline once got 5 step calls, parts 6-8 dropped."""
+
     def reply(prompt, req):
         if prompt.startswith("Please break down the following problem"):
             return "1. a\n...\nTotal Steps: 8"
@@ -182,11 +184,129 @@ def test_outline_with_more_than_five_steps_is_capped_and_noted(tmp_path):
     SEEN.clear()
     model = ScriptedModel(reply)
     h = Loop({"answerer": model, "reviewer": model}, ReviewConfig()).run(["Q5"])[0]
-    assert h.steps == 5 and any("capped at 5" in s.get("note", "") for s in h.stages)
+    parts = [s for s in h.stages if s["stage"] == "step answers"]
+    assert h.steps == 8 and len(parts) == 8 and "generate PART 8 of" in parts[-1]["input"]
     model = ScriptedModel(lambda p, r: "no outline at all" if p.startswith("Please break") else reply(p, r))
     h = Loop({"answerer": model, "reviewer": model}, ReviewConfig()).run(["Q5"])[0]
     assert h.steps == 0 and any("no step count" in s.get("note", "") for s in h.stages)
     assert [s["stage"] for s in h.stages if s["stage"].startswith("answer")] == ["answer"]  # one call
+
+
+def test_literal_reads_the_step_count_with_the_seeds_parser(tmp_path):
+    """The seed's parse_steps (V1.4), worked through by hand on each outline: lines from the last up, the first that
+    matches one of its patterns."""
+    from olakit.review.parse import parse_steps_seed
+
+    cases = {
+        "1. Gather facts\n2. Compare\nStep 4: conclude": 4,  # "Step n" anywhere in a line (olakit's parser: 0)
+        "1. a\n2. b\nTotal Steps: 8": 8,
+        "Outline\nThere are 3 sub-problems.": 3,
+        "...\n总共有6个步骤": 6,
+        "...\n分为五个步骤": 5,
+        "...\nIt takes seven steps": 7,
+        "1. a\n2. b\n\n3": 3,  # a bare number on the last line
+        "...\nthree": 3,
+        "...\nTotal Steps: 12\nStep 2 of the plan": 2,  # the last line first
+        "...\nTotal Steps: 12": 0,  # outside 1-10, and nothing above
+        "prose only": 0,
+    }
+    assert {text: parse_steps_seed(text) for text in cases} == cases
+    assert parse_steps("1. Gather facts\n2. Compare\nStep 4: conclude") == 0  # intended reads a stated count only
+
+    def reply(prompt, req):
+        if prompt.startswith("Please break down the following problem"):
+            return "1. Gather facts\n2. Compare\n3. Weigh\nStep 4: conclude"
+        return scripted(prompt, req)
+
+    SEEN.clear()
+    model = ScriptedModel(reply)
+    h = Loop({"answerer": model, "reviewer": model}, ReviewConfig(behaviour="literal")).run(["Q5"])[0]
+    assert h.steps == 4 and len([s for s in h.stages if s["stage"] == "step answers"]) == 4
+
+
+def test_standard_mode_asks_again_once_when_the_similar_questions_are_not_three(tmp_path):
+    asked = []
+
+    def reply(prompt, req):
+        if prompt.startswith("Generate three similar problems"):
+            asked.append(req.get("seed"))
+            return "Only one similar question?" if len(asked) == 1 else "Two?\nThree?\nFour?"
+        return scripted(prompt, req)
+
+    SEEN.clear()
+    model = ScriptedModel(reply)
+    h = Loop({"answerer": model, "reviewer": model}, ReviewConfig(mode="standard")).run(["Q5"])[0]
+    assert len(asked) == 2 and asked[0] != asked[1]  # a new sample, not the cached reply
+    assert h.similar == ["Two?", "Three?", "Four?"]
+    stages = [s["stage"] for s in h.stages if s["stage"].startswith("similar questions")]
+    assert stages == ["similar questions", "similar questions (regenerated)"]
+
+    asked.clear()
+    model = ScriptedModel(
+        lambda p, r: (asked.append(1), "Just one?")[1] if p.startswith("Generate three") else reply(p, r)
+    )
+    h = Loop({"answerer": model, "reviewer": model}, ReviewConfig(mode="standard")).run(["Q5"])[0]
+    assert len(asked) == 2 and h.similar == ["Just one?"]  # once only: the loop goes on with what came
+
+
+def test_reviews_cut_at_the_token_limit_are_counted(tmp_path):
+    from olakit.analysis.iterations import stage_cost
+
+    def reply(prompt, req):
+        if prompt.startswith("Here is the answer to the question"):
+            assert req["max_tokens"] == 77
+            return "Accuracy: 4\nCompleteness: 3\nClari", "length"  # stopped before its overall score
+        return graded_reply(prompt, req)
+
+    model = ScriptedModel(reply)
+    res = run_review(
+        ReviewConfig(dataset="aqua", n_questions=2, max_iterations=2, review_tokens=77),
+        llms={"answerer": model, "reviewer": model, "direct": model},
+    )
+    reviews = [r for h in res.histories for r in h.reviews]
+    assert len(reviews) == 4 and all(r["cut_off"] and r["unparseable"] for r in reviews)
+    cost = stage_cost(res.records).set_index("stage")
+    assert cost.loc["review", "cut_off"] == 4 and cost.loc["revise", "cut_off"] == 0
+
+
+def test_the_prompts_are_the_seeds_word_for_word(data_dir):
+    """Every prompt of the loop against the seed's code (V1.4), read from the seed itself: the code is parsed, each
+    message content rebuilt from its f-string with a placeholder per field, and compared."""
+    import ast
+
+    from olakit.review.loop import prompts
+
+    seed = (data_dir.parent / "seeds/003_f638e0674a62da63.txt").read_text()
+    code = seed[seed.index("# V1.4") : seed.index("\nKevin's Blog")].replace("\u00a0", " ")  # the page's spaces
+    tree = ast.parse(code)
+
+    def text(node):
+        if isinstance(node, ast.Constant):
+            return node.value
+        if isinstance(node, ast.JoinedStr):
+            return "".join(v.value if isinstance(v, ast.Constant) else "{}" for v in node.values)
+        return None
+
+    seed_prompts, assigned = set(), {}
+    nodes = sorted(
+        (n for n in ast.walk(tree) if isinstance(n, ast.Assign | ast.Dict)), key=lambda n: (n.lineno, n.col_offset)
+    )
+    for node in nodes:
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
+            assigned[node.targets[0].id] = text(node.value)
+        elif isinstance(node, ast.Dict):
+            fields = {k.value: v for k, v in zip(node.keys, node.values) if isinstance(k, ast.Constant)}
+            if "content" in fields:
+                v = fields["content"]
+                seed_prompts.add(assigned.get(v.id) if isinstance(v, ast.Name) else text(v))
+    seed_prompts.discard(None)
+    assert len(seed_prompts) == 16
+
+    own = {"source", "reference", "score_format", "direct_user"}  # olakit's additions, named in the file's source
+    ours = {k: re.sub(r"\{\w+\}", "{}", v) for k, v in prompts().items() if k not in own}
+    assert {k: v for k, v in ours.items() if v not in seed_prompts} == {}
+    assert seed_prompts - set(ours.values()) == set()  # and every prompt of the seed is used
+    assert all(name in prompts()["source"] for name in own - {"source"})
 
 
 def test_graded_run_records_every_iteration_and_flips(tmp_path, data_dir):
@@ -308,3 +428,31 @@ def test_review_notebook_against_a_scripted_endpoint(tmp_path, monkeypatch):
     judged = pd.read_csv(out / "tables" / "open_judgement.csv").iloc[0]
     assert judged["tie"] == 1.0 and judged["position_bias_first"] == 1.0  # "Answer 1" both ways: a tie, pure bias
     assert manifest(out)["calls"]["answerer"]["failed"] == 0
+
+
+def test_ask_shows_the_direct_answer_and_says_when_the_final_answer_states_none(tmp_path, monkeypatch, capsys):
+    """`olakit review --ask` on a model like the embedded one: an outline without a count, reviews without scores,
+    a "final answer" that talks about the review. The report shows all of it as it is, with the direct answer."""
+    from olakit.cli import main
+
+    def reply(prompt, req):
+        if prompt.startswith("Please break down the following problem"):
+            return "1. Meaning\n2. Origin\n3. Example"
+        if prompt.startswith("Here is the answer to the question"):
+            return "It is a good answer overall."
+        if "Please improve the original answer" in prompt:
+            return "The original answer is clear but could add the origin of the phrase."
+        if "Think about this question" in prompt:
+            return "It means accepting consequences."
+        return "To face the music is to accept the unpleasant results of your actions."
+
+    with Loopback(reply=reply) as srv:
+        monkeypatch.setenv("OLAKIT_BASE_URL", srv.base_url)
+        monkeypatch.setenv("OLAKIT_MODEL", "loopback")
+        assert main(["review", "--ask", "What does face the music mean?", "--max-iterations", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "outline (no step count found: answered in one call):\n1. Meaning" in out
+    assert "review 1: no overall score found -> unparseable review" in out
+    assert "direct answer (one call, no loop):\nTo face the music is to accept" in out
+    assert "final answer (after 1 review):\nThe original answer is clear" in out
+    assert "note: the final answer states no answer" in out

@@ -61,7 +61,8 @@ def flips(df: pd.DataFrame) -> pd.DataFrame:
 
 def stage_cost(df: pd.DataFrame) -> pd.DataFrame:
     """Per loop and stage (the iteration dropped: "review 2" counts as "review"): calls, tokens and seconds (the sum
-    of the calls' latencies) per question, from the histories in the records' traces."""
+    of the calls' latencies) per question, from the histories in the records' traces, and ``cut_off``: how many of
+    the stage's calls stopped at their token limit (a review cut off may have lost its score lines)."""
     rows = []
     for loop, text in zip(df["loop"], df["trace"]):
         if not text or loop == DIRECT:
@@ -76,15 +77,16 @@ def stage_cost(df: pd.DataFrame) -> pd.DataFrame:
                     "calls": 1,
                     "tokens": (s.get("prompt_tokens") or 0) + (s.get("completion_tokens") or 0),
                     "seconds": s.get("latency") or 0.0,
+                    "cut_off": int(bool(s.get("cut_off"))),
                 }
             )
     if not rows:
         return pd.DataFrame(
-            columns=["loop", "stage", "calls_per_question", "tokens_per_question", "seconds_per_question"]
+            columns=["loop", "stage", "calls_per_question", "tokens_per_question", "seconds_per_question", "cut_off"]
         )
     d = pd.DataFrame(rows)
     n = df[df["trace"] != ""].groupby("loop")["question_id"].nunique()
-    g = d.groupby(["loop", "stage"], sort=False)[["calls", "tokens", "seconds"]].sum().reset_index()
+    g = d.groupby(["loop", "stage"], sort=False)[["calls", "tokens", "seconds", "cut_off"]].sum().reset_index()
     per = g["loop"].map(n)
     return pd.DataFrame(
         {
@@ -93,5 +95,6 @@ def stage_cost(df: pd.DataFrame) -> pd.DataFrame:
             "calls_per_question": g["calls"] / per,
             "tokens_per_question": g["tokens"] / per,
             "seconds_per_question": g["seconds"] / per,
+            "cut_off": g["cut_off"],
         }
     )

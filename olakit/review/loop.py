@@ -1,10 +1,14 @@
 """The CoT + self-review loop (seeds/003), standard and lite, for many questions at once (each stage is one
 concurrent, cached batch across the questions still going).
 
-- Standard: three similar questions, their answers, a common outline with the best of the three, a detailed outline
-  (at most 5 steps, the count on its last line), the answer (each step separately when there are more than 3, then
-  merged), then review and revise.
-- Lite: one decomposition (at most 5 steps), the answer as above, review and revise.
+- Standard: three similar questions (asked again once when the reply holds no three, as the seed does), their
+  answers, a common outline with the best of the three, a detailed outline (the prompt asks for at most 5 steps, the
+  count at the end), the answer (each step separately when there are more than 3, then merged), then review and
+  revise.
+- Lite: one decomposition (at most 5 steps, the prompt asks), the answer as above, review and revise.
+- The step count: ``literal`` reads it with the seed's own parser (``parse_steps_seed``: any "Step n" from the last
+  line up), ``intended`` with olakit's (``parse_steps``: a stated count in the last three lines only). Neither caps
+  it: an 8-step outline gets 8 step calls (both parsers read 1-10).
 - Review: another conversation (the ``reviewer`` role: optionally another model or endpoint) scores accuracy,
   completeness, clarity, depth and overall, 1-5; the stop rules are olakit.review.stop.
 
@@ -24,12 +28,11 @@ from olakit.errors import DataError
 from olakit.llm.answerer import Answerer
 from olakit.llm.request import Request, Result
 from olakit.review.config import ReviewConfig
-from olakit.review.parse import parse_best, parse_scores, parse_similar, parse_steps
+from olakit.review.parse import parse_best, parse_scores, parse_similar, parse_steps, parse_steps_seed
 from olakit.review.stop import decide
 from olakit.runner import calls_failed
 
 PROMPTS_FILE = RESOURCES / "review" / "prompts.json"
-MAX_STEPS = 5
 
 
 @dataclass
@@ -95,6 +98,7 @@ class Loop:
                     "completion_tokens": res.completion_tokens,
                     "latency": res.latency,
                     "cached": res.cached,
+                    "cut_off": res.finish_reason == "length",
                     "batch_wall_s": round(wall, 3),
                 }
             )
@@ -111,8 +115,16 @@ class Loop:
             ],
         )
         for h, r in zip(hs, res):
-            h.similar = parse_similar(r.text) or [h.question]
+            h.similar = parse_similar(r.text)
             h.stages[-1]["n_similar"] = len(h.similar)
+        again = [h for h in hs if len(h.similar) != 3]  # the seed regenerates when it finds no three questions
+        msgs = lambda h: _msgs(p["similar_system"], p["similar_user"].format(question=h.question))  # noqa: E731
+        res = self._stage("similar questions (regenerated)", [(h, self._req(msgs(h), 200, sample=1)) for h in again])
+        for h, r in zip(again, res):
+            h.similar = parse_similar(r.text) or h.similar  # once only: what came then is used, and counted
+            h.stages[-1]["n_similar"] = len(h.similar)
+        for h in hs:
+            h.similar = h.similar or [h.question]
         items = [
             (h, self._req(_msgs(None, p["answer_similar"].format(question=q)), self.cfg.max_tokens))
             for h in hs
@@ -207,13 +219,11 @@ class Loop:
             raise DataError("an empty question: the review loop needs a question to answer")
         hs = [History(q) for q in questions]
         (self._standard_outline if self.cfg.mode == "standard" else self._lite_outline)(hs)
+        read_steps = parse_steps_seed if self.cfg.behaviour == "literal" else parse_steps
         for h in hs:
-            h.steps = parse_steps(h.outline)
+            h.steps = read_steps(h.outline)
             if h.steps == 0:
                 h.stages.append({"stage": "steps", "note": "outline states no step count: answered in one call"})
-            if h.steps > MAX_STEPS:
-                h.stages.append({"stage": "steps", "note": f"outline states {h.steps} steps; capped at {MAX_STEPS}"})
-                h.steps = MAX_STEPS
         for h, a in zip(hs, self._answer(hs, sample=0)):
             h.answers.append(a)
         p = self.p
@@ -242,6 +252,7 @@ class Loop:
                         "review": r.text,
                         "scores": scores,
                         "unparseable": scores["overall"] is None,
+                        "cut_off": r.finish_reason == "length",  # stopped at review_tokens, maybe before its scores
                         "decision": d.reason,
                     }
                 )

@@ -50,6 +50,53 @@ def parse_steps(outline: str | None) -> int:
     return 0
 
 
+_SEED_STEP = re.compile(
+    r"(?:Total\s*Steps?:\s*(\d+))|(?:Step\s*(\d+))|(?:There\s+are\s+(\d+)\s+steps?)"
+    r"|(?:There\s+are\s+(\d+)\s+sub-problems?)|(?:总共有\s*(\d+)\s*个?步骤)|(?:\s*(\d+)\s*步)"
+    r"|(?:\s*([一二三四五六七八九十])\s*个?步骤)|(?:\s*([a-zA-Z]+)\s*steps?)|(?:\s*(\d+)\s*个?步骤)",
+    re.IGNORECASE,
+)
+
+
+def _seed_number(token: str) -> int | None:
+    """A count as the seed's parser reads it: a Chinese numeral or an English word (zero-ten) as is, digits 1-10."""
+    if re.fullmatch(r"[一二三四五六七八九十]", token):
+        return CHINESE.get(token)
+    if re.fullmatch(r"[a-zA-Z]+", token):
+        return WORDS.get(token.lower())
+    return int(token) if token.isdigit() and 1 <= int(token) <= 10 else None
+
+
+def parse_steps_seed(outline: str | None) -> int:
+    """The step count as the seed's code (V1.4 ``parse_steps``) reads it, for the ``literal`` behaviour: every
+    line from the last up; the first line that matches one of its patterns ("Total Steps: n", "Step n" anywhere,
+    "There are n steps", "n步", "five steps", ...) gives the count if it reads as one, else the search goes on; a
+    line that matches none counts if it is a bare number, a bare English number word or a Chinese numeral with 步.
+    0 when nothing reads.
+
+    >>> parse_steps_seed("1. Gather\\n...\\nStep 4: conclude")
+    4
+    >>> parse_steps_seed("Total Steps: 8")
+    8
+    >>> parse_steps_seed("no count here")
+    0
+    """
+    for line in (outline or "").strip().split("\n")[::-1]:
+        m = _SEED_STEP.search(line)
+        if m:
+            for group in m.groups():
+                if group and (n := _seed_number(group)) is not None:
+                    return n
+            continue
+        bare = re.fullmatch(r"\s*(\d+)\s*", line) or re.fullmatch(r"\s*([a-zA-Z]+)\s*", line)
+        if bare and (n := _seed_number(bare.group(1))) is not None:
+            return n
+        chinese = re.fullmatch(r"\s*([一二三四五六七八九十])\s*步", line)
+        if chinese:
+            return CHINESE[chinese.group(1)]
+    return 0
+
+
 def parse_similar(text: str | None) -> list[str]:
     """The similar questions: one per line (numbering and bullets dropped); when the lines are not three, the lines
     that end with a question mark, or else the question-mark-ended sentences, when those are three; else the
@@ -117,3 +164,36 @@ def parse_scores(review: str | None) -> dict[str, int | None]:
                 found = value if value is not None and 1 <= value <= 5 else None
         out[key] = found
     return out
+
+
+def states_an_answer(text: str | None) -> bool:
+    """Whether a loop's final answer answers the question, for an open question (one with options is read by the
+    strict reader instead). A heuristic, documented as one: False when the text is empty, carries review score lines
+    (two or more criteria scored), or opens by talking about the answer or the review ("The original answer ...",
+    "This review ...", "The revised answer addresses ..."), as a small model's revision often does.
+
+    >>> states_an_answer("To face the music means to accept the consequences.")
+    True
+    >>> states_an_answer("The original answer is accurate but could give more depth.")
+    False
+    >>> states_an_answer("The answer is 42."), states_an_answer("The answer provides a clear definition.")
+    (True, False)
+    >>> states_an_answer("Accuracy: 4\\nCompleteness: 3\\nOverall Score: 3")
+    False
+    """
+    text = (text or "").strip()
+    if not text:
+        return False
+    if sum(v is not None for v in parse_scores(text).values()) >= 2:
+        return False
+    opening = text.splitlines()[0].lower()
+    return not any(re.match(pattern, opening) for pattern in _COMMENTARY)
+
+
+_COMMENTARY = (
+    r"^\W*(?:the|this|your)\s+(?:original|revised|improved|given|provided|above)\s+(?:answer|response)\b",
+    r"^\W*(?:the|this|your)\s+(?:review|response|feedback)\b",
+    r"^\W*(?:the|this|your)\s+answer\s+(?:provides|covers|addresses|could|should|does|lacks"
+    r"|is\s+(?:accurate|correct|clear|well|good|comprehensive|generally|mostly|largely))\b",
+)
+"""How commentary on an answer opens (``states_an_answer``); "The answer is 42." is an answer."""

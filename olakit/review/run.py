@@ -26,6 +26,7 @@ from olakit.llm.client import role_llm
 from olakit.llm.two_stage import answers
 from olakit.review.config import ReviewConfig
 from olakit.review.loop import History, Loop
+from olakit.review.parse import states_an_answer
 from olakit.runner import calls_failed
 from olakit.types import Question, ReviewRecord
 
@@ -121,6 +122,26 @@ def run_review(
         result.out_dir = Path(out_dir)
         save_records(df, result.out_dir / "records.parquet")
     return result
+
+
+def ask_report(result: ReviewResult) -> str:
+    """What ``olakit review --ask`` prints: the outline with the step count read from it, each review's score and
+    decision, the direct answer the loop is compared with, the loop's final answer, and a note when that final answer
+    states no answer (``states_an_answer``)."""
+    h = result.histories[0]
+    direct = result.records.loc[result.records["loop"] == DIRECT, "raw_output"].iloc[0]
+    steps = f"{h.steps} steps" if h.steps else "no step count found: answered in one call"
+    lines = [f"outline ({steps}):", h.outline, ""]
+    for i, r in enumerate(h.reviews, 1):
+        overall = r["scores"]["overall"]
+        score = f"overall {overall}" if overall is not None else "no overall score found"
+        score += " (cut off at the token limit)" if r.get("cut_off") else ""
+        lines.append(f"review {i}: {score} -> {r['decision']}")
+    lines += ["", "direct answer (one call, no loop):", direct, ""]
+    lines += [f"final answer (after {len(h.reviews)} review{'s' * (len(h.reviews) != 1)}):", h.final]
+    if not states_an_answer(h.final):
+        lines += ["", "note: the final answer states no answer (it reads as a comment on the answer or the review)"]
+    return "\n".join(lines)
 
 
 def _trace(h: History) -> str:
