@@ -182,6 +182,7 @@ def test_run_cli_with_verification_diy_and_template_choice(tmp_path):
                 "--diy",
                 "--choose-k",
                 "1",
+                "--choice-comparison",
                 "--max-tokens",
                 "16",
                 "--out",

@@ -40,6 +40,7 @@ def test_verification_diy_and_choice(tmp_path):
         verify=True,
         diy=True,
         choose_k=2,
+        choice_comparison=True,  # every template answers too: the verification below reviews all three
         max_tokens=16,
     )
     model = ScriptedModel(reply)
@@ -52,7 +53,7 @@ def test_verification_diy_and_choice(tmp_path):
     # choice: ST and DT chosen; their answers B (ST) and A (DT) tie -> the first chosen, ST's B
     chosen = json.loads(df.loc[("test-0", "chosen_vote"), "trace"])
     assert (
-        chosen == {"chosen": ["ST", "DT"], "named_by_model": 2}
+        chosen == {"chosen": ["ST", "DT"], "named_by_model": 2, "candidates": ["turbo", "DT", "ST"]}
         and df.loc[("test-0", "chosen_vote"), "extracted"] == "B"
     )
     # the record names the choice prompt the model was sent (not the reply)
@@ -77,7 +78,36 @@ def test_verification_diy_and_choice(tmp_path):
     v = tables["verification"].iloc[0]
     assert (v["answers_revised"], v["answers_changed"]) == (4, 4)
     c = tables["template_choice"].iloc[0]
-    assert (c["k"], c["calls_all"], c["calls_chosen"]) == (2, 3, 3)
+    assert (c["k"], c["calls_all"], c["calls_chosen"], c["full_grid"]) == (2, 3, 3, True)
+
+
+def test_choosing_k_templates_runs_only_those_and_reports_what_was_paid():
+    """choose_k=2 of 5 templates on 2 questions: 2 type calls, 2 choices and 2 x 2 answers are sent (8), not the
+    full grid's 2 + 2 + 10 (14); the table reports the calls made and paid, and no all-templates vote (nothing ran
+    to compare with). A rerun on the same cache pays nothing, and the table says so."""
+    import tempfile
+
+    from olakit.llm import LLM, Endpoint
+    from olakit.llm.loopback import Loopback
+
+    cfg = OlaGPTConfig(dataset="aqua", n_questions=2, strategies=("zero-shot",), choose_k=2, max_tokens=16)
+    model = ScriptedModel(reply)
+    res = run(cfg, llm=model)
+    answered = [p for p in model.prompts if not p.startswith(("As a mathematics professor", "Here are thinking"))]
+    assert model.calls == 8 and len(answered) == 4 and res.calls["paid"] == 8
+    assert set(res.records["template"]) == {"ST", "DT", "chosen_vote"}  # the reply "ST, DT": nothing else ran
+    c = run_tables(res.records, ["turbo", "DT", "DST", "PT", "ST"], n_boot=20)["template_choice"].iloc[0]
+    assert (c["k"], c["calls_chosen"], c["paid_share_chosen"], c["full_grid"]) == (2, 3.0, 1.0, False)
+    assert c[["all_templates_vote", "calls_all", "tokens_all"]].isna().all()
+
+    with tempfile.TemporaryDirectory() as cache, Loopback(reply=reply) as srv:
+        for paid_share in (1.0, 0.0):  # first run pays every call, the rerun none
+            endpoint = Endpoint(srv.base_url, "fake", identity="loopback|fake")
+            with LLM(endpoint, cache_dir=cache, progress=False) as llm:
+                again = run(cfg, llm=llm)
+            c = run_tables(again.records, ["turbo", "DT", "DST", "PT", "ST"], n_boot=20)["template_choice"].iloc[0]
+            assert c["paid_share_chosen"] == paid_share and again.calls["paid"] == 8 * paid_share
+        assert srv.requests == 8
 
 
 def test_choice_and_verification_tables_keep_notes_counts_apart():
@@ -106,6 +136,7 @@ def test_choice_and_verification_tables_keep_notes_counts_apart():
                 correct=label == "A",
                 prompt_tokens=prompt,
                 completion_tokens=5 if template != "chosen_vote" else 3,
+                cached=False,
                 trace=trace,
             )
         )
@@ -140,3 +171,15 @@ def test_the_verification_token_limit_reaches_its_calls():
     cfg = OlaGPTConfig(n_questions=1, templates=["turbo"], strategies=["zero-shot"], verify=True, verify_tokens=77)
     run(cfg, llm=ScriptedModel(spy))
     assert seen and set(seen) == {77}
+
+
+def test_choice_settings_that_cannot_work_together_are_refused():
+    import pytest
+
+    from olakit.config import ConfigError
+
+    with pytest.raises(ConfigError, match="choice_comparison=True compares template choice: set choose_k too"):
+        OlaGPTConfig(choice_comparison=True)
+    with pytest.raises(ConfigError, match="llm_vote votes over every template's answer"):
+        OlaGPTConfig(choose_k=2, votes=("regex_vote", "llm_vote"))
+    OlaGPTConfig(choose_k=2, choice_comparison=True, votes=("regex_vote", "llm_vote"))

@@ -119,36 +119,53 @@ def verification_table(df: pd.DataFrame, templates: Sequence[str], rule: VoteRul
 
 
 def choice_table(df: pd.DataFrame, templates: Sequence[str], rule: VoteRule = PAPER) -> pd.DataFrame:
-    """Per strategy and notes count: the vote over every template against the vote over the k the controller
-    chose, with what each costs per question (calls and tokens; the chosen way pays the choice call and its k
-    templates)."""
-    allv = regex_vote(df[df["template"].isin(templates)], templates, rule=rule)
+    """Per strategy and notes count, what template choice cost as the records show it, and what it gave: per
+    question, the calls the chosen way made (the choice and its k answers), the share of them paid (the rest came
+    from the cache) and their tokens; the chosen vote's accuracy. Where the full grid ran as well
+    (``choice_comparison``), the vote over every template and its calls and tokens beside it (``full_grid``);
+    otherwise those columns are empty: nothing was run to compare with."""
     chosen = df[df["template"] == CHOSEN_VOTE]
     base = df[df["template"].isin(templates) & (df["sample"] == 0)]
-    tokens = base["prompt_tokens"].astype("Float64") + base["completion_tokens"].astype("Float64")
-    tok = dict(zip(zip(base["question_id"], base["notes_strategy"], base["n_notes"], base["template"]), tokens))
+    tokens = base["prompt_tokens"].astype("Float64").fillna(0) + base["completion_tokens"].astype("Float64").fillna(0)
+    keys = list(zip(base["question_id"], base["notes_strategy"], base["n_notes"], base["template"]))
+    tok, paid = dict(zip(keys, tokens)), dict(zip(keys, ~base["cached"].astype(bool)))
     rows = []
     for strategy, n in _cells(chosen):
         c = _in(chosen, strategy, n)
-        a = _in(allv, strategy, n)
-        picks = [json.loads(t)["chosen"] for t in c["trace"]]
-        chosen_tokens = [
-            sum(tok.get((q, strategy, n, t), 0) for t in pick) + float(pt or 0) + float(ct or 0)
-            for q, pick, pt, ct in zip(c["question_id"], picks, c["prompt_tokens"], c["completion_tokens"])
+        cell = _in(base, strategy, n)
+        traces = [json.loads(t) for t in c["trace"]]
+        picks = [t["chosen"] for t in traces]
+        candidates = traces[0].get("candidates", list(templates)) if traces else list(templates)
+        made = [
+            [(q, strategy, n, t) for t in pick if (q, strategy, n, t) in tok]
+            for q, pick in zip(c["question_id"], picks)
         ]
-        all_tokens = [sum(tok.get((q, strategy, n, t), 0) for t in templates) for q in a["question_id"]]
-        rows.append(
-            {
-                "notes_strategy": strategy,
-                "n_notes": int(n),
-                "n": len(c),
-                "all_templates_vote": float(a["correct"].mean()),
-                "chosen_vote": float(c["correct"].mean()),
-                "k": len(picks[0]) if picks else 0,
-                "calls_all": len(templates),
-                "calls_chosen": (len(picks[0]) + 1) if picks else 0,
-                "tokens_all": float(pd.Series(all_tokens).mean()),
-                "tokens_chosen": float(pd.Series(chosen_tokens).mean()),
-            }
-        )
+        own = (
+            c["prompt_tokens"].astype("Float64").fillna(0) + c["completion_tokens"].astype("Float64").fillna(0)
+        ).tolist()
+        calls = [1 + len(m) for m in made]
+        paid_calls = [int(not cached) + sum(paid[k] for k in m) for m, cached in zip(made, c["cached"])]
+        answered = cell[cell["template"].isin(candidates)].groupby("question_id")["template"].nunique()
+        full = bool(answered.reindex(c["question_id"]).eq(len(candidates)).all())
+        row = {
+            "notes_strategy": strategy,
+            "n_notes": int(n),
+            "n": len(c),
+            "k": len(picks[0]) if picks else 0,
+            "chosen_vote": float(c["correct"].mean()),
+            "calls_chosen": float(pd.Series(calls).mean()),
+            "paid_share_chosen": float(sum(paid_calls) / sum(calls)) if calls else float("nan"),
+            "tokens_chosen": float(pd.Series([sum(tok[k] for k in m) + o for m, o in zip(made, own)]).mean()),
+            "full_grid": full,
+            "all_templates_vote": float("nan"),
+            "calls_all": float("nan"),
+            "tokens_all": float("nan"),
+        }
+        if full:
+            allv = _in(regex_vote(cell, candidates, rule=rule), strategy, n)
+            row["all_templates_vote"] = float(allv["correct"].mean())
+            row["calls_all"] = float(len(candidates))
+            grid = [sum(tok[(q, strategy, n, t)] for t in candidates) for q in c["question_id"]]
+            row["tokens_all"] = float(pd.Series(grid).mean())
+        rows.append(row)
     return pd.DataFrame(rows)

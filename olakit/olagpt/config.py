@@ -152,7 +152,10 @@ class OlaGPTConfig(Slice, VoteRule):
     diy: bool = False
     """Integrative (DIY) thinking: the model composes a template per question."""
     choose_k: Annotated[int, Field(ge=1)] | None = None
-    """Template choice: the controller picks this many templates per question (none: off)."""
+    """Template choice: the controller picks this many templates per question and only those run (none: off)."""
+    choice_comparison: bool = False
+    """With choose_k: run every template as well (the full grid, paid in full), so the chosen vote can be compared
+    with the vote over all templates."""
     answer_stages: Literal[1, 2] = 1
     """1: the extractor reads each output (the paper); 2: an output cut off or without an answer gets a second call
     with Zero-shot-CoT's answer trigger."""
@@ -177,6 +180,17 @@ class OlaGPTConfig(Slice, VoteRule):
         ('strict', 'olagpt')
         """
         return self.extractor or (RECORDED_READER if recorded else "strict")
+
+    @model_validator(mode="after")
+    def _choice_needs(self):
+        if self.choice_comparison and self.choose_k is None:
+            raise ValueError("choice_comparison=True compares template choice: set choose_k too")
+        if self.choose_k is not None and not self.choice_comparison and LLM_VOTE in self.votes:
+            raise ValueError(
+                f"choose_k={self.choose_k} runs only the chosen templates, but llm_vote votes over every template's "
+                "answer: set choice_comparison=True (the full grid) or drop llm_vote"
+            )
+        return self
 
     def check_templates(self, names: Sequence[str]) -> None:
         """What depends on the templates found: choose_k must be below their number."""

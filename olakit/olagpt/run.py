@@ -49,6 +49,7 @@ from olakit.olagpt.llm_vote import llm_vote_records
 from olakit.olagpt.notes import resolve_library
 from olakit.olagpt.templates import templates_for
 from olakit.review.verify import verify
+from olakit.rng import keyed_rng
 from olakit.runner import Run
 from olakit.types import OlaGPTRecord, Template
 
@@ -106,24 +107,44 @@ def _diy_records(cfg, counter, questions, qtypes, templates, library, model, ext
     return out
 
 
-def _chosen_records(cfg, counter, questions, templates, records, model) -> list[OlaGPTRecord]:
-    """Template choice by the controller: the model picks k templates per question; their answers (already made)
-    are voted; the trace keeps the choice and whether the fallback filled it up."""
+@dataclass(frozen=True)
+class Choice:
+    """The controller's choice for one question: its request and reply, the k templates, and how many of them the
+    reply named (the rest filled up in template order)."""
+
+    request: Request
+    reply: Result
+    chosen: list[str]
+    named: int
+
+
+def _choose(cfg, counter, questions, templates) -> dict[str, Choice]:
+    """Template choice by the controller (paper 3.6): the model picks k templates per question, before any answer."""
     names = [t.name for t in templates]
     requests = [choose_request(q, templates, cfg.choose_k) for q in questions]
-    replies = counter.batch(requests, "template choice")
+    out = {}
+    for q, request, reply in zip(questions, requests, counter.batch(requests, "template choice")):
+        text = reply.text if reply.ok else ""
+        named = len(chosen_templates(text, names, len(names))) if reply.ok else 0
+        out[q.id] = Choice(request, reply, chosen_templates(text, names, cfg.choose_k), min(named, cfg.choose_k))
+    return out
+
+
+def _chosen_records(cfg, questions, names, choices: dict[str, Choice], records, model) -> list[OlaGPTRecord]:
+    """The vote over each question's chosen templates (their answers made); the trace keeps the choice and how
+    many the model named."""
     by_cell: dict = {}
     for r in records:
         if r.template in names and r.sample == 0:
             by_cell.setdefault((r.question_id, r.notes_strategy, r.n_notes), {})[r.template] = r
     out = []
-    for q, request, reply in zip(questions, requests, replies):
-        chosen = chosen_templates(reply.text if reply.ok else "", names, cfg.choose_k)
-        named = len(chosen_templates(reply.text if reply.ok else "", names, len(names))) if reply.ok else 0
+    for q in questions:
+        c = choices[q.id]
         for (qid, strategy, n), cell in by_cell.items():
             if qid != q.id:
                 continue
-            label = majority([cell[t].extracted for t in chosen if t in cell])
+            labels = [cell[t].extracted for t in c.chosen if t in cell]
+            label = majority(labels, cfg.tie, keyed_rng(cfg.seed, "chosen-vote", q.id, strategy, n))
             out.append(
                 OlaGPTRecord(
                     dataset=q.dataset,
@@ -133,17 +154,17 @@ def _chosen_records(cfg, counter, questions, templates, records, model) -> list[
                     n_notes=n,
                     sample=0,
                     model=model,
-                    prompt_hash=prompt_hash(request.message_dicts()[0]["content"]),  # the choice prompt
-                    raw_output=reply.text or "",
+                    prompt_hash=prompt_hash(c.request.message_dicts()[0]["content"]),  # the choice prompt
+                    raw_output=c.reply.text or "",
                     extracted=label,
                     gold=q.gold,
                     correct=label == q.gold,
-                    prompt_tokens=reply.prompt_tokens,
-                    completion_tokens=reply.completion_tokens,
-                    cost=reply.cost,
-                    cached=reply.cached,
+                    prompt_tokens=c.reply.prompt_tokens,
+                    completion_tokens=c.reply.completion_tokens,
+                    cost=c.reply.cost,
+                    cached=c.reply.cached,
                     source="live",
-                    trace=json.dumps({"chosen": chosen, "named_by_model": min(named, cfg.choose_k)}),
+                    trace=json.dumps({"chosen": c.chosen, "named_by_model": c.named, "candidates": names}),
                 )
             )
     return out
@@ -200,6 +221,9 @@ def run(config: OlaGPTConfig, llm: LLM | None = None, out_dir: str | Path | None
     qtypes = question_types(counter, questions)
 
     calls = plan(questions, qtypes, templates, library, cfg)
+    choices = _choose(cfg, counter, questions, templates) if cfg.choose_k else {}
+    if choices and not cfg.choice_comparison:  # the saving: only the chosen templates answer
+        calls = [c for c in calls if c.template in choices[c.question.id].chosen]
     if SC in cfg.baselines:
         sc = templates_for(cfg.dataset, [cfg.sc_template])
         calls += plan(questions, qtypes, sc, library, cfg, samples=cfg.sc_k, temperature=cfg.sc_temperature, name=SC)
@@ -241,8 +265,8 @@ def run(config: OlaGPTConfig, llm: LLM | None = None, out_dir: str | Path | None
     names = [t.name for t in templates]
     if cfg.diy:
         records += _diy_records(cfg, counter, questions, qtypes, templates, library, model, extract)
-    if cfg.choose_k:
-        records += _chosen_records(cfg, counter, questions, templates, records, model)
+    if choices:
+        records += _chosen_records(cfg, questions, names, choices, records, model)
     if cfg.verify:
         records += _verified_records(cfg, counter, questions, qtypes, names, records, model, extract)
     job.check()
