@@ -38,15 +38,11 @@ def extract_olagpt(text: str, labels: Sequence[str] = ()) -> str | None:
     return m.group(1) if m else None
 
 
-@lru_cache(maxsize=64)
-def _strict_patterns(labels: tuple[str, ...]) -> tuple[list[re.Pattern], re.Pattern]:
-    alt = "|".join(re.escape(label) for label in sorted(labels, key=len, reverse=True))
-    word = all(len(label) > 1 for label in labels)  # yes/no style labels match case-insensitively
-    flags = re.IGNORECASE if word else 0
-    lab = rf"(?<![A-Za-z])({alt})(?![A-Za-z])"
+def _statements(lab: str, flags: int) -> list[re.Pattern]:
+    """The answer statements around a label pattern ``lab`` (one group): {"Answer": "C)12"}, Answer: C, the answer
+    is (C), final answer = C, \\boxed{C}, 答案是C."""
     end = r"(?=\s*(?:[)\]}\"'.,:;]|$))"  # the label must close the statement
-    statements = [
-        # {"Answer": "C)12"}, Answer: C, answer is (C), final answer = C
+    return [
         re.compile(
             # an aside after "answer" is allowed: "the answer (yes or no) is no", Zero-shot-CoT's trigger
             rf"(?i:answer)(?:\s*\([^()\n]{{0,30}}\))?[\"']?\s*(?:(?i:is|would be|should be)\s*)?[:=]?\s*"
@@ -56,8 +52,15 @@ def _strict_patterns(labels: tuple[str, ...]) -> tuple[list[re.Pattern], re.Patt
         re.compile(rf"\\boxed\{{\s*\(?\s*{lab}", flags),
         re.compile(rf"答案\s*(?:是|为|應為|应为)?\s*[:：]?\s*[（(\"“]?\s*{lab}", flags),
     ]
-    final = re.compile(rf"\(\s*{lab}\s*\)", flags)
-    return statements, final
+
+
+@lru_cache(maxsize=64)
+def _strict_patterns(labels: tuple[str, ...]) -> tuple[list[re.Pattern], re.Pattern]:
+    alt = "|".join(re.escape(label) for label in sorted(labels, key=len, reverse=True))
+    word = all(len(label) > 1 for label in labels)  # yes/no style labels match case-insensitively
+    flags = re.IGNORECASE if word else 0
+    lab = rf"(?<![A-Za-z])({alt})(?![A-Za-z])"
+    return _statements(lab, flags), re.compile(rf"\(\s*{lab}\s*\)", flags)
 
 
 def extract_strict(text: str, labels: Sequence[str] = ("A", "B", "C", "D", "E")) -> str | None:
@@ -110,9 +113,8 @@ def extract(name: str, text: str, labels: Sequence[str]) -> str | None:
     return get_extractor(name)(text, labels)
 
 
-_ANY_LABEL_STATEMENT = re.compile(
-    r"(?i:answer)[\"']?\s*(?:(?i:is|would be|should be)\s*)?[:=]?\s*[\"'(\[{]*\s*([A-Z]|yes|no)(?![A-Za-z])"
-)
+_ANY_LABEL_STATEMENTS = _statements(r"(?<![A-Za-z])([A-Z]|(?i:yes|no))(?![A-Za-z])", 0)
+"""The strict extractor's statements with any capital letter (or yes/no) in place of the question's labels."""
 UNPARSED_CAUSES = ("cut_off", "not_an_option", "no_answer")
 """Why an answer is unparsed: the output stopped at the token limit (``cut_off``), it states an answer that is not
 one of the question's labels (``not_an_option``), or it finished without an answer statement (``no_answer``)."""
@@ -125,12 +127,16 @@ def unparsed_cause(text: str | None, labels: Sequence[str], finish_reason: str |
     'cut_off'
     >>> unparsed_cause("So the Answer: F", ["A", "B", "C", "D", "E"], "stop")
     'not_an_option'
+    >>> unparsed_cause("so \\\\boxed{F}", ["A", "B", "C", "D", "E"]), unparsed_cause("答案是F", ["A", "B"])
+    ('not_an_option', 'not_an_option')
     >>> unparsed_cause("I think it is one of them.", ["A", "B"], "stop")
     'no_answer'
     """
     if finish_reason == "length":
         return "cut_off"
-    for m in _ANY_LABEL_STATEMENT.finditer(text or ""):
-        if m.group(1) not in labels and m.group(1).lower() not in {label.lower() for label in labels}:
-            return "not_an_option"
+    known = {label.lower() for label in labels}
+    for pattern in _ANY_LABEL_STATEMENTS:
+        for m in pattern.finditer(text or ""):
+            if m.group(1).lower() not in known:
+                return "not_an_option"
     return "no_answer"

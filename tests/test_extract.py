@@ -129,3 +129,25 @@ def test_linear_olagpt_search_finds_what_the_authors_pattern_finds(data_dir):
     texts += ["Answer: Because B) is\nanswer: C.", "the answer\nis B.", "answer B", "answer Bx answer C."]
     assert [extract_olagpt(t) for t in texts] == [theirs(t) for t in texts]
     assert [extract_olagpt(t) for t in texts[-4:]] == ["C", "B", None, "C"]
+
+
+@pytest.mark.parametrize(
+    ("text", "labels", "finish", "want"),
+    [
+        ("Adding them up, \\boxed{F}", "ABCDE", "stop", "not_an_option"),  # once no_answer
+        ("所以答案是F", "ABCD", "stop", "not_an_option"),  # once no_answer
+        ('{"Answer": "G)12"}', "ABCDE", "stop", "not_an_option"),
+        ("So the answer is yes.", "ABCDE", "stop", "not_an_option"),
+        ("Answer: A lot of work went into this.", "ABCDE", "stop", "no_answer"),  # "A lot" is no statement
+        ("\\boxed{42}", "ABCDE", "stop", "no_answer"),
+        ("I think it is one of them.", "AB", "stop", "no_answer"),
+        ("Step 1: 3 + 4 = ", "ABCDE", "length", "cut_off"),
+    ],
+)
+def test_why_an_answer_is_unparsed_follows_the_strict_readers_statements(text, labels, finish, want):
+    """An answer statement the strict reader would take, naming a label the question lacks, is not_an_option, in each
+    form the reader knows (Answer: X, JSON, \\boxed{X}, 答案是X)."""
+    from olakit.extract import unparsed_cause
+
+    assert extract_strict(text, list(labels)) is None
+    assert unparsed_cause(text, list(labels), finish) == want
