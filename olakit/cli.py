@@ -41,6 +41,7 @@ from olakit.llm.local import LocalServer
 from olakit.names import voting_templates
 from olakit.notebook.sweep import EXECUTORS, run_sweep
 from olakit.olagpt.active_learning import build_library
+from olakit.olagpt.budget import describe, planned_calls
 from olakit.olagpt.config import OlaGPTConfig, VoteRule
 from olakit.olagpt.run import run
 from olakit.review.config import ReviewConfig
@@ -165,8 +166,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"wrote {rep.out_dir}/records.parquet, {len(rep.tables)} tables and {len(rep.figures)} figures")
         elif args.cmd == "run":
             cfg = from_arguments(OlaGPTConfig, args)  # before the LLM: bad settings cost nothing
+            out = _out_dir(args.out)
             with LLM(concurrency=args.concurrency) as llm:
-                res = run(cfg, llm=llm, out_dir=_out_dir(args.out))
+                print(describe(planned_calls(cfg), llm.endpoint), flush=True)  # before the first call
+                res = run(cfg, llm=llm, out_dir=out)
             names = voting_templates(res.records["template"])
             tables = run_tables(res.records, names, rule=cfg.rule(), seed=cfg.seed)
             write_tables(tables, args.out)

@@ -194,6 +194,7 @@ def test_run_cli_with_verification_diy_and_template_choice(tmp_path):
             env=env,
         )
     assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.startswith("planned: up to ")  # the plan comes first (verification's revisions: a ceiling)
     for name in ("methods", "verification", "template_choice", "usage"):
         assert (tmp_path / "out" / "tables" / f"{name}.csv").is_file(), name
     methods = pd.read_csv(tmp_path / "out" / "tables" / "methods.csv")

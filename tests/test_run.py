@@ -212,3 +212,53 @@ def test_failed_calls_write_nothing_and_say_how_to_resume(tmp_path):
         ):
             run(cfg, llm=llm, out_dir=tmp_path / "out")
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        dict(templates=["turbo", "DT", "ST"], strategies=["zero-shot", "random"], n_notes=[1, 3]),
+        dict(templates=["turbo", "ST"], strategies=["zero-shot"], baselines=["SC"], sc_k=3, votes=["llm_vote"]),
+        dict(strategies=["zero-shot"], choose_k=2, diy=True),
+        dict(templates=["turbo", "ST"], strategies=["zero-shot"], verify=True, answer_stages=2),
+    ],
+    ids=["cells", "sc-and-llm-vote", "choice-and-diy", "verify-two-stages"],
+)
+def test_the_plan_printed_before_a_run_counts_its_calls(settings):
+    """`olakit run` prints planned_calls before the first call: exact stages match the calls the run sent, stage by
+    stage; ceilings are not exceeded."""
+    from olakit.llm import ScriptedModel
+    from olakit.llm.answerer import Counted
+    from olakit.olagpt.budget import planned_calls
+    from olakit.olagpt.config import OlaGPTConfig
+    from olakit.olagpt.run import run
+
+    sent: dict = {}
+
+    class PerStage(Counted):
+        def batch(self, requests, desc="LLM calls"):
+            requests = list(requests)
+            sent[desc] = sent.get(desc, 0) + len(requests)
+            return super().batch(requests, desc)
+
+    def reply(prompt, req):
+        if prompt.startswith("Here is the answer to the question"):
+            return "Accuracy: 2\nCompleteness: 2\nClarity: 2\nDepth: 2\nOverall Score: 2"  # every answer revised
+        if prompt.startswith("Here are thinking templates"):
+            return "ST, DT"
+        return "Thinking without an answer"  # unparsed: every answer gets its second stage
+
+    cfg = OlaGPTConfig(dataset="aqua", n_questions=2, max_tokens=16, **settings)
+    run(cfg, llm=PerStage(ScriptedModel(reply)))
+    names = {"SC samples": "answers"}  # one batch with the template answers; every other stage is its own batch
+    plan = planned_calls(cfg)
+    assert plan
+    for stage in plan:
+        desc = names.get(stage.name, stage.name)
+        if stage.name in ("answers", "SC samples"):  # one batch for both
+            want = sum(s.calls for s in plan if s.name in ("answers", "SC samples"))
+        else:
+            want = stage.calls
+        got = sent.get(desc, 0)
+        assert got == want if stage.exact else 0 < got <= want, (stage, sent)
+    assert set(sent) <= {names.get(s.name, s.name) for s in plan}  # no batch the plan left out

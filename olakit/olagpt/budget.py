@@ -1,0 +1,85 @@
+"""What an OlaGPT run will call, counted from its config before any call (``olakit run`` prints it first): per
+stage, the calls and the token limit of each, and whether the count is exact or a ceiling (calls that depend on
+the replies: second answer stages, verification's revisions, Auto-CoT's demo tries).
+
+``planned_calls(OlaGPTConfig(n_questions=10, baselines=("SC",)))`` -> ``[Stage("question types", 10, 24, True),
+Stage("answers", 200, 256, True), Stage("SC samples", 200, 256, True)]`` (10 questions, 5 templates, 4 cells: the
+zero-shot one and 3 note strategies at 3 notes; SC takes 5 samples per cell).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from olakit.data.loaders import DEFAULT_SPLIT, load_questions
+from olakit.llm.endpoint import PRICES, Endpoint
+from olakit.names import AUTO_COT, LLM_VOTE, SC, ZERO_SHOT
+from olakit.olagpt.config import OlaGPTConfig
+from olakit.olagpt.intent import TYPE_PARAMS
+from olakit.olagpt.templates import templates_for
+
+CHOICE_TOKENS, DIY_TOKENS, AUTOCOT_TRIES = 24, 96, 3
+"""The token limits of a template choice and a DIY composition, and Auto-CoT's tries per cluster (their
+functions' defaults, which the run uses)."""
+
+
+@dataclass(frozen=True)
+class Stage:
+    name: str
+    calls: int
+    max_tokens: int
+    exact: bool
+    """False: at most this many (the number depends on the replies)."""
+
+
+def planned_calls(config: OlaGPTConfig) -> list[Stage]:
+    """The stages of a run of ``config`` with their calls (see the module docstring); stages with none left out."""
+    cfg = config
+    n = len(cfg.pick(load_questions(cfg.dataset, cfg.split or DEFAULT_SPLIT[cfg.dataset], data_dir=cfg.data_dir)))
+    n_templates = len(templates_for(cfg.dataset, cfg.templates))
+    cells = sum(1 if s == ZERO_SHOT else len(set(cfg.n_notes)) for s in cfg.strategies)
+    answering = cfg.choose_k if cfg.choose_k and not cfg.choice_comparison else n_templates
+    answers = n * cells * answering
+    stages = [
+        Stage("question types", n, TYPE_PARAMS["max_tokens"], True),
+        Stage("template choice", n if cfg.choose_k else 0, CHOICE_TOKENS, True),
+        Stage("answers", answers, cfg.max_tokens, True),
+        Stage("SC samples", n * cells * cfg.sc_k if SC in cfg.baselines else 0, cfg.max_tokens, True),
+    ]
+    if AUTO_COT in cfg.baselines:
+        demos = 0 if cfg.autocot_demos == "published" else cfg.autocot_k * AUTOCOT_TRIES
+        stages += [Stage("Auto-CoT demos", demos, cfg.max_tokens, False), Stage("Auto-CoT", n, cfg.max_tokens, True)]
+    one_answer = (
+        answers + (n * cells * cfg.sc_k if SC in cfg.baselines else 0) + (n if AUTO_COT in cfg.baselines else 0)
+    )
+    stages.append(
+        Stage("second-stage answers", one_answer if cfg.answer_stages == 2 else 0, cfg.second_stage_tokens, False)
+    )
+    if cfg.diy:
+        stages += [Stage("DIY templates", n, DIY_TOKENS, True), Stage("DIY answers", n * cells, cfg.max_tokens, True)]
+    if cfg.verify:
+        stages += [
+            Stage("verification reviews", answers, cfg.verify_tokens, False),
+            Stage("verification revisions", answers, cfg.verify_tokens, False),
+        ]
+    votes = n * cells * (2 if cfg.audit else 1) if LLM_VOTE in cfg.votes else 0
+    stages.append(Stage("LLM votes", votes, cfg.vote_max_tokens, True))
+    return [s for s in stages if s.calls]
+
+
+def describe(stages: list[Stage], endpoint: Endpoint) -> str:
+    """The plan as ``olakit run`` prints it: one line per stage, the total, the completion-token ceiling and, for a
+    model with a known price, the ceiling of what those completions cost."""
+    lines = [
+        f"  {s.name:24} {'' if s.exact else 'up to '}{s.calls:,} calls, at most {s.max_tokens} tokens each"
+        for s in stages
+    ]
+    calls = sum(s.calls for s in stages)
+    ceiling = sum(s.calls * s.max_tokens for s in stages)
+    exact = all(s.exact for s in stages)
+    head = f"planned: {'' if exact else 'up to '}{calls:,} calls to {endpoint.model}"
+    tail = f"  completion tokens: at most {ceiling:,}"
+    if endpoint.model in PRICES and not endpoint.local:
+        tail += f" (at most ${ceiling * PRICES[endpoint.model][1] / 1e6:,.2f} at its completion price, prompts extra)"
+    tail += "; answers already in the cache are not paid again"
+    return "\n".join([head, *lines, tail])
