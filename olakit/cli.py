@@ -38,7 +38,7 @@ from olakit.geek.run import run_geek
 from olakit.llm import LLM
 from olakit.llm.cache import cache_location, copy_cache
 from olakit.llm.local import LocalServer
-from olakit.names import voting_templates
+from olakit.names import plural, voting_templates
 from olakit.notebook.sweep import EXECUTORS, run_sweep
 from olakit.olagpt.active_learning import build_library
 from olakit.olagpt.budget import describe, planned_calls
@@ -183,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
             write_tables(tables, args.out)
             doc = {"config": res.config, "calls": res.calls, "recall": res.recall, "corpus": res.corpus}
             write_atomic(Path(args.out) / "run.json", lambda p: p.write_text(json.dumps(doc, indent=1, default=str)))
-            print(f"GEEK on {res.corpus}, {len(res.records) // len(cfg.rows)} questions")
+            print(f"GEEK on {res.corpus}, {plural(len(res.records) // len(cfg.rows), 'question')}")
             print(tables["table2"][["method", "n", "correct", "accuracy", "ci_low", "ci_high"]].round(4).to_string())
             print(f"calls {json.dumps(res.calls)}; retrieval {json.dumps(res.recall)}")
         elif args.cmd == "review":
@@ -220,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
                     + (f"  ({job['error'][:200]})" if job["error"] else "")
                 )
             print(
-                f"sweep {index['run_id']}: {len(index['runs'])} notebooks in {index['wall_s']} s; calls "
+                f"sweep {index['run_id']}: {plural(len(index['runs']), 'notebook')} in {index['wall_s']} s; calls "
                 f"{json.dumps(index['calls'])}; index: {args.runs_dir}/{index['run_id']}/index.json"
             )
             if index.get("server") and index["server"]["tokens_generated"]:

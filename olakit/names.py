@@ -49,3 +49,12 @@ def voting_templates(names) -> list[str]:
     ['ST', 'DT']
     """
     return [n for n in dict.fromkeys(names) if n not in NON_TEMPLATES and not n.endswith(VERIFIED_SUFFIX)]
+
+
+def plural(n: int, noun: str) -> str:
+    """``n`` and the noun, in the plural unless n is 1: for the terminal's summaries.
+
+    >>> plural(1, "question"), plural(1234, "call")
+    ('1 question', '1,234 calls')
+    """
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"

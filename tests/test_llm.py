@@ -298,3 +298,39 @@ def test_the_stronger_embedded_model_is_opt_in_and_says_how_to_get_it(tmp_path, 
     monkeypatch.setenv("OLAKIT_EMBEDDED_MODEL", "7b")
     with pytest.raises(ModelError, match="OLAKIT_EMBEDDED_MODEL='7b': use one of 0.5b, 1.5b"):
         embedded_spec()
+
+
+@pytest.mark.parametrize("transport", ["aiohttp", "httpx"])
+def test_a_refused_connection_is_named_with_its_url_and_tried_only_once_more(tmp_path, transport):
+    """A closed port was reported as APITimeoutError after five attempts with backoff (42 s), without the URL."""
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/v1"
+    with LLM(Endpoint(url, "m"), cache_dir=tmp_path / "c", progress=False, transport=transport) as llm:
+        (res,) = llm.batch([Request.make("hello", max_tokens=4)])
+    assert res.error == f"ConnectionRefused: connection refused at {url}: is the server running?"
+    assert res.attempts == 2
+
+
+def test_olakit_run_against_a_closed_port_says_so_in_one_line(tmp_path):
+    import os
+    import socket
+    import subprocess
+    import sys
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {**os.environ, "OLAKIT_BASE_URL": f"http://127.0.0.1:{port}/v1", "OLAKIT_MODEL": "m"}
+    r = subprocess.run(
+        [sys.executable, "-m", "olakit.cli", "run", "-n", "1", "--templates", "turbo", "--strategies", "zero-shot",
+         "--out", str(tmp_path / "out")],
+        capture_output=True, text=True, timeout=120, env=env,
+    )  # fmt: skip
+    errors = [line for line in r.stderr.splitlines() if "error" in line.lower()]
+    assert r.returncode != 0 and "Traceback" not in r.stderr
+    assert any(f"connection refused at http://127.0.0.1:{port}/v1" in line for line in errors), r.stderr
+    assert not (tmp_path / "out").exists()

@@ -67,7 +67,7 @@ def test_filters_pick_the_questions_worked_out_by_hand(saved):
     qe.filter.value = "vote_wrong_some_right"
     assert list(qe.question.options) == ["q2"]
     qe.filter.value = "unparsed"
-    assert list(qe.question.options) == ["q3"] and qe.count.value.strip().endswith("1 questions")
+    assert list(qe.question.options) == ["q3"] and qe.count.value.strip().endswith("1 question")
 
 
 def test_view_shows_answers_votes_gold_and_agreement(saved):
@@ -123,12 +123,12 @@ def test_heatmap_cells_list_their_questions(saved):
     # (templates correct, largest wrong group): q1 (3, 0), q2 (1, 2), q3 (1, 1), q4 (0, 3)
     cells = dict(he.cell.options)
     assert set(cells) == {
-        "correct=0, wrong=3 (1 questions)",
-        "correct=1, wrong=2 (1 questions)",
-        "correct=1, wrong=1 (1 questions)",
-        "correct=3, wrong=0 (1 questions)",
+        "correct=0, wrong=3 (1 question)",
+        "correct=1, wrong=2 (1 question)",
+        "correct=1, wrong=1 (1 question)",
+        "correct=3, wrong=0 (1 question)",
     }
-    he.cell.value = cells["correct=1, wrong=2 (1 questions)"]
+    he.cell.value = cells["correct=1, wrong=2 (1 question)"]
     assert he.cell_questions() == ["q2"] and "q2" in he.listing.value
     he.metric.value = "agreement"
     # T1 vs T2 agree on q1, q2, q4 and differ on q3 (A vs unparsed)

@@ -25,7 +25,7 @@ from olakit.llm.local import SLOTS
 from olakit.llm.prefix import lanes, prompt_text
 from olakit.llm.request import Request, Result, cache_key
 from olakit.llm.response import describe, first_choice, parse_body
-from olakit.llm.retry import backoff, retryable
+from olakit.llm.retry import REFUSED_ATTEMPTS, REFUSED_WAIT, ConnectionRefused, backoff, refused, retryable
 
 log = logging.getLogger("olakit")
 
@@ -221,6 +221,12 @@ class LLM(Completes):
                         latency = time.perf_counter() - t0
                         break
                     except Exception as exc:
+                        if refused(exc):
+                            if attempts >= REFUSED_ATTEMPTS:
+                                url = self.endpoint.base_url or "the embedded model"
+                                raise ConnectionRefused(f"connection refused at {url}: is the server running?") from exc
+                            await asyncio.sleep(REFUSED_WAIT)
+                            continue
                         if attempts >= self.max_attempts or not retryable(exc):
                             raise
                         await asyncio.sleep(backoff(attempts, exc, self.backoff, self.max_backoff))

@@ -14,8 +14,28 @@ MAX_WAIT = 60.0
 """The longest wait a server's Retry-After can impose."""
 
 
+REFUSED_ATTEMPTS, REFUSED_WAIT = 2, 0.5
+"""A refused connection (nothing listens at the URL) is tried once more after half a second (a server that is
+just starting), then the call fails saying so: no backoff, no five attempts."""
+
+
 class MalformedResponse(Exception):
     """The endpoint answered 2xx with a body that is not a chat completion (retried)."""
+
+
+class ConnectionRefused(Exception):
+    """Nothing accepts connections at the endpoint's URL."""
+
+
+def refused(exc: BaseException) -> bool:
+    """Whether a failure is a refused connection, whatever the HTTP transport wraps it in (openai reports one as
+    APITimeoutError over aiohttp, APIConnectionError over httpx)."""
+    seen = 0
+    while exc is not None and seen < 10:
+        if isinstance(exc, ConnectionRefusedError):
+            return True
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return False
 
 
 def retryable(exc: BaseException) -> bool:

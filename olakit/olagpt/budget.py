@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from olakit.data.loaders import DEFAULT_SPLIT, load_questions
 from olakit.llm.endpoint import PRICES, Endpoint
-from olakit.names import AUTO_COT, LLM_VOTE, SC, ZERO_SHOT
+from olakit.names import AUTO_COT, LLM_VOTE, SC, ZERO_SHOT, plural
 from olakit.olagpt.config import OlaGPTConfig
 from olakit.olagpt.intent import TYPE_PARAMS
 from olakit.olagpt.templates import templates_for
@@ -71,13 +71,13 @@ def describe(stages: list[Stage], endpoint: Endpoint) -> str:
     """The plan as ``olakit run`` prints it: one line per stage, the total, the completion-token ceiling and, for a
     model with a known price, the ceiling of what those completions cost."""
     lines = [
-        f"  {s.name:24} {'' if s.exact else 'up to '}{s.calls:,} calls, at most {s.max_tokens} tokens each"
+        f"  {s.name:24} {'' if s.exact else 'up to '}{plural(s.calls, 'call')}, at most {s.max_tokens} tokens each"
         for s in stages
     ]
     calls = sum(s.calls for s in stages)
     ceiling = sum(s.calls * s.max_tokens for s in stages)
     exact = all(s.exact for s in stages)
-    head = f"planned: {'' if exact else 'up to '}{calls:,} calls to {endpoint.model}"
+    head = f"planned: {'' if exact else 'up to '}{plural(calls, 'call')} to {endpoint.model}"
     tail = f"  completion tokens: at most {ceiling:,}"
     if endpoint.model in PRICES and not endpoint.local:
         tail += f" (at most ${ceiling * PRICES[endpoint.model][1] / 1e6:,.2f} at its completion price, prompts extra)"

@@ -10,6 +10,7 @@ import pandas as pd
 from olakit.analysis.agreement import pairwise
 from olakit.analysis.questions import fig12_grid
 from olakit.analysis.tables import answer_counts, ordered_strategies
+from olakit.names import plural
 from olakit.notebook.explorers.html import esc, html_heatmap, template_names
 from olakit.olagpt.config import PAPER, VoteRule
 from olakit.olagpt.vote import answer_matrix
@@ -89,7 +90,7 @@ class HeatmapExplorer:
                 col_label="correct",
             )
             cells = [
-                (f"correct={a}, wrong={w_} ({int(grid.loc[w_, a])} questions)", ("fig12", a, w_))
+                (f"correct={a}, wrong={w_} ({plural(int(grid.loc[w_, a]), 'question')})", ("fig12", a, w_))
                 for w_ in grid.index
                 for a in grid.columns
                 if grid.loc[w_, a] > 0

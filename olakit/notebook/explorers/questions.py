@@ -19,7 +19,7 @@ from olakit.data.loaders import DEFAULT_SPLIT, load_questions
 from olakit.data.recorded import import_olagpt
 from olakit.data.records import load_records, save_records
 from olakit.errors import DataError
-from olakit.names import LLM_VOTE
+from olakit.names import LLM_VOTE, plural
 from olakit.notebook.explorers.heatmaps import HeatmapExplorer
 from olakit.notebook.explorers.html import esc, template_names
 from olakit.olagpt.config import PAPER, VoteRule
@@ -108,7 +108,7 @@ class QuestionExplorer:
         mask &= filter_questions(self.counts, self.vote, self.filter.value).to_numpy()
         keys = self.counts.loc[mask, GROUP]
         self.keys = {self._label(k): tuple(k) for k in keys.itertuples(index=False, name=None)}
-        self.count.value = f"&nbsp;{len(self.keys)} questions"
+        self.count.value = f"&nbsp;{plural(len(self.keys), 'question')}"
         self._quiet = True
         self.question.options = list(self.keys)
         if self.keys and self.question.value not in self.keys:

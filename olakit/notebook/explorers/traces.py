@@ -11,6 +11,7 @@ from olakit.data.loaders import load_questions
 from olakit.data.records import load_records
 from olakit.errors import DataError
 from olakit.geek.corpus import load_corpus
+from olakit.names import plural
 from olakit.notebook.explorers.html import esc
 
 TRACE_FILTERS = {
@@ -66,7 +67,7 @@ class TraceExplorer:
 
     def _on_filter(self):
         ids = self.matching()
-        self.count.value = f"&nbsp;{len(ids)} questions"
+        self.count.value = f"&nbsp;{plural(len(ids), 'question')}"
         self.question.options = ids
         if ids and self.question.value not in ids:
             self.question.value = ids[0]
