@@ -189,3 +189,21 @@ def test_a_live_sweep_keeps_the_terminal_quiet_and_follows_the_thread_rules(tmp_
     assert live["answer"] and live["concurrency"] == rules["server_slots"]
     index = json.loads((tmp_path / "runs" / "quiet" / "index.json").read_text())
     assert index["threads"] == rules and index["server_log"] == str(server_log)
+
+
+def test_a_failing_notebook_is_reported_by_its_own_exception(tmp_path, capsys):
+    """The terminal and the index name the exception the notebook raised, not papermill's banner ("Exception
+    encountered at In [3]")."""
+    from olakit.cli import main
+
+    spec = write(
+        tmp_path,
+        "run_id: broken\nnotebooks:\n  - notebook: notebooks/template_count.ipynb\n"
+        f"    parameters: {{source: recorded, data_dir: {tmp_path / 'nowhere'}}}\n",
+    )
+    main(["sweep", str(spec), "--runs-dir", str(tmp_path / "runs"), "--results-dir", str(tmp_path / "results")])
+    out = capsys.readouterr().out
+    (line,) = [ln for ln in out.splitlines() if "template_count" in ln and ln.startswith("failed")]
+    assert "(DataError: " in line and "nowhere" in line and "Exception encountered" not in line
+    run = json.loads((tmp_path / "runs" / "broken" / "index.json").read_text())["runs"][0]
+    assert run["error"].startswith("DataError: ") and "raise DataError" in run["detail"]  # the traceback kept

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +23,9 @@ class Job:
     output: str
     status: str = "pending"
     error: str = ""
+    """Why it failed, in one line: the exception the notebook raised (``DataError: source 'recordd' ...``)."""
+    detail: str = ""
+    """The end of papermill's report of the failure (the cell and its traceback), for the index."""
     wall_s: float = 0.0
     calls: dict = field(default_factory=dict)
     worker: str = "local"
@@ -37,6 +41,21 @@ def resolve_notebook(notebook: str) -> Path:
 
 KERNEL_START_RACES = ("Kernel died before replying to kernel_info", "Address already in use", "Kernel didn't respond")
 """Errors of a kernel that lost the race for its ports to another starting at the same moment: retried."""
+
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def own_line(exc: BaseException) -> str:
+    """The failure's own line: for a notebook that raised, its exception's name and message (papermill's error
+    carries them as ``ename`` and ``evalue``, under a banner naming the cell), else the exception itself.
+
+    >>> own_line(ValueError("bad value"))
+    'ValueError: bad value'
+    """
+    name, value = getattr(exc, "ename", None), getattr(exc, "evalue", None)
+    text = f"{name}: {value}" if name else f"{type(exc).__name__}: {exc}"
+    return ANSI.sub("", text).strip().splitlines()[0] if text.strip() else type(exc).__name__
 
 
 def execute(job: Job, attempts: int = 3) -> Job:
@@ -61,7 +80,7 @@ def execute(job: Job, attempts: int = 3) -> Job:
             job.status, job.error = "ok", ""
             break
         except Exception as exc:  # one failed notebook does not stop the others; the index says why
-            job.status, job.error = "failed", f"{type(exc).__name__}: {str(exc)[-1500:]}"
+            job.status, job.error, job.detail = "failed", own_line(exc), ANSI.sub("", str(exc))[-1500:]
             if attempt == attempts or not any(race in str(exc) for race in KERNEL_START_RACES):
                 break
             time.sleep(0.5 * attempt)
