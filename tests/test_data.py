@@ -107,3 +107,11 @@ def test_missing_data_directory(tmp_path, monkeypatch):
 def test_missing_file_in_data_directory(tmp_path):
     with pytest.raises(DataError, match=r"ekar_chinese/train\.json: file not found"):
         load_ekar("train", tmp_path)
+
+
+def test_relative_notebook_paths_are_the_repositorys(tmp_path, monkeypatch):
+    from olakit.data.files import WORKDIR, in_workdir
+
+    monkeypatch.chdir(tmp_path)  # as JupyterLab does for a notebook opened from another folder
+    assert in_workdir("results/explore/records.parquet") == WORKDIR / "results/explore/records.parquet"
+    assert in_workdir(tmp_path / "x.parquet") == tmp_path / "x.parquet"

@@ -60,15 +60,20 @@ def geek_records(tmp_path):
 
 @pytest.fixture
 def lab(tmp_path):
+    """JupyterLab rooted in a folder that holds the notebook in notebooks/, as a checkout does; the notebook's
+    paths are relative to the repository (results/... in the committed notebook), here relative paths from the
+    repository to this test's files: read from notebooks/ (the kernel's working directory) they would miss."""
     nb = json.loads((ROOT / "notebooks" / "explore.ipynb").read_text())
     geek, corpus = geek_records(tmp_path)
+    rel = lambda path: os.path.relpath(path, ROOT)  # noqa: E731
     nb["cells"][0]["source"] = (
-        f"records_path = {str(tmp_path / 'records.parquet')!r}\n"
-        f"notes_path = {str(tmp_path / 'notes.jsonl')!r}\ndata_dir = None\n"
-        f"geek_records_path = {str(geek)!r}\ngeek_corpus = {str(corpus)!r}\n"
-        f"review_records_path = {str(tmp_path / 'no-review.parquet')!r}\n"
+        f"records_path = {rel(tmp_path / 'results' / 'records.parquet')!r}\n"
+        f"notes_path = {rel(tmp_path / 'results' / 'notes.jsonl')!r}\ndata_dir = None\n"
+        f"geek_records_path = {rel(geek)!r}\ngeek_corpus = {str(corpus)!r}\n"
+        f"review_records_path = {rel(tmp_path / 'no-review.parquet')!r}\n"
     )
-    (tmp_path / "explore.ipynb").write_text(json.dumps(nb))
+    (tmp_path / "notebooks").mkdir()
+    (tmp_path / "notebooks" / "explore.ipynb").write_text(json.dumps(nb))
     port = free_port()
     env = {
         **os.environ,
@@ -136,7 +141,7 @@ def test_explore_notebook_in_jupyterlab(lab, tmp_path):
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
-        page.goto(f"{lab}/lab/tree/explore.ipynb", timeout=120_000)
+        page.goto(f"{lab}/lab/tree/notebooks/explore.ipynb", timeout=120_000)  # opened as the README says
         page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=120_000)
         page.wait_for_selector("text=Python 3 (ipykernel) | Idle", timeout=120_000)  # the kernel is up
         page.click(".lm-MenuBar-item:has-text('Run')")
@@ -161,4 +166,6 @@ def test_explore_notebook_in_jupyterlab(lab, tmp_path):
         page.screenshot(path=str(shot), full_page=False)
         browser.close()
     assert shot.stat().st_size > 20_000
+    assert (tmp_path / "results" / "records.parquet").is_file()  # written where the repository-relative path points
+    assert not (tmp_path / "notebooks" / "results").exists()  # and nothing beside the notebook
     shutil.copyfile(shot, tmp_path / shot.name)

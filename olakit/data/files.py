@@ -31,6 +31,13 @@ WORKDIR = CHECKOUT or Path.cwd()
 """Where relative notebook paths resolve and sweeps run: the checkout, else the current directory."""
 
 
+def in_workdir(path: str | os.PathLike) -> Path:
+    """A path as given when absolute, else under WORKDIR: a notebook opened from notebooks/ in JupyterLab (whose
+    working directory is then notebooks/) reads and writes results/ where `make paper` and the README put them."""
+    path = Path(path).expanduser()
+    return path if path.is_absolute() else WORKDIR / path
+
+
 def write_atomic(path: str | os.PathLike, write) -> Path:
     """Call ``write(tmp)`` on a temporary file beside ``path``, then rename it into place."""
     path = Path(path)

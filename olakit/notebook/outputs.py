@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from olakit.data.files import WORKDIR, write_atomic, write_tables
+from olakit.data.files import WORKDIR, in_workdir, write_atomic, write_tables
 from olakit.data.records import save_records
 from olakit.errors import DataError
 
@@ -115,7 +115,7 @@ def finish(
     manifest.json into out_dir; close the figures."""
     import matplotlib.pyplot as plt
 
-    out = Path(out_dir)
+    out = in_workdir(out_dir)
     save_records(records, out / "records.parquet")
     write_tables(tables, out)
     written = {name: [str(p) for p in save_figure(fig, out, name)] for name, fig in figures.items()}
