@@ -55,6 +55,11 @@ def test_reproduce_cli_end_to_end(tmp_path, data_dir):
         assert (out / "tables" / f"{name}.csv").stat().st_size > 0
     for name in ("fig6_template_count", "fig7_before_after_voting", "fig12_agreement_heatmaps"):
         assert (out / "figures" / f"{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert (out / "figures" / f"{name}.pdf").read_bytes()[:5] == b"%PDF-"
+    man = json.loads((out / "manifest.json").read_text())
+    assert man["source"] == "recorded" and man["records"] == len(pd.read_parquet(out / "records.parquet"))
+    assert man["parameters"]["extractor"] == "olagpt" and man["parameters"]["n_boot"] == 200
+    assert man["packages"]["pandas"] and set(man["figures"]) >= {"fig6_template_count", "fig12_agreement_heatmaps"}
     acc = pd.read_csv(out / "tables" / "accuracy.csv", index_col=0)
     assert list(acc.columns) == ["zero-shot", "random", "retrieval", "combine"]
     assert list(acc.index) == ["DST", "DT", "PT", "ST", "turbo", "regex_vote", "llm_vote"]

@@ -10,7 +10,7 @@ import pandas as pd
 import papermill as pm
 import pytest
 
-from olakit.notebook.outputs import SECRET_NAME
+from olakit.data.provenance import SECRET_NAME
 
 pytestmark = pytest.mark.slow
 

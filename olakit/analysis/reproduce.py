@@ -36,6 +36,7 @@ from olakit.analysis.tables import (
     template_count_ablation,
 )
 from olakit.data.files import RESOURCES, write_atomic, write_tables
+from olakit.data.provenance import manifest, save_figure
 from olakit.data.recorded import RECORDED_READER, RECORDED_TEMPLATES, import_olagpt
 from olakit.data.records import save_records
 from olakit.errors import DataError
@@ -104,17 +105,23 @@ def draw_figures(tables: dict[str, pd.DataFrame]) -> dict[str, object]:
     return out
 
 
-def write_outputs(rep: Reproduction, out_dir: Path, figures_dir: Path, figs: dict) -> None:
-    """Write records, tables (CSV) and figures (PNG)."""
+def write_outputs(rep: Reproduction, out_dir: Path, figures_dir: Path, figs: dict, parameters: dict) -> None:
+    """Write records, tables (CSV), figures (PNG and PDF) and manifest.json (what was read, with which settings)."""
     import matplotlib.pyplot as plt
 
     save_records(rep.records, out_dir / "records.parquet")
     write_tables(rep.tables, out_dir)
     for name, fig in figs.items():
-        path = figures_dir / f"{name}.png"
-        write_atomic(path, lambda p, f=fig: f.savefig(p, dpi=150, bbox_inches="tight", format="png"))
-        rep.figures[name] = path
+        png, _pdf = save_figure(fig, figures_dir, name)
+        rep.figures[name] = png
         plt.close(fig)
+    info = {"source": "recorded", "endpoint": "recorded (OlaGPT repository)", "calls": {"requests": 0}}
+    man = manifest("reproduce_olagpt", parameters, rep.records, {**info, "config": parameters})
+    man["tables"], man["figures"] = (
+        sorted(rep.tables),
+        {n: [str(p), str(p.with_suffix(".pdf"))] for n, p in rep.figures.items()},
+    )
+    write_atomic(out_dir / "manifest.json", lambda p: p.write_text(json.dumps(man, indent=1, default=str)))
     rep.out_dir = out_dir
 
 
@@ -214,7 +221,8 @@ def reproduce_olagpt(
     figs = draw_figures(tables)
     rep = Reproduction(records=records, tables=tables, rule=rule)
     out_dir = Path(out_dir)
-    write_outputs(rep, out_dir, Path(figures_dir) if figures_dir else out_dir / "figures", figs)
     doc = {**rule.as_dict(), "extractor": extractor, "templates_in_vote_order": templates}
+    parameters = {**doc, "data_dir": str(data_dir) if data_dir else None, "seed": seed, "n_boot": n_boot}
+    write_outputs(rep, out_dir, Path(figures_dir) if figures_dir else out_dir / "figures", figs, parameters)
     write_atomic(out_dir / "settings.json", lambda p: p.write_text(json.dumps(doc, indent=1) + "\n"))
     return rep

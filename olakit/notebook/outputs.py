@@ -5,100 +5,14 @@ commit; never a key), written atomically into its out_dir by ``finish``.
 
 from __future__ import annotations
 
-import datetime as _dt
-import hashlib
 import json
 import os
-import platform
-import re
-import subprocess
-from collections.abc import Sequence
-from importlib import metadata
-from pathlib import Path
 
 import pandas as pd
 
-from olakit.data.files import WORKDIR, in_workdir, write_atomic, write_tables
+from olakit.data.files import in_workdir, write_atomic, write_tables
+from olakit.data.provenance import manifest, save_figure
 from olakit.data.records import save_records
-from olakit.errors import DataError
-
-PACKAGES = (
-    "olakit",
-    "openai",
-    "numpy",
-    "pandas",
-    "scipy",
-    "statsmodels",
-    "scikit-learn",
-    "faiss-cpu",
-    "sentence-transformers",
-    "torch",
-    "xllamacpp",
-    "papermill",
-    "seaborn",
-    "matplotlib",
-)
-
-
-def save_figure(fig, out_dir: str | os.PathLike, name: str) -> list[Path]:
-    """figures/NAME.png and figures/NAME.pdf under out_dir (each written atomically)."""
-    folder = Path(out_dir) / "figures"
-    return [
-        write_atomic(folder / f"{name}.{ext}", lambda p, e=ext: fig.savefig(p, format=e, dpi=150, bbox_inches="tight"))
-        for ext in ("png", "pdf")
-    ]
-
-
-def package_versions(names: Sequence[str] = PACKAGES) -> dict[str, str | None]:
-    out = {}
-    for n in names:
-        try:
-            out[n] = metadata.version(n)
-        except metadata.PackageNotFoundError:
-            out[n] = None
-    return out
-
-
-def _commit() -> str | None:
-    try:
-        return (
-            subprocess.run(
-                ["git", "-C", str(WORKDIR), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10
-            ).stdout.strip()
-            or None
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-
-
-SECRET_NAME = re.compile(r"(^|_)(api_?key|key|secret|password|token|auth)$", re.IGNORECASE)
-
-
-def manifest(notebook: str, parameters: dict, records: pd.DataFrame, info: dict) -> dict:
-    """What a run used: parameters (anything named like a secret refused), model, endpoint identity, the config
-    (every setting), questions, prompt hashes, seeds, package versions, python, git commit."""
-    bad = [k for k, v in parameters.items() if SECRET_NAME.search(k) or (isinstance(v, str) and v.startswith("sk-"))]
-    if bad:
-        raise DataError(f"parameters {bad} look like secrets; keys come from the environment only")
-    hashes = sorted(set(records["prompt_hash"]))
-    return {
-        "notebook": notebook,
-        "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-        "parameters": parameters,
-        "source": info.get("source"),
-        "model": sorted(set(records["model"])) or [info.get("model")],
-        "endpoint": info.get("endpoint"),
-        "calls": info.get("calls", {}),
-        "config": info.get("config"),
-        "n_questions": int(records["question_id"].nunique()),
-        "records": len(records),
-        "prompt_hashes": hashes,
-        "prompts_digest": hashlib.sha256("".join(hashes).encode()).hexdigest(),
-        "seeds": {k: v for k, v in parameters.items() if "seed" in k},
-        "packages": package_versions(),
-        "python": platform.python_version(),
-        "olakit_commit": _commit(),
-    }
 
 
 def finish(
@@ -118,7 +32,7 @@ def finish(
     out = in_workdir(out_dir)
     save_records(records, out / "records.parquet")
     write_tables(tables, out)
-    written = {name: [str(p) for p in save_figure(fig, out, name)] for name, fig in figures.items()}
+    written = {name: [str(p) for p in save_figure(fig, out / "figures", name)] for name, fig in figures.items()}
     for fig in figures.values():
         plt.close(fig)
     man = manifest(notebook, parameters, records, info)
