@@ -132,3 +132,80 @@ def test_recorded_olagpt_tables(olagpt_records):
     stats = analysis.answer_counts(olagpt_records)
     t4 = analysis.consistency_table(stats)
     assert t4.sum().eq(254).all() and list(t4.columns) == ["zero-shot", "random", "retrieval", "combine"]
+
+
+def test_review_iterations_plot_has_whole_number_iterations_and_keeps_zero_in_view():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from olakit.analysis.figures import accuracy_by_iteration
+
+    table = pd.DataFrame(
+        {
+            "method": ["direct", "review-lite@0", "review-lite@1", "review-lite@2"],
+            "iteration": [None, 0, 1, 2],
+            "n": [4] * 4,
+            "accuracy": [0.5, 0.0, 0.25, 1.0],
+            "ci_low": [0.1, 0.0, 0.0, 1.0],
+            "ci_high": [0.9, 0.0, 0.7, 1.0],
+        }
+    )
+    ax = accuracy_by_iteration(table)
+    assert list(ax.get_xticks()) == [0, 1, 2]
+    low, high = ax.get_ylim()
+    assert low < 0 and high > 1  # the points at 0 and 1 are drawn inside the axes, not on their edge
+
+
+def test_fig7_labels_its_error_bars_as_95_percent_cis():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from olakit.analysis.figures import before_after_voting
+
+    rows = [
+        {"method": m, "notes_strategy": "zero-shot", "n": 10, "accuracy": a, "ci_low": a - 0.1, "ci_high": a + 0.1}
+        for m, a in (("DT", 0.3), ("ST", 0.4), ("regex_vote", 0.5), ("llm_vote", 0.45))
+    ]
+    ax = before_after_voting(pd.DataFrame(rows))
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "regex vote (95% CI)" in labels and "llm vote (95% CI)" in labels
+
+
+def test_holm_matrix_orders_every_methods_rows_by_strategy_and_the_figure_gives_n():
+    """Cells first seen in another order (the vote's rows came out random before zero-shot) follow the paper's
+    strategy order within each method."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from olakit.analysis.inference import holm_matrix
+    from olakit.notebook.ablations import note_strategy_figures
+
+    cells = ["DT | zero-shot", "DT | random", "regex_vote | random", "regex_vote | zero-shot"]
+    pairs = [(a, b) for i, a in enumerate(cells) for b in cells[i + 1 :]]
+    tests = pd.DataFrame({"a": [a for a, _ in pairs], "b": [b for _, b in pairs], "p_mcnemar_holm": 0.5, "n": 37})
+    m = holm_matrix(tests)
+    assert list(m.index) == ["DT | zero-shot", "DT | random", "regex_vote | zero-shot", "regex_vote | random"]
+    kappas = pd.DataFrame(
+        [
+            {"notes_strategy": s, "a": a, "b": b, "cohen_kappa": 0.5}
+            for s in ("zero-shot", "random", "retrieval", "combine")
+            for a, b in (("DT", "ST"), ("DT", "PT"), ("PT", "ST"))
+        ]
+    )
+    cost = pd.DataFrame(
+        {
+            "method": ["DT"],
+            "notes_strategy": ["zero-shot"],
+            "tokens_per_question": [100.0],
+            "tokens_source": ["estimated"],
+            "accuracy": [0.3],
+            "pareto": [True],
+        }
+    )
+    figs = note_strategy_figures(tests, kappas, cost)
+    assert "(n = 37)" in figs["table3_holm_matrix"].axes[0].get_title()
+    fig_k = figs["template_kappa"]
+    panels = [ax for ax in fig_k.axes if ax.get_title()]
+    assert len(panels) == 4 and len(fig_k.axes) == 5  # four panels, one colour bar
+    sizes = {t.get_fontsize() for ax in panels for t in ax.texts}
+    assert sizes and min(sizes) >= 9

@@ -33,7 +33,7 @@ def _ax(ax):
 
 def before_after_voting(long: pd.DataFrame, *, votes=VOTES, exclude=BASELINES, ax=None):
     """Fig 7: per note strategy, each template's accuracy (dots), their mean, and each vote present in ``long``
-    (the regex vote and the LLM vote: bars with 95% CIs).
+    (the regex vote and the LLM vote: bars with their 95% CIs as error bars, labelled so in the legend).
 
     ``long`` is tables.accuracy_long or tables.method_accuracy output.
     """
@@ -52,7 +52,7 @@ def before_after_voting(long: pd.DataFrame, *, votes=VOTES, exclude=BASELINES, a
             x - 0.4 + width / 2 + i * width,
             voted["accuracy"].values,
             width,
-            label=vote.replace("_", " "),
+            label=f"{vote.replace('_', ' ')} (95% CI)",
             color=colours[(i - 1) % len(colours)],
             yerr=[voted["accuracy"] - voted["ci_low"], voted["ci_high"] - voted["accuracy"]],
             capsize=3,
@@ -202,12 +202,22 @@ def pareto(table: pd.DataFrame, *, ax=None):
     return ax
 
 
-def matrix(m: pd.DataFrame, *, ax=None, title: str = "", fmt: str = ".2f", cmap: str = "viridis_r", **kwargs):
-    """A square matrix (p-values, kappas) as an annotated heatmap."""
+def matrix(
+    m: pd.DataFrame,
+    *,
+    ax=None,
+    title: str = "",
+    fmt: str = ".2f",
+    cmap: str = "viridis_r",
+    annot_size: float = 9,
+    **kwargs,
+):
+    """A square matrix (p-values, kappas) as a heatmap, annotated up to 12 rows."""
     import seaborn as sns
 
     ax = _ax(ax)
-    sns.heatmap(m.astype(float), annot=len(m) <= 12, fmt=fmt, cmap=cmap, ax=ax, annot_kws={"fontsize": 6}, **kwargs)
+    annot = {"fontsize": annot_size}
+    sns.heatmap(m.astype(float), annot=len(m) <= 12, fmt=fmt, cmap=cmap, ax=ax, annot_kws=annot, **kwargs)
     ax.set_title(title)
     return ax
 
@@ -244,9 +254,12 @@ def accuracy_by_iteration(table: pd.DataFrame, *, ax=None):
     direct = table[table["method"] == "direct"]
     if len(direct):
         ax.axhline(float(direct["accuracy"].iloc[0]), ls="--", color="grey", label="direct")
+    last = int(loops["iteration"].max()) if len(loops) else 0
+    ax.set_xticks(range(last + 1))  # iterations are whole numbers
+    ax.set_xlim(-0.3, last + 0.3)
     ax.set_xlabel("iteration (0: the first answer)")
     ax.set_ylabel("accuracy (95% CI)")
-    ax.set_ylim(0, 1)
+    ax.set_ylim(-0.05, 1.05)  # a point at 0 or 1 stays in view
     ax.legend(fontsize=8)
     n = int(table["n"].max()) if len(table) else 0
     ax.set_title(f"Accuracy after each review iteration (n = {n})")

@@ -12,7 +12,7 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
-from olakit.analysis.tables import sc_vote
+from olakit.analysis.tables import ordered_strategies, sc_vote
 from olakit.names import AUTO_COT, LLM_VOTE, REGEX_VOTE, SC
 from olakit.olagpt.config import PAPER, VoteRule
 from olakit.olagpt.vote import regex_vote
@@ -148,8 +148,15 @@ def paired_tests(
 
 
 def holm_matrix(tests: pd.DataFrame, value: str = "p_mcnemar_holm") -> pd.DataFrame:
-    """Square matrix of a pairwise column (default: Holm-adjusted McNemar p) over the cells."""
+    """Square matrix of a pairwise column (default: Holm-adjusted McNemar p) over the cells. Cells named
+    "method | strategy" are ordered by method (as they come) and, within one, by strategy in the paper's order, so
+    every method's rows follow the same strategy order."""
     cells = list(dict.fromkeys([*tests["a"], *tests["b"]]))
+    if cells and all(" | " in c for c in cells):
+        parts = [c.split(" | ", 1) for c in cells]
+        methods = list(dict.fromkeys(m for m, _ in parts))
+        strategies = ordered_strategies([s for _, s in parts])
+        cells = [f"{m} | {s}" for m, s in sorted(parts, key=lambda p: (methods.index(p[0]), strategies.index(p[1])))]
     m = pd.DataFrame(np.nan, index=cells, columns=cells)
     for a, b, v in zip(tests["a"], tests["b"], tests[value]):
         m.loc[a, b] = m.loc[b, a] = v

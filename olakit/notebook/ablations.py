@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 import pandas as pd
 
 from olakit.analysis import figures
@@ -67,11 +68,20 @@ def note_strategy_figures(tests: pd.DataFrame, kappas: pd.DataFrame, cost: pd.Da
         fig_p, ax = plt.subplots(figsize=(7, 4.5))
         figures.pareto(cost, ax=ax)
         fig_m, ax = plt.subplots(figsize=(11, 9))
-        figures.matrix(holm_matrix(tests), ax=ax, title="Holm-adjusted exact McNemar p between cells")
-        n = max(1, kappas["notes_strategy"].nunique())
-        fig_k, axes = plt.subplots(1, n, figsize=(4 * n, 3.8), squeeze=False)
-        for ax, (strategy, g) in zip(axes[0], kappas.groupby("notes_strategy", sort=False)):
+        n_q = int(tests["n"].max()) if len(tests) else 0
+        figures.matrix(holm_matrix(tests), ax=ax, title=f"Holm-adjusted exact McNemar p between cells (n = {n_q})")
+        groups = list(kappas.groupby("notes_strategy", sort=False))
+        fig_k, axes = plt.subplots(1, max(1, len(groups)), figsize=(4.6 * max(1, len(groups)) + 0.8, 4.6))
+        axes = np.atleast_1d(axes)
+        for i, (ax, (strategy, g)) in enumerate(zip(axes, groups)):
             m = holm_matrix(g.rename(columns={"cohen_kappa": "v"}), value="v")
-            figures.matrix(m, ax=ax, title=f"Cohen's kappa, {strategy}", cmap="mako", vmin=-0.2, vmax=1)
+            last = i == len(groups) - 1  # one colour bar serves every panel: they share the scale
+            figures.matrix(
+                m, ax=ax, title=strategy, cmap="mako", vmin=-0.2, vmax=1, annot_size=10, square=True,
+                cbar=last, cbar_kws={"label": "Cohen's kappa"} if last else None,
+            )  # fmt: skip
+            if i:
+                ax.set_yticklabels([])
+        fig_k.suptitle("Cohen's kappa between templates, per note strategy")
         fig_k.tight_layout()
     return {"table3_holm_matrix": fig_m, "pareto_cost_accuracy": fig_p, "template_kappa": fig_k}
