@@ -134,9 +134,9 @@ def _out_dir(path: str | None) -> str | None:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    logging.getLogger("httpx2").setLevel(logging.WARNING)  # one line per HTTP request otherwise
-    logging.getLogger("httpx").setLevel(logging.WARNING)
+    # olakit's own progress lines; other libraries only when something is wrong (faiss logs its loader at INFO)
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    logging.getLogger("olakit").setLevel(logging.INFO)
     logging.getLogger("papermill").setLevel(logging.ERROR)  # four lines per notebook, and a warning per setting given
     try:
         if args.cmd == "data":

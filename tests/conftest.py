@@ -22,6 +22,29 @@ ENDPOINT_VARS = (
 )
 
 
+WATCHED = ("", "results", "runs", "figures", "notebooks")
+"""Folders of the checkout a test must not write into (the repository root included): tests write under tmp_path
+and test-artifacts/ only."""
+
+
+def _entries() -> set[str]:
+    return {
+        f"{folder}/{p.name}".lstrip("/")
+        for folder in WATCHED
+        if (REPO / folder).is_dir()
+        for p in (REPO / folder).iterdir()
+    }
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _repository_untouched():
+    """`make test` once left an empty results/x/ behind (a sweep called without results_dir)."""
+    before = _entries()
+    yield
+    new = sorted(_entries() - before - {".pytest_cache", "test-artifacts"})
+    assert not new, f"the tests wrote into the repository: {new}"
+
+
 @pytest.fixture(autouse=True)
 def _isolated(monkeypatch, tmp_path_factory):
     """Every test gets its own answer cache and no endpoint from the shell: a test never writes into the user's

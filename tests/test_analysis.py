@@ -209,3 +209,24 @@ def test_holm_matrix_orders_every_methods_rows_by_strategy_and_the_figure_gives_
     assert len(panels) == 4 and len(fig_k.axes) == 5  # four panels, one colour bar
     sizes = {t.get_fontsize() for ax in panels for t in ax.texts}
     assert sizes and min(sizes) >= 9
+
+
+def test_precision_table_of_a_run_with_the_turbo_baseline_only():
+    """`olakit run --templates turbo` once failed after its calls: Table 7 leaves turbo out and had no column."""
+    from olakit.analysis.tables import precision_table
+
+    long = pd.DataFrame(
+        {
+            "method": ["turbo", "turbo", "regex_vote"],
+            "notes_strategy": ["retrieval", "zero-shot", "zero-shot"],
+            "accuracy": [0.1, 0.2, 0.3],
+        }
+    )
+    t = precision_table(long)
+    assert list(t.columns) == ["zero-shot", "retrieval"] and t.isna().all().all()
+    long = pd.DataFrame(
+        {"method": ["DT", "ST", "DT", "ST"], "notes_strategy": ["zero-shot", "zero-shot", "random", "random"],
+         "accuracy": [0.1, 0.2, 0.3, 0.6]}
+    )  # fmt: skip
+    t = precision_table(long)
+    assert t.loc["Range"].tolist() == pytest.approx([0.1, 0.3]) and t.loc["Mean"].tolist() == pytest.approx([0.15, 0.45])

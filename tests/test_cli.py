@@ -250,3 +250,37 @@ def test_counts_on_the_terminal_agree_with_their_number():
         "2 questions",
         "1,500 questions",
     ]
+
+
+@pytest.mark.slow
+def test_the_terminal_shows_one_bar_per_geek_row_and_no_library_logs(tmp_path):
+    """`olakit geek` once drew a progress bar per round (32 for one question); `olakit run` printed faiss's INFO
+    lines and its call summary twice."""
+    import os
+
+    from olakit.llm.loopback import Loopback
+    from tests.test_geek import PARAGRAPHS, scripted
+
+    corpus = tmp_path / "albany.jsonl"
+    corpus.write_text("".join(json.dumps(p) + "\n" for p in PARAGRAPHS))
+    with Loopback(reply=scripted) as srv:
+        env = {**os.environ, "OLAKIT_BASE_URL": srv.base_url, "OLAKIT_MODEL": "loopback"}
+        geek = subprocess.run(
+            [sys.executable, "-m", "olakit.cli", "geek", "-n", "1", "--rows", "+De,Full", "--corpus", str(corpus),
+             "--branches", "2", "--out", str(tmp_path / "g")],
+            capture_output=True, text=True, timeout=300, env=env,
+        )  # fmt: skip
+        run = subprocess.run(
+            [sys.executable, "-m", "olakit.cli", "run", "-n", "1", "--templates", "turbo", "--strategies",
+             "zero-shot,retrieval", "--max-tokens", "16", "--out", str(tmp_path / "r")],
+            capture_output=True, text=True, timeout=300, env=env,
+        )  # fmt: skip
+    assert geek.returncode == 0 and run.returncode == 0, geek.stderr[-2000:] + run.stderr[-2000:]
+    bars = {m for m in re.findall(r"(GEEK [^:\r\n]*):", geek.stderr)}
+    assert bars == {"GEEK +De", "GEEK Full"}, geek.stderr[-2000:]
+    assert "round" not in geek.stderr
+    assert "GEEK on " in geek.stdout and "1 question\n" in geek.stdout
+    for out in (geek, run):
+        foreign = [ln for ln in out.stderr.splitlines() if re.match(r"(INFO|DEBUG) ", ln) and " olakit" not in ln]
+        assert foreign == [], foreign
+    assert run.stdout.count('"paid"') == 1 and "INFO olakit: run " not in run.stderr  # the call summary, once

@@ -158,12 +158,13 @@ def bounds_long(counts: pd.DataFrame, vote: pd.DataFrame, seed: int = 0, n_boot:
 def precision_table(long: pd.DataFrame, exclude: Sequence[str] = BASELINES) -> pd.DataFrame:
     """Table 7: range (max - min) and mean of the single-template accuracies per strategy.
 
-    Baselines (``turbo``), the votes and the other methods are left out, as in the paper.
+    Baselines (``turbo``), the votes and the other methods are left out, as in the paper; a run of baselines only
+    gives empty (NaN) columns.
     """
     single = long[~long["method"].isin([*exclude, REGEX_VOTE, *NON_TEMPLATES])]
     g = single.groupby("notes_strategy")["accuracy"]
-    t = pd.DataFrame({"Range": g.max() - g.min(), "Mean": g.mean()}).T
-    return t[_ordered(long["notes_strategy"], STRATEGIES)]
+    t = pd.DataFrame({"Range": g.max() - g.min(), "Mean": g.mean()}, index=list(g.groups)).T
+    return t.reindex(index=["Range", "Mean"], columns=_ordered(long["notes_strategy"], STRATEGIES))
 
 
 def template_count_ablation(

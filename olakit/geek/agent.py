@@ -193,16 +193,21 @@ class Engine:
         tr.phase = "select"
         return [tr]
 
-    def run(self, traces: list[Trace], desc: str = "GEEK") -> list[Trace]:
-        """Advance every trace until all are done; returns every trace (branches included)."""
+    def run(self, traces: list[Trace], desc: str = "GEEK", progress: bool = True) -> list[Trace]:
+        """Advance every trace until all are done; returns every trace (branches included). One progress bar of
+        questions answered (a round's batch shows none of its own: a question takes up to a dozen rounds)."""
+        from tqdm.auto import tqdm
+
         finished: list[Trace] = []
         active = list(traces)
+        pending = {t.question.id for t in traces}
+        bar = tqdm(total=len(pending), desc=desc, unit="question", disable=not progress)
         rounds = 0
         while active:
             rounds += 1
             plans = [(tr, self._requests(tr)) for tr in active]
             flat = [req for _, calls in plans for _, req, _ in calls]
-            results = iter(self.answerer.batch(flat, f"{desc} round {rounds}"))
+            results = iter(self.answerer.batch(flat, None))
             nxt = []
             for tr, calls in plans:
                 got = [next(results) for _ in calls]
@@ -212,6 +217,10 @@ class Engine:
                 for t in self._apply(tr, calls, got):
                     (finished if t.done else nxt).append(t)
             active = nxt
+            still = {t.question.id for t in active}
+            bar.update(len(pending - still))
+            pending = still
+        bar.close()
         return finished
 
 

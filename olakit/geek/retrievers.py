@@ -7,6 +7,7 @@ corpus's sha256 in ``$OLAKIT_INDEX_DIR`` (default ``~/.cache/olakit/indexes``).
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 
@@ -33,8 +34,14 @@ def _check(corpus: Corpus, query: str, k: int) -> None:
         raise DataError(f"k = {k}: retrieve between 1 and {len(corpus)} paragraphs (the size of {corpus.name!r})")
 
 
-def _tokens(texts):
+def _bm25s():
     bm25s = require_extra("bm25s", "live", "BM25 retrieval")
+    logging.getLogger("bm25s").setLevel(logging.WARNING)  # bm25s sets DEBUG on import: a line per index built
+    return bm25s
+
+
+def _tokens(texts):
+    bm25s = _bm25s()
 
     return bm25s.tokenize(list(texts), stopwords="en", return_ids=False, show_progress=False)
 
@@ -51,7 +58,7 @@ class BM25Retriever:
     name = "bm25"
 
     def __init__(self, corpus: Corpus, cache: bool = True):
-        bm25s = require_extra("bm25s", "live", "BM25 retrieval")
+        bm25s = _bm25s()
 
         self.corpus = corpus
         folder = index_dir() / corpus.digest() / "bm25"

@@ -112,7 +112,7 @@ def run_geek(config: GeekConfig, llm: LLM | None = None, out_dir: str | Path | N
     engine = Engine(counter, cfg, retriever, corpus, prompts.normalised(everything))
     records = []
     for row in cfg.rows:
-        traces = engine.run(start(questions, row), desc=f"GEEK {row}")
+        traces = engine.run(start(questions, row), desc=f"GEEK {row}", progress=getattr(llm, "progress", False))
         found = answers(
             [(t.final_request, t.final_result, LABELS) for t in traces],
             counter,
@@ -130,5 +130,5 @@ def run_geek(config: GeekConfig, llm: LLM | None = None, out_dir: str | Path | N
     conf = {**cfg.as_dict(), "corpus_label": corpus.label}
     result = GeekResult(records=df, calls=counts, recall=recall, config=conf, corpus=corpus.label)
     result.out_dir = Path(out_dir) if out_dir is not None else None
-    log.info("GEEK %s: %s; %s", corpus.label, counts, recall)
+    log.debug("GEEK %s: %s; %s", corpus.label, counts, recall)  # the caller reports them
     return result

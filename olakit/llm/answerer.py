@@ -2,7 +2,8 @@
 and an in-process scripted model for unit tests of the methods' logic.
 
 - ``Answerer``: ``endpoint`` (what the cache key and the records see) and ``batch(requests, desc)``, which returns
-  one Result per request, in order (a request repeated in one batch is answered once). ``complete(messages,
+  one Result per request, in order (a request repeated in one batch is answered once); ``desc`` names its progress
+  bar, None for none (a caller that shows its own progress). ``complete(messages,
   **params)`` is one request, the same Result. The cached client (olakit.llm.client.LLM) is the real one.
 - ``Counted(answerer)``: the same answers, and ``counts`` of what they cost (requests, unique prompts, paid, cached,
   failed, tokens, cost) for a run's summary.
@@ -34,7 +35,7 @@ class Answerer(Protocol):
 
     endpoint: Endpoint
 
-    def batch(self, requests: Sequence[Request], desc: str = "LLM calls") -> list[Result]: ...
+    def batch(self, requests: Sequence[Request], desc: str | None = "LLM calls") -> list[Result]: ...
 
     def complete(self, messages: Sequence[dict] | str, *, sample: int = 0, **params) -> Result: ...
 
@@ -60,7 +61,7 @@ class Counted(Completes):
         self.first_error: str | None = None
         """Why the first failed call failed (for the one error line a run gives)."""
 
-    def batch(self, requests: Sequence[Request], desc: str = "LLM calls") -> list[Result]:
+    def batch(self, requests: Sequence[Request], desc: str | None = "LLM calls") -> list[Result]:
         requests = list(requests)
         results = self.answerer.batch(requests, desc=desc) if requests else []
         c = self.counts
@@ -87,7 +88,7 @@ class ScriptedModel(Completes):
         self.calls = 0
         self.prompts: list[str] = []
 
-    def batch(self, requests: Sequence[Request], desc: str = "LLM calls") -> list[Result]:
+    def batch(self, requests: Sequence[Request], desc: str | None = "LLM calls") -> list[Result]:
         answered: dict[str, Result] = {}
         out = []
         for request in requests:

@@ -280,7 +280,7 @@ class LLM(Completes):
             )
         return clients[loop]
 
-    async def abatch(self, requests: Iterable[Request], desc: str = "LLM calls") -> list[Result]:
+    async def abatch(self, requests: Iterable[Request], desc: str | None = "LLM calls") -> list[Result]:
         """Results for every request, in order: cache hits first (one round trip), then the rest, ``concurrency``
         at a time, in prefix lanes (olakit.llm.prefix) so that prompts sharing a beginning follow each other on one
         connection and the server's prompt cache is reused; ``prefix_lanes=False`` sends them in the order given.
@@ -303,7 +303,12 @@ class LLM(Completes):
         if todo:
             client = self._client()
             sem = asyncio.Semaphore(self.concurrency)
-            bar = tqdm(total=len(requests), initial=len(requests) - len(todo), desc=desc, disable=not self.progress)
+            bar = tqdm(
+                total=len(requests),
+                initial=len(requests) - len(todo),
+                desc=desc,
+                disable=not self.progress or desc is None,  # None: the caller shows its own progress
+            )
             if self.prefix_lanes:
                 texts = [prompt_text(requests[i].message_dicts()) for i in todo]
                 queue = deque([todo[j] for j in lane] for lane in lanes(texts, self.concurrency))
@@ -336,7 +341,7 @@ class LLM(Completes):
                             writes.error)  # fmt: skip
         return results  # type: ignore[return-value]
 
-    def batch(self, requests: Iterable[Request], desc: str = "LLM calls") -> list[Result]:
+    def batch(self, requests: Iterable[Request], desc: str | None = "LLM calls") -> list[Result]:
         """Synchronous abatch, run on this LLM's own event loop in a daemon thread, so it works inside Jupyter's
         running loop too and the connections of one batch serve the next."""
         with self._lock:

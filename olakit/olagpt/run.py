@@ -284,5 +284,5 @@ def run(config: OlaGPTConfig, llm: LLM | None = None, out_dir: str | Path | None
             prompt=cfg.llm_vote_prompt,
         )
     df, counts = job.finish(records, OlaGPTRecord, out_dir)
-    log.info("run %s: %s", cfg.dataset, counts)
+    log.debug("run %s: %s", cfg.dataset, counts)  # the caller reports the calls (olakit run prints them once)
     return RunResult(records=df, calls=counts, config=cfg.as_dict(), out_dir=Path(out_dir) if out_dir else None)
