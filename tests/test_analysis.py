@@ -229,4 +229,6 @@ def test_precision_table_of_a_run_with_the_turbo_baseline_only():
          "accuracy": [0.1, 0.2, 0.3, 0.6]}
     )  # fmt: skip
     t = precision_table(long)
-    assert t.loc["Range"].tolist() == pytest.approx([0.1, 0.3]) and t.loc["Mean"].tolist() == pytest.approx([0.15, 0.45])
+    assert t.loc["Range"].tolist() == pytest.approx([0.1, 0.3]) and t.loc["Mean"].tolist() == pytest.approx(
+        [0.15, 0.45]
+    )

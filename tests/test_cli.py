@@ -241,7 +241,7 @@ def test_an_output_path_that_is_a_file_is_refused_before_any_call(tmp_path, comm
 
 
 def test_counts_on_the_terminal_agree_with_their_number():
-    """"1 questions" in `olakit geek`'s summary (and the explorers' counts) came from a bare f-string."""
+    """ "1 questions" in `olakit geek`'s summary (and the explorers' counts) came from a bare f-string."""
     from olakit.names import plural
 
     assert [plural(n, "question") for n in (0, 1, 2, 1500)] == [

@@ -307,16 +307,28 @@ def test_cluster_input_errors_come_before_anything_runs(tmp_path, monkeypatch):
     with pytest.raises(DataError, match="is for the dask executor"):
         run_sweep(spec, scheduler="tcp://127.0.0.1:1", runs_dir=tmp_path / "r", results_dir=tmp_path / "o")
     with pytest.raises(DataError, match="need an endpoint they all reach"):
-        run_sweep(spec, executor="dask", scheduler="tcp://127.0.0.1:1", runs_dir=tmp_path / "r", results_dir=tmp_path / "o")
+        run_sweep(
+            spec, executor="dask", scheduler="tcp://127.0.0.1:1", runs_dir=tmp_path / "r", results_dir=tmp_path / "o"
+        )
     monkeypatch.setenv("OLAKIT_BASE_URL", "http://127.0.0.1:9/v1")
     monkeypatch.setenv("OLAKIT_MODEL", "fake")
     with pytest.raises(DataError, match="need a cache they all share: set OLAKIT_CACHE_URL"):
-        run_sweep(spec, executor="dask", scheduler="tcp://127.0.0.1:1", runs_dir=tmp_path / "r", results_dir=tmp_path / "o")
+        run_sweep(
+            spec, executor="dask", scheduler="tcp://127.0.0.1:1", runs_dir=tmp_path / "r", results_dir=tmp_path / "o"
+        )
     monkeypatch.setenv("OLAKIT_CACHE_URL", "redis://127.0.0.1:1/0")
     with pytest.raises(DataError, match=r"the Dask scheduler at tcp://127\.0\.0\.1:\d+ is unreachable"):
-        run_sweep(spec, executor="dask", scheduler=f"tcp://127.0.0.1:{free_port()}", runs_dir=tmp_path / "r", results_dir=tmp_path / "o")
+        run_sweep(
+            spec,
+            executor="dask",
+            scheduler=f"tcp://127.0.0.1:{free_port()}",
+            runs_dir=tmp_path / "r",
+            results_dir=tmp_path / "o",
+        )
     with pytest.raises(DataError, match="give its address as tcp://HOST:8786"):
-        run_sweep(spec, executor="dask", scheduler="127.0.0.1:8786", runs_dir=tmp_path / "r", results_dir=tmp_path / "o")
+        run_sweep(
+            spec, executor="dask", scheduler="127.0.0.1:8786", runs_dir=tmp_path / "r", results_dir=tmp_path / "o"
+        )
     bad = tmp_path / "bad.yaml"
     bad.write_text(SWEEP.format(run_id="x", executor="slurm"))
     with pytest.raises(DataError, match="executor 'slurm'; use one of local, dask"):
