@@ -111,6 +111,8 @@ def test_a_fast_endpoint_at_high_concurrency_stores_every_answer_over_few_connec
 def test_a_claim_whose_owner_died_is_taken_over(redis_url, monkeypatch):
     import asyncio
 
+    from olakit.llm.cache import claim_key, owner_token
+
     monkeypatch.setattr(answer_cache, "CLAIM_LEASE", 0.6)
     waits = []  # every poll of a waiting claim: counted, so "at once" is a count, not a time on a busy machine
     real_sleep = asyncio.sleep
@@ -121,21 +123,28 @@ def test_a_claim_whose_owner_died_is_taken_over(redis_url, monkeypatch):
 
     monkeypatch.setattr(answer_cache.asyncio, "sleep", counted_sleep)
     cache = RedisCache(redis_url)
-    host = socket.gethostname()
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
-    # the owner was a process of this machine that no longer exists: taken over at once
-    cache.store.set("olakit:inflight:k1", f"{host}:{int(dead.stdout)}", px=60_000)
+    host, boot, ns, _, _ = owner_token().split("|")
+    dead = int(subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                              text=True).stdout)  # fmt: skip
+    # the owner was a process of this machine, kernel and pid namespace that no longer exists: taken over at once
+    cache.store.set(claim_key("k1"), f"{host}|{boot}|{ns}|{dead}|abc", px=60_000)
     assert asyncio.run(cache.claim("k1", 60)) is None and waits == []  # no poll at all
-    assert cache.store.get("olakit:inflight:k1").decode() == cache.owner
+    assert cache.store.get(claim_key("k1")).decode() == cache.owner
     cache.release("k1")
-    assert cache.store.get("olakit:inflight:k1") is None
+    assert cache.store.get(claim_key("k1")) is None
+    # the same hostname and pid in another pid namespace (a container), or an older olakit's "host:pid": their
+    # death cannot be told from here, so their leases decide
+    for n, owner in enumerate((f"{host}|{boot}|{int(ns) + 1}|{dead}|abc", f"{host}:{dead}")):
+        waits.clear()
+        cache.store.set(claim_key(f"ns{n}"), owner, px=600)
+        assert asyncio.run(cache.claim(f"ns{n}", 60)) is None and len(waits) >= 3  # waited for the lease
     # the owner was on another machine and stopped renewing its lease: taken over once the lease lapses
-    cache.store.set("olakit:inflight:k2", "elsewhere:123", px=600)
+    cache.store.set(claim_key("k2"), "elsewhere|b|1|123|abc", px=600)
     t0 = time.perf_counter()
     assert asyncio.run(cache.claim("k2", 60)) is None
     assert 0.3 < time.perf_counter() - t0 < 3
     # a live owner elsewhere that stores the answer: the waiting claim returns it and calls nothing
-    cache.store.set("olakit:inflight:k3", "elsewhere:456", px=10_000)
+    cache.store.set(claim_key("k3"), "elsewhere|b|1|456|abc", px=10_000)
     threading.Timer(0.3, lambda: cache.set("k3", {"text": "done"})).start()
     assert asyncio.run(cache.claim("k3", 60)) == {"text": "done"}
     cache.close()
@@ -357,3 +366,168 @@ def test_a_worker_without_the_notebooks_or_data_is_named_before_anything_runs(tm
         lc.close()
         assert srv.requests == 0
     assert json.dumps(sorted(p.name for p in (tmp_path / "r" / "x").iterdir())) == "[]"
+
+
+# -- claims under faults (issue 23): each names what it prevents; the figures are paid prompts, counted at the server
+
+
+@pytest.mark.parametrize("store", ["redis", "diskcache"])
+def test_a_cancelled_batch_releases_its_claims(store, redis_url, tmp_path, monkeypatch):
+    """asyncio.wait_for(llm.abatch(...), 0.5) timing out in a notebook once left its claim held (CancelledError is
+    no Exception) and renewed: another process waited until the first exited. Now the claim is gone when the
+    cancellation returns, and another process pays the call at once."""
+    import asyncio
+
+    from olakit.llm.cache import INFLIGHT, claim_key
+    from olakit.llm.request import cache_key
+
+    if store == "redis":
+        monkeypatch.setenv("OLAKIT_CACHE_URL", redis_url)
+    cache_dir = tmp_path / "disk"
+    with Loopback(delay=3.0) as srv:
+        llm = LLM(Endpoint(srv.base_url, "fake"), cache_dir=None if store == "redis" else cache_dir, progress=False)
+
+        async def cancelled():
+            with pytest.raises(TimeoutError):
+                await asyncio.wait_for(llm.abatch([Request.make("slow")]), 0.5)
+
+        asyncio.run(cancelled())
+        key = cache_key(llm.endpoint.identity, Request.make("slow"))
+        if store == "redis":
+            import redis
+
+            assert redis.Redis.from_url(redis_url).get(claim_key(key)) is None
+        else:
+            assert llm.answers.store.get(INFLIGHT + key) is None
+        # another process makes the call without waiting for a claim: the server sees its request
+        script = textwrap.dedent("""
+            import sys
+            from olakit.llm import LLM, Endpoint, Request
+            with LLM(Endpoint(sys.argv[1], "fake"), cache_dir=sys.argv[2] or None, progress=False) as llm:
+                print(llm.batch([Request.make("slow")])[0].cached)
+        """)
+        other = subprocess.run(
+            [sys.executable, "-c", script, srv.base_url, "" if store == "redis" else str(cache_dir)],
+            capture_output=True, text=True, timeout=60, env=os.environ,
+        )  # fmt: skip
+        llm.close()
+    assert other.stdout.strip() == "False", other.stderr[-2000:]  # paid by the other process, not waited for
+
+
+def test_a_process_in_another_pid_namespace_does_not_take_over_a_live_claim(redis_url, tmp_path):
+    """Containers with host networking share the hostname: a process in another pid namespace judged the owner
+    "hostname:pid" dead (no such pid there), took its claim over and paid again. Reproduced with `unshare --pid`:
+    2 payments before, 1 now."""
+    script = textwrap.dedent("""
+        import sys
+        from olakit.llm import LLM, Endpoint, Request
+        with LLM(Endpoint(sys.argv[1], "fake"), progress=False) as llm:
+            r = llm.batch([Request.make("shared across namespaces")])[0]
+        print(r.ok, r.cached)
+    """)
+    env = {**os.environ, "OLAKIT_CACHE_URL": redis_url}
+    with Loopback(delay=2.0) as srv:
+        owner = subprocess.Popen([sys.executable, "-c", script, srv.base_url], stdout=subprocess.PIPE, text=True,
+                                 env=env)  # fmt: skip
+        srv.wait_completed(0, timeout=1)
+        deadline = time.time() + 30
+        while srv.active == 0 and time.time() < deadline:  # the owner's call is under way
+            time.sleep(0.02)
+        other = subprocess.run(
+            ["unshare", "--pid", "--fork", "--mount-proc", sys.executable, "-c", script, srv.base_url],
+            capture_output=True, text=True, timeout=60, env=env,
+        )  # fmt: skip
+        first = owner.communicate(timeout=60)[0]
+    assert other.returncode == 0, other.stderr[-2000:]
+    assert first.split() == ["True", "False"] and other.stdout.split() == ["True", "True"]
+    assert srv.per_prompt == {"shared across namespaces": 1}
+
+
+def test_an_owner_that_lost_its_claim_neither_renews_it_nor_stores_over_the_new_owner(redis_url, monkeypatch):
+    """A process paused past its lease (A) once renewed the claim another had taken (PEXPIRE without a check) and
+    stored its answer over the new owner's (last writer won). Two owners in one test process, each with its own
+    token; A's pause is its renewals stopping."""
+    import asyncio
+
+    import redis
+
+    from olakit.llm.cache import claim_key
+
+    monkeypatch.setattr(answer_cache, "CLAIM_LEASE", 0.3)
+    a, b = RedisCache(redis_url), RedisCache(redis_url)
+    b.owner = b.owner + "-b"
+    assert asyncio.run(a.try_claim("k", 60)) == (True, None)
+    a._closing.set()  # paused: no renewal
+    time.sleep(0.5)  # past the lease
+    assert asyncio.run(b.try_claim("k", 60)) == (True, None)  # B takes over the lapsed claim
+    a._closing.clear()
+    a.renew_held(300)  # A wakes up: its renewal finds the claim is B's
+    assert a.lost == {"k"} and redis.Redis.from_url(redis_url).get(claim_key("k")).decode() == b.owner
+    asyncio.run(a.astore_answer("k", {"text": "A's answer"}))  # B still calls: A stores nothing
+    assert a.get("k") is None
+    asyncio.run(b.astore_answer("k", {"text": "B's answer"}))
+    assert b.get("k") == {"text": "B's answer"} and not b.lost
+    # the same pause where B has already stored: A's late answer does not overwrite B's
+    assert asyncio.run(a.try_claim("k2", 60)) == (True, None)
+    time.sleep(0.5)
+    assert asyncio.run(b.try_claim("k2", 60)) == (True, None)
+    asyncio.run(b.astore_answer("k2", {"text": "B's answer"}))
+    asyncio.run(a.astore_answer("k2", {"text": "A's answer"}))
+    assert a.get("k2") == {"text": "B's answer"} and a.lost == {"k", "k2"}
+    # a lapsed claim nobody took: A's answer is kept (it was paid for), counted as lost all the same
+    assert asyncio.run(a.try_claim("k3", 60)) == (True, None)
+    time.sleep(0.5)
+    asyncio.run(a.astore_answer("k3", {"text": "A's answer"}))
+    assert a.get("k3") == {"text": "A's answer"} and "k3" in a.lost
+    a.close()
+    b.close()
+
+
+def test_a_waiting_call_does_not_hold_its_slot(redis_url):
+    """The first process calls 5 prompts at once; the second, with one slot, has those 5 and 5 of its own. The
+    server holds the first's answers until one of the second's own prompts arrives. A second process that waits in
+    its slot on a prompt the first holds never sends its own: the answers are held until they time out. Now it goes
+    on with its own prompts meanwhile; each prompt is paid once."""
+    own_arrived, timed_out = threading.Event(), []
+
+    def reply(prompt, req):
+        if prompt.startswith("own"):
+            own_arrived.set()
+        elif not own_arrived.wait(10):
+            timed_out.append(prompt)
+        return f"echo: {prompt}"
+
+    script = textwrap.dedent("""
+        import sys
+        from olakit.llm import LLM, Endpoint, Request
+        prompts = sys.argv[3].split(",")
+        endpoint = Endpoint(sys.argv[1], "fake")
+        with LLM(endpoint, concurrency=int(sys.argv[2]), progress=False, prefix_lanes=False) as llm:  # in order
+            res = llm.batch([Request.make(p) for p in prompts])
+        print(sum(r.ok for r in res))
+    """)
+    env = {**os.environ, "OLAKIT_CACHE_URL": redis_url}
+    shared = [f"shared {i}" for i in range(5)]
+    own = [f"own {i}" for i in range(5)]
+    with Loopback(reply=reply) as srv:
+        first = subprocess.Popen([sys.executable, "-c", script, srv.base_url, "5", ",".join(shared)],
+                                 stdout=subprocess.PIPE, text=True, env=env)  # fmt: skip
+        deadline = time.time() + 30
+        while srv.active < 5 and time.time() < deadline:  # the first process holds all five
+            time.sleep(0.02)
+        second = subprocess.run([sys.executable, "-c", script, srv.base_url, "1", ",".join(shared + own)],
+                                capture_output=True, text=True, timeout=120, env=env)  # fmt: skip
+        assert first.communicate(timeout=60)[0].split() == ["5"] and second.stdout.split() == ["10"]
+    assert timed_out == []
+    assert dict(srv.per_prompt) == dict.fromkeys(shared + own, 1)  # each prompt paid once
+
+
+def test_claim_and_answer_of_a_key_fall_in_one_cluster_slot():
+    """The claim and store scripts touch a claim and its answer together; in Redis Cluster both must hash to one
+    slot (CROSSSLOT otherwise): the claim's hash tag is the answer's key."""
+    from redis.crc import key_slot
+
+    from olakit.llm.cache import REDIS_ANSWER, claim_key
+
+    for key in ("0" * 64, "ab" * 32, "f00d"):
+        assert key_slot(claim_key(key).encode()) == key_slot((REDIS_ANSWER + key).encode())

@@ -7,9 +7,24 @@ Two stores, one set of rules, chosen by ``open_cache``:
 - diskcache (SQLite) in ``$OLAKIT_CACHE_DIR`` (default ``~/.cache/olakit/llm``), safe for the processes of one
   machine (the default);
 - Redis when ``$OLAKIT_CACHE_URL`` is ``redis://HOST:PORT/DB`` (or ``rediss://``, ``unix://``), shared by every
-  machine that reaches it. An answer is ``olakit:answer:<key>`` (JSON); a claim is ``olakit:inflight:<key>``, set
-  only if absent (SET NX) with a lease of CLAIM_LEASE seconds that its owner renews while the call runs: a claim
-  whose owner died lapses within a lease on any machine, and at once on the owner's machine (its pid is gone).
+  machine that reaches it. An answer is ``olakit:answer:<key>`` (JSON); a claim is
+  ``olakit:inflight:{olakit:answer:<key>}`` (a hash tag: claim and answer live in one Redis Cluster slot, so each
+  script touches one slot), set only if absent (SET NX) with a lease of CLAIM_LEASE seconds that its owner renews
+  while the call runs.
+
+The claims' rules, in both stores:
+
+- A claim holds its owner's token (``owner_token``): host, kernel boot id, pid namespace, pid and a random part, so
+  two processes never share one, whatever their containers. A claim whose owner died lapses within a lease; it is
+  taken over at once only when its owner is provably gone: same host, same kernel, same pid namespace, and no such
+  pid (a process in another container with the same hostname is never judged from here).
+- Renewal and storing are fenced: each checks, in one script, that the claim is still its owner's. An owner that
+  lost its claim (a pause longer than the lease) stops renewing it and does not store over the process that took
+  it over, or over an answer already stored; ``lost`` holds their keys.
+- A call whose claim another process holds does not wait in its concurrency slot: ``try_claim`` says "busy" and
+  the caller goes on with other prompts, coming back to ``claim`` (which waits) when it has nothing else to do.
+- A claim is released when its call fails or is cancelled (``arelease``, off the event loop's thread for
+  diskcache), so a batch cancelled in a notebook (``asyncio.wait_for`` timing out) leaves no claim behind.
 
 ``copy_cache(src, dst)`` copies the answers of one store into the other (``olakit cache copy``).
 """
@@ -22,6 +37,7 @@ import os
 import socket
 import threading
 import urllib.parse
+import uuid
 from pathlib import Path
 
 from olakit.env import environment, user_dir
@@ -34,6 +50,8 @@ REDIS_CLAIM = "olakit:inflight:"
 CLAIM_LEASE = 30.0
 """Seconds a Redis claim lives unless its owner renews it (every third of that while its call runs)."""
 REDIS_SCHEMES = ("redis", "rediss", "unix")
+POLL = 0.05
+"""Seconds between two looks at a claim another process holds."""
 
 
 class CacheError(OlakitError):
@@ -58,6 +76,62 @@ def alive(pid) -> bool:
     except (PermissionError, ValueError, TypeError, OverflowError):
         return True
     return True
+
+
+def _read(path: str) -> str:
+    try:
+        return Path(path).read_text().strip()
+    except OSError:
+        return ""
+
+
+def _pid_namespace() -> str:
+    try:
+        return str(os.stat("/proc/self/ns/pid").st_ino)
+    except OSError:
+        return ""
+
+
+_TOKEN: tuple[int, str] | None = None
+
+
+def owner_token() -> str:
+    """This process's claim owner token: ``host|boot id|pid namespace|pid|random``. The random part makes it unique;
+    the rest says where the owner runs (``local_pid``). Made again in a forked child.
+
+    >>> owner_token() == owner_token() and owner_token().split("|")[3] == str(os.getpid())
+    True
+    """
+    global _TOKEN
+    if _TOKEN is None or _TOKEN[0] != os.getpid():
+        boot = _read("/proc/sys/kernel/random/boot_id")
+        _TOKEN = (os.getpid(), f"{socket.gethostname()}|{boot}|{_pid_namespace()}|{os.getpid()}|{uuid.uuid4().hex}")
+    return _TOKEN[1]
+
+
+def local_pid(owner: str) -> int | None:
+    """The pid of a claim's owner when it runs where this process can see its pids (the same host, kernel and pid
+    namespace, all known), else None: its death can then only be told by its lease lapsing.
+
+    >>> local_pid(owner_token()) == os.getpid(), local_pid("otherhost|b|1|42|x"), local_pid("host:42")
+    (True, None, None)
+    """
+    parts = owner.split("|")
+    if len(parts) != 5:
+        return None  # another format (an older olakit's host:pid): trust its lease only
+    mine = owner_token().split("|")
+    if parts[:3] != mine[:3] or not all(parts[:3]):
+        return None
+    try:
+        return int(parts[3])
+    except ValueError:
+        return None
+
+
+def gone(owner) -> bool:
+    """Whether a claim's owner is provably dead (see ``local_pid``)."""
+    pid = local_pid(str(owner))
+    return pid is not None and not alive(pid)
 
 
 def redact(url: str) -> str:
@@ -95,6 +169,9 @@ class AnswerCache:
         self.directory = Path(directory) if directory else default_cache_dir()
         self.location = str(self.directory)
         self._store = None
+        self.owner = owner_token()
+        self.lost: set[str] = set()
+        """Keys whose claim this process lost (it lapsed): its answer was not stored as its own."""
 
     @property
     def store(self):
@@ -119,39 +196,64 @@ class AnswerCache:
         """Every answer's key (claims left out)."""
         return (k for k in self.store.iterkeys() if not str(k).startswith(INFLIGHT))
 
-    async def claim(self, key: str, expire: float) -> dict | None:
-        """Claim a key for this process: None when claimed, or the answer another process stored meanwhile.
+    async def try_claim(self, key: str, expire: float) -> tuple[bool, dict | None]:
+        """One attempt to claim a key for this process: (True, None) when it is ours now, (False, answer) when
+        another process stored the answer meanwhile, (False, None) when another live process holds it.
 
-        The claim is an in-flight marker (an atomic ``add``); it is dropped by ``release``, lapses after
-        ``expire`` seconds, and is taken over when its process no longer exists (e.g. killed).
-        """
+        The claim is an in-flight marker (an atomic ``add``) holding the owner token; it is dropped by
+        ``release``, lapses after ``expire`` seconds, and is taken over when its owner is provably gone."""
         marker = INFLIGHT + key
         while True:
-            if self.store.add(marker, os.getpid(), expire=expire):
+            if self.store.add(marker, self.owner, expire=expire):
                 hit = self.get(key)  # stored by the previous owner just before its marker went
                 if hit is not None:
                     self.release(key)
-                return hit
+                return hit is None, hit
             hit = self.get(key)
             if hit is not None:
-                return hit
+                return False, hit
             owner = self.store.get(marker)
             if owner is None:
                 continue
-            if owner == os.getpid():
-                return None  # this process already calls it (another batch); no wait on ourselves
-            if not alive(owner):
+            if owner == self.owner:
+                return True, None  # this process already calls it (another batch); no wait on ourselves
+            if gone(owner):
                 self.store.delete(marker)
                 continue
-            await asyncio.sleep(0.05)
+            return False, None
+
+    async def claim(self, key: str, expire: float) -> dict | None:
+        """Claim a key, waiting while another live process holds it: None when ours, else the answer stored."""
+        while True:
+            mine, hit = await self.try_claim(key, expire)
+            if mine or hit is not None:
+                return hit
+            await asyncio.sleep(POLL)
 
     def release(self, key: str) -> None:
-        self.store.delete(INFLIGHT + key)
+        """Drop this process's claim on a key (another's is left alone)."""
+        marker = INFLIGHT + key
+        with self.store.transact():
+            if self.store.get(marker) == self.owner:
+                self.store.delete(marker)
+
+    async def arelease(self, key: str) -> None:
+        """release off the event loop (an SQLite commit may take a while)."""
+        await asyncio.to_thread(self.release, key)
 
     def store_answer(self, key: str, answer: dict) -> None:
-        """Store an answer and drop the claim on it."""
-        self.set(key, answer)
-        self.release(key)
+        """Store an answer and drop this process's claim on it; a claim another process took over meanwhile (this
+        one's lapsed) is left alone, and an answer already stored is kept (``lost`` holds the key)."""
+        marker = INFLIGHT + key
+        with self.store.transact():
+            owner = self.store.get(marker)
+            if owner == self.owner:
+                self.set(key, answer)
+                self.store.delete(marker)
+            else:
+                if owner is None and self.get(key) is None:
+                    self.set(key, answer)
+                self.lost.add(key)
 
     async def astore_answer(self, key: str, answer: dict) -> None:
         """store_answer off the event loop (an SQLite commit may take a while)."""
@@ -168,18 +270,46 @@ class AnswerCache:
 
 # delete a claim only if it is still ours (a lapsed claim may have been taken over meanwhile)
 _RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end"
+# renew a claim only if it is still ours: 1 renewed, 0 lost
+_RENEW = (
+    "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end"
+)
 # one round trip to claim: set the claim if absent; either way return whether we hold it, the answer if one was
 # stored meanwhile, and the claim's owner
 _CLAIM = """
 local held = redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2])
 return {held and 1 or 0, redis.call('get', KEYS[2]), redis.call('get', KEYS[1])}
 """
-# one round trip to store an answer and drop our claim on it
+# one round trip to store an answer and drop our claim on it, fenced: 1 stored under our claim; 0 our claim had
+# lapsed: stored only if nobody holds the key now and no answer is there yet
 _STORE = """
-redis.call('set', KEYS[2], ARGV[2])
-if redis.call('get', KEYS[1]) == ARGV[1] then redis.call('del', KEYS[1]) end
-return 1
+local owner = redis.call('get', KEYS[1])
+if owner == ARGV[1] then
+  redis.call('set', KEYS[2], ARGV[2])
+  redis.call('del', KEYS[1])
+  return 1
+end
+if not owner then redis.call('set', KEYS[2], ARGV[2], 'NX') end
+return 0
 """
+
+
+def claim_key(key: str) -> str:
+    """The Redis key of a claim: hash-tagged with its answer's key, so both fall in one Redis Cluster slot.
+
+    >>> claim_key("ab12")
+    'olakit:inflight:{olakit:answer:ab12}'
+    """
+    return f"{REDIS_CLAIM}{{{REDIS_ANSWER}{key}}}"
+
+
+def key_of_claim(marker: str) -> str:
+    """The cache key of a claim (``claim_key``'s inverse).
+
+    >>> key_of_claim(claim_key("ab12"))
+    'ab12'
+    """
+    return marker[len(REDIS_CLAIM) + 1 + len(REDIS_ANSWER) : -1]
 
 
 def _connection_options(retry_class) -> dict:
@@ -208,7 +338,10 @@ class RedisCache:
         self.url = url
         self.location = redact(url)
         self.directory = None
-        self.owner = f"{socket.gethostname()}:{os.getpid()}"
+        self.owner = owner_token()
+        self.lost: set[str] = set()
+        """Keys whose claim this process lost (a pause longer than the lease): no longer renewed, and its answer not
+        stored over another process's (see the module docstring)."""
         self._store = None
         self._scripts: dict = {}
         self._aclients: dict = {}  # event loop -> (redis.asyncio client, its scripts): claims and stores never block
@@ -233,7 +366,9 @@ class RedisCache:
                     f"there or unset OLAKIT_CACHE_URL"
                 ) from None
             self._store = client
-            self._scripts = {"release": client.register_script(_RELEASE)}
+            self._scripts = {
+                name: client.register_script(src) for name, src in (("release", _RELEASE), ("renew", _RENEW))
+            }
         return self._store
 
     async def _ascripts(self) -> dict:
@@ -246,7 +381,8 @@ class RedisCache:
         if loop not in self._aclients:
             self.store  # noqa: B018 -- reachable, or one CacheError
             client = redis.asyncio.Redis.from_url(self.url, **_connection_options(redis.asyncio.retry.Retry))
-            scripts = {name: client.register_script(src) for name, src in (("claim", _CLAIM), ("store", _STORE))}
+            sources = (("claim", _CLAIM), ("store", _STORE), ("release", _RELEASE))
+            scripts = {name: client.register_script(src) for name, src in sources}
             self._aclients[loop] = (client, scripts)
         return self._aclients[loop][1]
 
@@ -282,42 +418,50 @@ class RedisCache:
         n = len(REDIS_ANSWER)
         return (k.decode()[n:] for k in self.store.scan_iter(match=REDIS_ANSWER + "*", count=1000))
 
-    async def claim(self, key: str, expire: float) -> dict | None:
-        """Claim a key for this process (SET NX with a lease, renewed while the call runs): None when claimed, or
-        the answer another process, on any machine, stored meanwhile. ``expire`` is not used: a lease lapses
-        CLAIM_LEASE seconds after its owner stops renewing it. One round trip when the key is free."""
-        marker, lease_ms = REDIS_CLAIM + key, int(CLAIM_LEASE * 1000)
+    async def try_claim(self, key: str, expire: float) -> tuple[bool, dict | None]:
+        """One attempt to claim a key for this process (SET NX with a lease, renewed while the call runs): (True,
+        None) when it is ours, (False, answer) when another process, on any machine, stored it meanwhile, (False,
+        None) when another process holds it. ``expire`` is not used: a lease lapses CLAIM_LEASE seconds after its
+        owner stops renewing it. One round trip when the key is free."""
+        marker, lease_ms = claim_key(key), int(CLAIM_LEASE * 1000)
         scripts = await self._ascripts()
         while True:
             held, raw, owner = await scripts["claim"](keys=[marker, REDIS_ANSWER + key], args=[self.owner, lease_ms])
             hit = None if raw is None else json.loads(raw)
             if held:
                 if hit is not None:  # stored by the previous owner just before its claim went
-                    self.release(key)
+                    await self.arelease(key)
                 else:
                     self._held.add(marker)
                     if self._renewer is None:
                         self._renewer = threading.Thread(target=self._renew, args=(lease_ms,), daemon=True)
                         self._renewer.start()
-                return hit
+                return hit is None, hit
             if hit is not None:
-                return hit
+                return False, hit
             if owner is None:
                 continue
             owner = owner.decode()
             if owner == self.owner:
-                return None  # this process already calls it (another batch); no wait on ourselves
-            host, _, pid = owner.rpartition(":")
-            if host == socket.gethostname() and not alive(pid):
-                self._scripts["release"](keys=[marker], args=[owner])  # its owner here is gone: take it over
+                return True, None  # this process already calls it (another batch); no wait on ourselves
+            if gone(owner):  # its owner here is provably gone: take it over
+                await scripts["release"](keys=[marker], args=[owner])
                 continue
-            await asyncio.sleep(0.05)
+            return False, None
+
+    async def claim(self, key: str, expire: float) -> dict | None:
+        """Claim a key, waiting while another process holds it: None when ours, else the answer it stored."""
+        while True:
+            mine, hit = await self.try_claim(key, expire)
+            if mine or hit is not None:
+                return hit
+            await asyncio.sleep(POLL)
 
     async def astore_answer(self, key: str, answer: dict) -> None:
         """Store an answer and drop this process's claim on it; returns once it is stored. The answers that arrive
         while a write is under way go together in the next one (one pipelined round trip), so a burst of answers
         needs one connection and one round trip, not one each."""
-        self._held.discard(REDIS_CLAIM + key)
+        self._held.discard(claim_key(key))
         loop = asyncio.get_running_loop()
         waiting, writer = self._writes.get(loop, ([], None))
         done = loop.create_future()
@@ -338,9 +482,10 @@ class RedisCache:
                 async with client.pipeline(transaction=False) as pipe:
                     for key, raw, _ in batch:
                         await scripts["store"](
-                            keys=[REDIS_CLAIM + key, REDIS_ANSWER + key], args=[self.owner, raw], client=pipe
+                            keys=[claim_key(key), REDIS_ANSWER + key], args=[self.owner, raw], client=pipe
                         )
-                    await pipe.execute()
+                    stored = await pipe.execute()
+                self.lost.update(key for (key, _, _), ours in zip(batch, stored) if not ours)
                 outcome = None
             except Exception as exc:  # each waiting store fails with it (the caller logs; nothing half-written)
                 outcome = exc
@@ -355,21 +500,35 @@ class RedisCache:
     def _renew(self, lease_ms: int) -> None:
         """Renew every claim this process holds, each third of a lease, until the cache is closed."""
         while not self._closing.wait(CLAIM_LEASE / 3):
-            held = list(self._held)
-            if not held:
-                continue
+            self.renew_held(lease_ms)
+
+    def renew_held(self, lease_ms: int) -> None:
+        """One renewal of every claim held, fenced: a claim no longer this process's is dropped and counted lost."""
+        held = list(self._held)
+        if held:
             try:
                 with self.store.pipeline(transaction=False) as pipe:
                     for marker in held:
-                        pipe.pexpire(marker, lease_ms)
-                    pipe.execute()
+                        self._scripts["renew"](keys=[marker], args=[self.owner, lease_ms], client=pipe)
+                    renewed = pipe.execute()
             except Exception:  # Redis away: these leases lapse; each call's own outcome decides what is stored
-                continue
+                return
+            for marker, ours in zip(held, renewed):
+                if not ours and marker in self._held:  # lapsed, maybe taken over: ours no more
+                    self._held.discard(marker)
+                    self.lost.add(key_of_claim(marker))
 
     def release(self, key: str) -> None:
-        self._held.discard(REDIS_CLAIM + key)
+        """Drop this process's claim on a key (another's is left alone); blocking: see ``arelease``."""
+        self._held.discard(claim_key(key))
         self.store  # noqa: B018
-        self._scripts["release"](keys=[REDIS_CLAIM + key], args=[self.owner])
+        self._scripts["release"](keys=[claim_key(key)], args=[self.owner])
+
+    async def arelease(self, key: str) -> None:
+        """release on this event loop's asyncio client: the loop goes on meanwhile."""
+        self._held.discard(claim_key(key))
+        scripts = await self._ascripts()
+        await scripts["release"](keys=[claim_key(key)], args=[self.owner])
 
     def close(self) -> None:
         self._held.clear()

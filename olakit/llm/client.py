@@ -191,16 +191,27 @@ class LLM(Completes):
             cached=True,
         )
 
-    async def _call(self, client, sem: asyncio.Semaphore, request: Request, key: str, writes: _Writes) -> Result:
-        attempts = 0
+    async def _call(
+        self, client, sem: asyncio.Semaphore, request: Request, key: str, writes: _Writes, wait: bool = False
+    ) -> Result | None:
+        """One request through its claim: its answer (paid here, or stored by another process meanwhile), a failed
+        Result, or, when another process holds its claim and ``wait`` is False, None (the caller comes back to it
+        with ``wait=True`` once it has nothing else to do: a wait never holds a concurrency slot)."""
+        attempts, claimed = 0, False
         start = time.perf_counter()
         # a claim lapses after the longest a call can take (every attempt timing out, every wait at its cap)
         expire = self.timeout * self.max_attempts + 2 * self.max_backoff * self.max_attempts
         try:
-            async with sem:
+            if wait:
                 other = await self.answers.claim(key, expire)
-                if other is not None:  # another process made this call meanwhile
-                    return self._from_cache(key, other)
+                claimed = other is None
+            else:
+                claimed, other = await self.answers.try_claim(key, expire)
+            if other is not None:  # another process made this call meanwhile
+                return self._from_cache(key, other)
+            if not claimed:
+                return None
+            async with sem:
                 while True:  # retried on 429, 5xx, timeouts and garbage (olakit.llm.retry), up to max_attempts
                     attempts += 1
                     t0 = time.perf_counter()
@@ -230,11 +241,13 @@ class LLM(Completes):
                         if attempts >= self.max_attempts or not retryable(exc):
                             raise
                         await asyncio.sleep(backoff(attempts, exc, self.backoff, self.max_backoff))
+        except asyncio.CancelledError:  # e.g. asyncio.wait_for timing out in a notebook: let others make this call
+            if claimed:
+                await self._release(key)
+            raise
         except Exception as exc:  # recorded as a failed result (never cached); the batch goes on
-            try:
-                self.answers.release(key)
-            except Exception:  # the cache itself failed (e.g. Redis went away); its claim lapses
-                pass
+            if claimed:
+                await self._release(key)
             log.debug("call failed after %d attempts: %s", attempts, describe(exc))  # one summary per batch
             return Result(key=key, error=describe(exc), attempts=attempts, latency=time.perf_counter() - start)
         pt = usage.get("prompt_tokens") if isinstance(usage, dict) else None
@@ -261,6 +274,14 @@ class LLM(Completes):
             cached=False,
             attempts=attempts,
         )
+
+    async def _release(self, key: str) -> None:
+        """Drop this process's claim on a key, even while the call is being cancelled; a cache that failed lets
+        the claim lapse."""
+        try:
+            await asyncio.shield(self.answers.arelease(key))
+        except (Exception, asyncio.CancelledError):
+            pass
 
     def _client(self):
         """The openai client of the running event loop (connections stay open between batches)."""
@@ -316,12 +337,20 @@ class LLM(Completes):
                 queue = deque([i] for i in todo)
 
             writes = _Writes(self.concurrency)
+            deferred: deque[int] = deque()  # prompts another process is calling: looked at again at the end
 
             async def worker() -> None:  # one lane at a time, its calls one after another
                 while queue:
                     for i in queue.popleft():
                         results[i] = await self._call(client, sem, requests[i], keys[i], writes)
-                        bar.update(1)
+                        if results[i] is None:
+                            deferred.append(i)
+                        else:
+                            bar.update(1)
+                while deferred:  # nothing else to do: wait for the other process's answers (or their claims)
+                    i = deferred.popleft()
+                    results[i] = await self._call(client, sem, requests[i], keys[i], writes, wait=True)
+                    bar.update(1)
 
             try:
                 await asyncio.gather(*(worker() for _ in range(min(self.concurrency, len(queue)))))
