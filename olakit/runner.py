@@ -21,6 +21,7 @@ import pandas as pd
 from olakit.data.records import save_records, to_frame
 from olakit.errors import OlakitError
 from olakit.llm.answerer import Answerer, Counted
+from olakit.llm.client import CACHE_UNAVAILABLE
 from olakit.types import Record
 
 
@@ -35,6 +36,11 @@ def calls_failed(n: int, of: int, what: str, error: str | None = None) -> CallsF
     '2 of 6 calls (answers) failed after retries (APITimeoutError: timed out)'
     """
     cause = f" ({error})" if error else ""
+    if error and error.startswith(CACHE_UNAVAILABLE):  # nothing could be cached: do not promise it was
+        return CallsFailed(
+            f"{n} of {of} calls ({what}) were not made: {error}; nothing was paid or written. Rerun once the cache "
+            "is back"
+        )
     return CallsFailed(
         f"{n} of {of} calls ({what}) failed after retries{cause}; nothing was written. Rerun: the answers already "
         "received are cached and only the missing calls are made"

@@ -30,19 +30,21 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_redis(folder, port: int | None = None):
-    """A real redis-server (Debian's package; `make test` installs it), without persistence."""
+def start_redis(folder, port: int | None = None, *options: str, password: str | None = None):
+    """A real redis-server (Debian's package; `make test` installs it), without persistence unless ``options`` ask
+    for it (e.g. "--appendonly", "yes"), and with ``requirepass`` when a password is given."""
     exe = shutil.which("redis-server")
     assert exe, "redis-server is not installed: `make redis` (run by `make test`) installs Debian's package"
     port = port or free_port()
+    settings = ["--save", "", "--appendonly", "no", *options, *(["--requirepass", password] if password else [])]
     proc = subprocess.Popen(
-        [exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", str(folder)],
+        [exe, "--port", str(port), "--bind", "127.0.0.1", "--dir", str(folder), *settings],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
     import redis
 
-    client = redis.Redis(port=port)
+    client = redis.Redis(port=port, password=password)
     for _ in range(100):
         try:
             client.ping()
@@ -50,7 +52,7 @@ def start_redis(folder, port: int | None = None):
         except redis.ConnectionError:
             time.sleep(0.05)
     client.close()
-    return proc, f"redis://127.0.0.1:{port}/0"
+    return proc, f"redis://{f':{password}@' if password else ''}127.0.0.1:{port}/0"
 
 
 @pytest.fixture
@@ -531,3 +533,78 @@ def test_claim_and_answer_of_a_key_fall_in_one_cluster_slot():
 
     for key in ("0" * 64, "ab" * 32, "f00d"):
         assert key_slot(claim_key(key).encode()) == key_slot((REDIS_ANSWER + key).encode())
+
+
+@pytest.mark.parametrize(("persistence", "paid_again"), [("none", 20), ("aof", 0)])
+def test_a_redis_restart_loses_the_answers_unless_it_keeps_an_append_only_file(tmp_path, persistence, paid_again):
+    """Redis killed and restarted mid-sweep: without persistence it comes back empty and every answer is paid
+    again (11 of 40 prompts paid twice in the outside check); with the append-only file the recipe sets up
+    (appendonly yes, appendfsync everysec or always), none is."""
+
+    options = ("--appendonly", "yes", "--appendfsync", "always") if persistence == "aof" else ()
+    port = free_port()
+    proc, url = start_redis(tmp_path, port, *options)
+    env = {**os.environ, "OLAKIT_CACHE_URL": url}
+    script = textwrap.dedent("""
+        import sys
+        from olakit.llm import LLM, Endpoint, Request
+        with LLM(Endpoint(sys.argv[1], "fake"), progress=False) as llm:
+            print(sum(not r.cached for r in llm.batch([Request.make(f"p{i}") for i in range(20)])))
+    """)
+    with Loopback() as srv:
+        first = subprocess.run([sys.executable, "-c", script, srv.base_url], capture_output=True, text=True, env=env)
+        assert first.stdout.split() == ["20"], first.stderr[-2000:]
+        proc.send_signal(signal.SIGKILL)  # a crash, not a clean shutdown
+        proc.wait(timeout=10)
+        proc, _ = start_redis(tmp_path, port, *options)
+        again = subprocess.run([sys.executable, "-c", script, srv.base_url], capture_output=True, text=True, env=env)
+    proc.terminate()
+    proc.wait(timeout=10)
+    assert again.stdout.split() == [str(paid_again)] and srv.requests == 20 + paid_again
+
+
+def test_a_password_protected_redis_works_and_a_wrong_password_is_one_clear_error(tmp_path, monkeypatch):
+    """The recipe's Redis has a password (requirepass; an ACL user works the same way in the URL): the kit
+    connects with it, and a wrong one is refused in one line that does not show it."""
+    proc, url = start_redis(tmp_path, None, password="s3cret-pw")
+    try:
+        monkeypatch.setenv("OLAKIT_CACHE_URL", url)
+        with Loopback() as srv, LLM(Endpoint(srv.base_url, "fake"), progress=False) as llm:
+            assert all(r.ok for r in llm.batch([Request.make("a"), Request.make("b")]))
+            assert llm.batch([Request.make("a")])[0].cached
+        monkeypatch.setenv("OLAKIT_CACHE_URL", url.replace("s3cret-pw", "wrong-pw"))
+        with pytest.raises(
+            CacheError, match=r"redis://:\*\*\*@127\.0\.0\.1:\d+/0 \(OLAKIT_CACHE_URL\) is unreachable"
+        ) as e:
+            LLM(Endpoint("http://127.0.0.1:9/v1", "fake"))
+        assert "wrong-pw" not in str(e.value) and "s3cret" not in str(e.value)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def test_a_sweep_with_its_redis_down_says_so_in_one_line_before_anything_starts(tmp_path, monkeypatch, capsys):
+    """Redis gone: the sweep once started the cluster and its kernels, then exited after ~22 s saying "the answers
+    already received are cached". Now one line names the unreachable cache first; no run starts."""
+    from olakit.cli import main
+
+    url = f"redis://127.0.0.1:{free_port()}/0"
+    monkeypatch.setenv("OLAKIT_CACHE_URL", url)
+    monkeypatch.setenv("OLAKIT_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("OLAKIT_MODEL", "fake")
+    spec = tmp_path / "s.yaml"
+    spec.write_text(SWEEP.format(run_id="down", executor="dask"))
+    code = main(["sweep", str(spec), "--runs-dir", str(tmp_path / "r"), "--results-dir", str(tmp_path / "o")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and err == [f"olakit: error: the answer cache at {url} (OLAKIT_CACHE_URL) is unreachable: "
+                                 + err[0].split("is unreachable: ", 1)[1]]  # fmt: skip
+    assert "Rerun" not in err[0] and not (tmp_path / "r").exists() and not (tmp_path / "o").exists()
+
+
+def test_calls_not_made_because_the_cache_failed_do_not_promise_a_cached_rerun():
+    from olakit.runner import calls_failed
+
+    gone = calls_failed(6, 6, "answers", "answer cache unavailable at redis://h:6379/0: ConnectionError: refused")
+    assert "Rerun once the cache is back" in str(gone) and "already received are cached" not in str(gone)
+    failed = calls_failed(2, 6, "answers", "APITimeoutError: timed out")
+    assert "the answers already received are cached" in str(failed)

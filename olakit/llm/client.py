@@ -31,6 +31,8 @@ log = logging.getLogger("olakit")
 
 
 TRANSPORTS = ("auto", "aiohttp", "httpx")
+CACHE_UNAVAILABLE = "answer cache unavailable"
+"""How a call that was not made because the answer cache failed begins its error."""
 
 
 def http_client(transport: str = "auto"):
@@ -314,7 +316,7 @@ class LLM(Completes):
             hits = self.answers.get_many(keys)
         except Exception as exc:
             log.warning("the answer cache at %s failed: %s", self.cache_location, describe(exc))
-            return [Result(key=k, error=f"answer cache unavailable: {describe(exc)}") for k in keys]
+            return [Result(key=k, error=f"{CACHE_UNAVAILABLE} at {self.cache_location}: {describe(exc)}") for k in keys]
         results: list[Result | None] = [self._from_cache(k, hit) for k, hit in zip(keys, hits)]
         first: dict[str, int] = {}  # a request asked twice in one batch is called once
         for i, r in enumerate(results):
@@ -337,6 +339,7 @@ class LLM(Completes):
                 queue = deque([i] for i in todo)
 
             writes = _Writes(self.concurrency)
+            lost_before = len(self.answers.lost)
             deferred: deque[int] = deque()  # prompts another process is calling: looked at again at the end
 
             async def worker() -> None:  # one lane at a time, its calls one after another
@@ -365,6 +368,10 @@ class LLM(Completes):
             if failed:  # the terminal gets one line per batch, not one per call
                 error, n = failed.most_common(1)[0]
                 log.warning("%d of %d calls failed after retries (%d x %s)", failed.total(), len(todo), n, error)
+            lost = len(self.answers.lost) - lost_before
+            if lost:  # this process was paused past a claim's lease: another may have paid for the same prompt
+                log.warning("%d claims lapsed while their calls ran (a pause longer than the lease?): their answers "
+                            "were not stored over another process's", lost)  # fmt: skip
             if writes.failed:  # the cache went away: the answers are still returned (and recorded by the caller)
                 log.warning("%d answers not stored, the cache at %s failed: %s", writes.failed, self.cache_location,
                             writes.error)  # fmt: skip

@@ -36,7 +36,7 @@ from pathlib import Path
 from olakit.data.files import write_atomic
 from olakit.env import endpoint_vars, environment
 from olakit.errors import DataError
-from olakit.llm.cache import default_cache_dir, redact
+from olakit.llm.cache import default_cache_dir, open_cache, redact
 from olakit.llm.local import SLOTS, server_metrics
 from olakit.notebook import cluster
 from olakit.notebook.jobs import Job, execute, resolve_notebook
@@ -276,6 +276,12 @@ def run_sweep(
         raise DataError(
             "a Dask cluster's workers need a cache they all share: set OLAKIT_CACHE_URL=redis://HOST:6379/0"
         )
+    if environment().cache_url:  # Redis down: one line now, before a cluster, the model or a kernel starts
+        shared = open_cache()
+        try:
+            shared.store  # noqa: B018 -- connects and pings, or raises one CacheError naming the URL
+        finally:
+            shared.close()
     runs_dir, results_dir = Path(runs_dir).resolve(), Path(results_dir).resolve()  # the same path on every worker
     jobs = expand(spec, run_id, runs_dir, results_dir)
     for folder in (runs_dir / run_id, results_dir / run_id):
