@@ -99,7 +99,15 @@ def _parser() -> argparse.ArgumentParser:
     sw.add_argument("--results-dir", default="results", help="where outputs go (results/<run_id>/<name>/)")
     sw.add_argument("--figures-dir", default=None, help="also copy every run's figures here (<name>__<figure>)")
     sw.add_argument("--executor", choices=EXECUTORS, default=None, help="local processes (default) or dask tasks")
-    sw.add_argument("--scheduler", default=None, help="with dask: tcp://HOST:8786 (default: a LocalCluster here)")
+    sw.add_argument(
+        "--scheduler",
+        default=None,
+        help="with dask: tcp://HOST:8786 or HOST:8786 [default: $DASK_SCHEDULER_ADDRESS or dask's config, else a "
+        "LocalCluster here]",
+    )
+    sw.add_argument(
+        "--scheduler-file", default=None, help="with dask: the file `dask scheduler --scheduler-file` wrote"
+    )
 
     ca = sub.add_parser("cache", help="the answer cache").add_subparsers(dest="cache_cmd", required=True)
     cp = ca.add_parser("copy", help="copy every answer from one cache to another (a directory or redis://HOST/DB)")
@@ -213,6 +221,7 @@ def main(argv: list[str] | None = None) -> int:
                 figures_dir=args.figures_dir,
                 executor=args.executor,
                 scheduler=args.scheduler,
+                scheduler_file=args.scheduler_file,
             )
             for job in index["runs"]:
                 print(

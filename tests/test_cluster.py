@@ -308,46 +308,57 @@ def test_a_worker_killed_mid_sweep_is_rerun_and_nothing_is_paid_twice_but_calls_
     reruns = {r["name"]: r["worker"] for r in index["runs"]}
     print(f"killed worker pid {killed['pid']}; {killed['in_flight']} calls in flight, {twice} paid twice; {reruns}")
     assert twice <= killed["in_flight"]  # only calls in flight at the kill were paid again
+    assert sorted(r["attempts"] for r in index["runs"]) == [1, 2]  # the killed run's restart is counted
     results = tmp_path / "results"
     assert tables(results, "dask") == tables(results, "local")
 
 
-def test_cluster_input_errors_come_before_anything_runs(tmp_path, monkeypatch):
+def test_cluster_input_errors_come_before_anything_runs(tmp_path, monkeypatch, redis_url):
     spec = tmp_path / "s.yaml"
     spec.write_text(SWEEP.format(run_id="x", executor="local"))
+    dirs = {"runs_dir": tmp_path / "r", "results_dir": tmp_path / "o"}
     with pytest.raises(DataError, match="is for the dask executor"):
-        run_sweep(spec, scheduler="tcp://127.0.0.1:1", runs_dir=tmp_path / "r", results_dir=tmp_path / "o")
+        run_sweep(spec, scheduler="tcp://127.0.0.1:1", **dirs)
     with pytest.raises(DataError, match="need an endpoint they all reach"):
-        run_sweep(
-            spec, executor="dask", scheduler="tcp://127.0.0.1:1", runs_dir=tmp_path / "r", results_dir=tmp_path / "o"
-        )
+        run_sweep(spec, executor="dask", scheduler="tcp://127.0.0.1:1", **dirs)
     monkeypatch.setenv("OLAKIT_BASE_URL", "http://127.0.0.1:9/v1")
     monkeypatch.setenv("OLAKIT_MODEL", "fake")
     with pytest.raises(DataError, match="need a cache they all share: set OLAKIT_CACHE_URL"):
-        run_sweep(
-            spec, executor="dask", scheduler="tcp://127.0.0.1:1", runs_dir=tmp_path / "r", results_dir=tmp_path / "o"
-        )
-    monkeypatch.setenv("OLAKIT_CACHE_URL", "redis://127.0.0.1:1/0")
-    with pytest.raises(DataError, match=r"the Dask scheduler at tcp://127\.0\.0\.1:\d+ is unreachable"):
-        run_sweep(
-            spec,
-            executor="dask",
-            scheduler=f"tcp://127.0.0.1:{free_port()}",
-            runs_dir=tmp_path / "r",
-            results_dir=tmp_path / "o",
-        )
+        run_sweep(spec, executor="dask", scheduler="tcp://127.0.0.1:1", **dirs)
+    monkeypatch.setenv("OLAKIT_CACHE_URL", redis_url)
+    port = free_port()
+    with pytest.raises(DataError, match=rf"the Dask scheduler at tcp://127\.0\.0\.1:{port} is unreachable"):
+        run_sweep(spec, executor="dask", scheduler=f"tcp://127.0.0.1:{port}", **dirs)
+    # a bare HOST:PORT is a tcp address, as Dask reads it; Dask's own setting is read when none is given
+    with pytest.raises(DataError, match=rf"the Dask scheduler at tcp://127\.0\.0\.1:{port} is unreachable"):
+        run_sweep(spec, executor="dask", scheduler=f"127.0.0.1:{port}", **dirs)
+    monkeypatch.setenv("DASK_SCHEDULER_ADDRESS", f"127.0.0.1:{port}")
+    import dask
+
+    dask.config.refresh()
+    try:
+        with pytest.raises(DataError, match=rf"the Dask scheduler at tcp://127\.0\.0\.1:{port} is unreachable"):
+            run_sweep(spec, executor="dask", **dirs)
+    finally:
+        monkeypatch.delenv("DASK_SCHEDULER_ADDRESS")
+        dask.config.refresh()
+    with pytest.raises(DataError, match=r"the scheduler file .*nowhere\.json is not there"):
+        run_sweep(spec, executor="dask", scheduler_file=str(tmp_path / "nowhere.json"), **dirs)
+    (tmp_path / "scheduler.json").write_text(json.dumps({"address": f"tcp://127.0.0.1:{port}"}))
+    with pytest.raises(DataError, match=r"the scheduler file .*scheduler\.json is unreachable"):
+        run_sweep(spec, executor="dask", scheduler_file=str(tmp_path / "scheduler.json"), **dirs)
     with pytest.raises(DataError, match="give its address as tcp://HOST:8786"):
-        run_sweep(
-            spec, executor="dask", scheduler="127.0.0.1:8786", runs_dir=tmp_path / "r", results_dir=tmp_path / "o"
-        )
+        run_sweep(spec, executor="dask", scheduler="http://127.0.0.1:8786", **dirs)
     bad = tmp_path / "bad.yaml"
     bad.write_text(SWEEP.format(run_id="x", executor="slurm"))
     with pytest.raises(DataError, match="executor 'slurm'; use one of local, dask"):
-        run_sweep(bad, runs_dir=tmp_path / "r", results_dir=tmp_path / "o")
+        run_sweep(bad, **dirs)
     assert not (tmp_path / "r" / "x").exists() or not any((tmp_path / "r" / "x").iterdir())
 
 
-def test_a_worker_without_the_notebooks_or_data_is_named_before_anything_runs(tmp_path, monkeypatch):
+def test_a_worker_without_the_notebooks_or_data_is_named_before_anything_runs(tmp_path, monkeypatch, redis_url):
+    """Also the Dask user's own cluster: a Client made in Python (dask-jobqueue, dask-kubernetes) is taken as it is,
+    and left open."""
     from dask.distributed import Client, LocalCluster
 
     from olakit.notebook import cluster
@@ -355,19 +366,27 @@ def test_a_worker_without_the_notebooks_or_data_is_named_before_anything_runs(tm
     with Loopback() as srv:
         monkeypatch.setenv("OLAKIT_BASE_URL", srv.base_url)
         monkeypatch.setenv("OLAKIT_MODEL", "fake")
+        monkeypatch.setenv("OLAKIT_CACHE_URL", redis_url)
         spec = tmp_path / "s.yaml"
         spec.write_text(SWEEP.format(run_id="x", executor="dask"))
         # the workers of this cluster have no data: their OLAKIT_DATA_DIR names an empty folder
         (tmp_path / "empty").mkdir()
         lc = LocalCluster(
-            n_workers=1, threads_per_worker=1, dashboard_address=None, env={"OLAKIT_DATA_DIR": str(tmp_path / "empty")}
+            n_workers=1, threads_per_worker=1, dashboard_address=":0", env={"OLAKIT_DATA_DIR": str(tmp_path / "empty")}
         )
-        monkeypatch.setattr(cluster, "connect", lambda scheduler, workers: (Client(lc), None))
+        client = Client(lc)
         with pytest.raises(DataError, match=r"worker tcp://127\.0\.0\.1:\d+: no data for aqua, .* in .*empty"):
-            run_sweep(spec, runs_dir=tmp_path / "r", results_dir=tmp_path / "o")
+            run_sweep(spec, runs_dir=tmp_path / "r", results_dir=tmp_path / "o", client=client)
+        assert client.status == "running"  # the caller's client: not closed
+        client.close()
         lc.close()
         assert srv.requests == 0
     assert json.dumps(sorted(p.name for p in (tmp_path / "r" / "x").iterdir())) == "[]"
+    # a worker with another olakit or another data manifest is named too
+    other = {**cluster.fingerprint(), "olakit": "9.9.9", "data manifest": "0123456789abcdef"}
+    problems = cluster._check_worker([], [], [], "token", {}, other)
+    assert f"olakit {cluster.fingerprint()['olakit']} here, 9.9.9 on the sweep's machine" in problems
+    assert any(p.startswith("data manifest ") and "0123456789abcdef on the sweep's machine" in p for p in problems)
 
 
 # -- claims under faults (issue 23): each names what it prevents; the figures are paid prompts, counted at the server
@@ -569,9 +588,20 @@ def test_a_password_protected_redis_works_and_a_wrong_password_is_one_clear_erro
     proc, url = start_redis(tmp_path, None, password="s3cret-pw")
     try:
         monkeypatch.setenv("OLAKIT_CACHE_URL", url)
-        with Loopback() as srv, LLM(Endpoint(srv.base_url, "fake"), progress=False) as llm:
+        with Loopback() as srv, LLM(Endpoint(srv.base_url, "fake", identity="lb|fake"), progress=False) as llm:
             assert all(r.ok for r in llm.batch([Request.make("a"), Request.make("b")]))
             assert llm.batch([Request.make("a")])[0].cached
+        # an ACL user limited to olakit's keys, as the recipe in docs/sweeps.md creates one
+        import redis
+
+        admin = redis.Redis.from_url(url)
+        admin.execute_command("ACL", "SETUSER", "olakit", "on", ">user-pw", "~olakit:*", "+@read", "+@write",
+                              "+@scripting", "+ping")  # fmt: skip
+        admin.close()
+        monkeypatch.setenv("OLAKIT_CACHE_URL", url.replace(":s3cret-pw@", "olakit:user-pw@"))
+        with Loopback() as srv, LLM(Endpoint(srv.base_url, "fake", identity="lb|fake"), progress=False) as llm:
+            assert all(r.ok and not r.cached for r in llm.batch([Request.make("c"), Request.make("d")]))
+            assert llm.batch([Request.make("a")])[0].cached  # the answers stored with the password, read as the user
         monkeypatch.setenv("OLAKIT_CACHE_URL", url.replace("s3cret-pw", "wrong-pw"))
         with pytest.raises(
             CacheError, match=r"redis://:\*\*\*@127\.0\.0\.1:\d+/0 \(OLAKIT_CACHE_URL\) is unreachable"
@@ -608,3 +638,68 @@ def test_calls_not_made_because_the_cache_failed_do_not_promise_a_cached_rerun()
     assert "Rerun once the cache is back" in str(gone) and "already received are cached" not in str(gone)
     failed = calls_failed(2, 6, "answers", "APITimeoutError: timed out")
     assert "the answers already received are cached" in str(failed)
+
+
+ENV_PROBE = """
+import json, os
+from pathlib import Path
+
+Path(out_dir).mkdir(parents=True, exist_ok=True)
+names = ("OLAKIT_ANSWERER_MODEL", "OMP_NUM_THREADS")
+Path(out_dir, "env.json").write_text(json.dumps({k: os.environ.get(k) for k in names}))
+"""
+
+
+def test_a_sweep_leaves_the_workers_environment_as_it_was(tmp_path, monkeypatch, redis_url):
+    """Workers once kept each sweep's settings (os.environ.update, never undone): a later sweep that left
+    OLAKIT_ANSWERER_MODEL unset inherited the earlier one's. The settings now go to each notebook's kernel only.
+    One LocalCluster, started quiet and without a dashboard on :8787, runs both sweeps."""
+    import nbformat
+
+    from olakit.notebook import cluster
+
+    nb = nbformat.v4.new_notebook()
+    params = nbformat.v4.new_code_cell('source = "recorded"\nout_dir = "x"')
+    params.metadata["tags"] = ["parameters"]
+    nb.cells = [params, nbformat.v4.new_code_cell(ENV_PROBE)]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, tmp_path / "probe.ipynb")
+    spec = tmp_path / "s.yaml"
+    client, lc = cluster.connect(None, 1)
+    try:
+        assert lc.scheduler_info["services"].get("dashboard") != 8787
+        monkeypatch.setenv("OLAKIT_BASE_URL", "http://127.0.0.1:9/v1")
+        monkeypatch.setenv("OLAKIT_MODEL", "fake")
+        monkeypatch.setenv("OLAKIT_CACHE_URL", redis_url)
+        seen = []
+        for run_id, answerer in (("first", "model-of-the-first-sweep"), ("second", None)):
+            if answerer:
+                monkeypatch.setenv("OLAKIT_ANSWERER_BASE_URL", "http://127.0.0.1:9/v1")
+                monkeypatch.setenv("OLAKIT_ANSWERER_MODEL", answerer)
+            else:
+                monkeypatch.delenv("OLAKIT_ANSWERER_BASE_URL")
+                monkeypatch.delenv("OLAKIT_ANSWERER_MODEL")
+            spec.write_text(f"run_id: {run_id}\nexecutor: dask\nnotebooks:\n  - notebook: {tmp_path / 'probe.ipynb'}\n")
+            index = run_sweep(spec, runs_dir=tmp_path / "runs", results_dir=tmp_path / "results", client=client)
+            assert [r["status"] for r in index["runs"]] == ["ok"], index["runs"][0]["error"]
+            seen.append(json.loads((tmp_path / "results" / run_id / "probe" / "env.json").read_text()))
+        assert seen[0]["OLAKIT_ANSWERER_MODEL"] == "model-of-the-first-sweep" and seen[0]["OMP_NUM_THREADS"]
+        assert seen[1]["OLAKIT_ANSWERER_MODEL"] is None
+        assert set(client.run(lambda: os.environ.get("OLAKIT_ANSWERER_MODEL")).values()) == {None}
+    finally:
+        client.close()
+        lc.close()
+
+
+def test_a_local_cluster_starts_without_log_lines():
+    code = textwrap.dedent("""
+        import logging
+        logging.basicConfig(level=logging.WARNING)
+        from olakit.notebook import cluster
+        client, lc = cluster.connect(None, 1)
+        print(client.submit(sum, [1, 2]).result())
+        client.close(); lc.close()
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout.split() == ["3"]
+    assert [ln for ln in out.stderr.splitlines() if "INFO" in ln or "dashboard" in ln] == [], out.stderr[-2000:]

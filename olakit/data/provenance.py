@@ -57,7 +57,8 @@ def package_versions(names: Sequence[str] = PACKAGES) -> dict[str, str | None]:
     return out
 
 
-def _commit() -> str | None:
+def commit() -> str | None:
+    """The git commit of the checkout olakit runs from, or None (an installed wheel, no git)."""
     try:
         return (
             subprocess.run(
@@ -95,5 +96,5 @@ def manifest(notebook: str, parameters: dict, records: pd.DataFrame, info: dict)
         "seeds": {k: v for k, v in parameters.items() if "seed" in k},
         "packages": package_versions(),
         "python": platform.python_version(),
-        "olakit_commit": _commit(),
+        "olakit_commit": commit(),
     }

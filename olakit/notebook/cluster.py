@@ -1,17 +1,25 @@
-"""A sweep's notebook runs as Dask tasks (``olakit sweep --executor dask [--scheduler tcp://HOST:8786]``).
+"""A sweep's notebook runs as Dask tasks (``olakit sweep --executor dask``).
+
+The cluster, as Dask users name one (``connect``): a ``Client`` given from Python (``run_sweep(client=...)``, e.g.
+from dask-jobqueue or dask-kubernetes), ``--scheduler ADDRESS`` (``tcp://HOST:8786``, or a bare ``HOST:8786``),
+``--scheduler-file FILE`` (what ``dask scheduler --scheduler-file`` writes), Dask's own ``scheduler-address`` setting
+(``DASK_SCHEDULER_ADDRESS``, or the dask config files), else a ``LocalCluster`` of worker processes on this
+machine, quiet and without a dashboard.
 
 Each run is one task that runs papermill on a worker; its outputs go to the sweep's directories, which must be paths
-every worker sees (checked before anything runs, as are the notebooks and the data on every worker). Without a
-scheduler address a ``LocalCluster`` of worker processes is started on this machine. A task whose worker dies is
-run again by Dask on another worker; the answer cache (Redis, ``OLAKIT_CACHE_URL``, for workers on several
-machines) keeps the calls already paid.
+every worker sees. Before anything runs, every worker is checked (``preflight``): the notebooks, the data, the
+output folders, and the same olakit (version and commit) and data manifest as this machine. A task whose worker dies
+is run again by Dask on another worker, and the index counts the attempts; the answer cache (Redis,
+``OLAKIT_CACHE_URL``, for workers on several machines) keeps the calls already paid.
 
 A task carries the sweep's non-secret settings (endpoint URL and model, cache URL or directory, data directory,
-thread limits); API keys are never sent: each worker reads its own from its environment.
+thread limits) to its notebook's kernel only: the worker's own environment is left as it was, so one sweep's
+settings never reach the next. API keys are never sent: each worker reads its own from its environment.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import uuid
@@ -19,7 +27,10 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
+import olakit
+from olakit.data.files import RESOURCES
 from olakit.data.loaders import resolve_data_dir
+from olakit.data.provenance import commit
 from olakit.errors import DataError, require_extra
 from olakit.notebook.jobs import Job, execute, resolve_notebook
 
@@ -36,38 +47,89 @@ PASSED_ON = (
 """The settings a task takes to its worker (never a key: OLAKIT_*_API_KEY stays on each machine)."""
 
 
-def connect(scheduler: str | None, workers: int):
-    """A Dask client: to the scheduler at ``scheduler``, or to a new LocalCluster of ``workers`` processes (one
-    thread each); DataError when the scheduler cannot be reached. Returns (client, cluster or None)."""
+SCHEMES = ("tcp", "tls", "inproc", "ucx", "ws", "wss")
+
+
+def scheduler_address(scheduler: str | None = None) -> str | None:
+    """The scheduler to use: ``scheduler`` as given, else Dask's own ``scheduler-address`` setting
+    (``DASK_SCHEDULER_ADDRESS`` or the dask config files); a bare ``HOST:PORT`` is a tcp address.
+
+    >>> scheduler_address("10.0.0.5:8786"), scheduler_address("tls://a:8786")
+    ('tcp://10.0.0.5:8786', 'tls://a:8786')
+    """
+    if not scheduler:
+        import dask
+
+        scheduler = dask.config.get("scheduler-address", None)
+    if not scheduler:
+        return None
+    scheme, sep, rest = str(scheduler).partition("://")
+    if not sep:
+        return f"tcp://{scheduler}"
+    if scheme not in SCHEMES:
+        raise DataError(f"scheduler {scheduler!r}: give its address as tcp://HOST:8786 (or HOST:8786)")
+    return scheduler
+
+
+def connect(scheduler: str | None, workers: int, scheduler_file: str | None = None):
+    """A Dask client: to the scheduler of ``scheduler_file`` or at ``scheduler_address(scheduler)``, else to a new
+    LocalCluster of ``workers`` processes (one thread each, no dashboard, no log lines); DataError when the
+    scheduler cannot be reached. Returns (client, the LocalCluster or None)."""
     dd = require_extra("dask.distributed", "cluster", "the dask executor")
+    logging.getLogger("distributed").setLevel(logging.ERROR)  # a LocalCluster's start and stop: 35 INFO lines
     Client, LocalCluster = dd.Client, dd.LocalCluster
 
-    if scheduler:
-        if not scheduler.startswith(("tcp://", "tls://", "inproc://", "ucx://")):
-            raise DataError(f"scheduler {scheduler!r}: give its address as tcp://HOST:8786")
+    if scheduler_file and not Path(scheduler_file).is_file():  # dask's Client would wait for it to appear
+        raise DataError(
+            f"the scheduler file {scheduler_file} is not there: start `dask scheduler --scheduler-file "
+            f"{scheduler_file}` first, on a file system this machine sees"
+        )
+    address = None if scheduler_file else scheduler_address(scheduler)
+    if scheduler_file or address:
+        where = f"the scheduler file {scheduler_file}" if scheduler_file else f"the Dask scheduler at {address}"
         try:
-            return Client(scheduler, timeout="5s"), None
-        except (OSError, TimeoutError) as exc:
+            if scheduler_file:
+                return Client(scheduler_file=scheduler_file, timeout="5s"), None
+            return Client(address, timeout="5s"), None
+        except (OSError, TimeoutError, ValueError) as exc:
             raise DataError(
-                f"the Dask scheduler at {scheduler} is unreachable ({exc}); start it with "
-                f"`dask scheduler` there, or leave out --scheduler for a local cluster"
+                f"{where} is unreachable ({exc}); start it with `dask scheduler` there, or give no scheduler for a "
+                "local cluster"
             ) from None
     cluster = LocalCluster(
         n_workers=workers,
         threads_per_worker=1,
         processes=True,
-        dashboard_address=None,
+        dashboard_address=":0",  # None still binds :8787 for the scheduler's HTTP routes
+        scheduler_kwargs={"dashboard": False},
         silence_logs=logging.ERROR,
     )
     return Client(cluster), cluster
 
 
-def _check_worker(notebooks: Sequence[str], datasets: Sequence[str], folders: Sequence[str], token: str, env) -> list:
-    """On a worker, with the sweep's settings: what it lacks to run the sweep (notebooks, data, shared folders)."""
-    os.environ.update(env)
-    problems = [f"notebook {nb} not found" for nb in notebooks if not resolve_notebook(nb).is_file()]
+def fingerprint() -> dict[str, str | None]:
+    """What every worker must share with this machine: olakit's version and commit (None outside a git checkout)
+    and the sha256 of the data manifest (olakit/resources/manifest.json)."""
+    return {
+        "olakit": olakit.__version__,
+        "commit": commit(),
+        "data manifest": hashlib.sha256((RESOURCES / "manifest.json").read_bytes()).hexdigest()[:16],
+    }
+
+
+def _check_worker(
+    notebooks: Sequence[str], datasets: Sequence[str], folders: Sequence[str], token: str, env, here: dict
+) -> list:
+    """On a worker, with the sweep's settings (its environment left alone): what it lacks to run the sweep
+    (notebooks, data, shared folders) and where it differs from the sweep's machine (olakit, data manifest)."""
+    problems = [
+        f"{name} {theirs} here, {mine} on the sweep's machine"
+        for (name, mine), theirs in zip(here.items(), fingerprint().values())
+        if mine != theirs and mine is not None and theirs is not None
+    ]
+    problems += [f"notebook {nb} not found" for nb in notebooks if not resolve_notebook(nb).is_file()]
     try:
-        data = resolve_data_dir()
+        data = resolve_data_dir(env.get("OLAKIT_DATA_DIR"))
         missing = [d for d in datasets if not (data / d).is_dir()]
         if missing:
             problems.append(f"no data for {', '.join(missing)} in {data}")
@@ -96,7 +158,9 @@ def preflight(client, jobs: Sequence[Job], folders: Sequence[Path]) -> None:
         (folder / token).write_text("")
     try:
         notebooks = sorted({j.notebook for j in jobs})
-        found = client.run(_check_worker, notebooks, datasets, [str(f) for f in folders], token, settings({}))
+        found = client.run(
+            _check_worker, notebooks, datasets, [str(f) for f in folders], token, settings({}), fingerprint()
+        )
     finally:
         for folder in folders:
             (folder / token).unlink(missing_ok=True)
@@ -108,12 +172,19 @@ def preflight(client, jobs: Sequence[Job], folders: Sequence[Path]) -> None:
 
 
 def _run_task(job: Job, env: dict[str, str]) -> Job:
-    """On a worker: the sweep's settings into the environment (the kernel inherits them), then the run."""
+    """On a worker: the run, its kernel given the sweep's settings (the worker's environment left alone). Each start
+    is counted in a file beside the executed notebook (the runs folder every worker sees), so a run Dask starts
+    again after its worker died says so."""
     from dask.distributed import get_worker
 
-    os.environ.update(env)
-    done = execute(job)
+    with attempts_file(job).open("a") as log:
+        log.write(f"{get_worker().address}\n")
+    done = execute(job, env=env)
     return replace(done, worker=get_worker().address)
+
+
+def attempts_file(job: Job) -> Path:
+    return Path(job.output).with_suffix(".attempts")
 
 
 def run_jobs(client, jobs: Sequence[Job], env: dict[str, str]) -> list[Job]:
@@ -124,4 +195,9 @@ def run_jobs(client, jobs: Sequence[Job], env: dict[str, str]) -> list[Job]:
         client.submit(_run_task, job, settings(env), key=f"olakit-{job.name}-{uuid.uuid4().hex[:8]}", pure=False)
         for job in jobs
     ]
-    return client.gather(futures)
+    done = client.gather(futures)
+    for job in done:  # every start, each with its kernel-start retries beyond the first
+        starts = attempts_file(job).read_text().splitlines() if attempts_file(job).is_file() else [job.worker]
+        attempts_file(job).unlink(missing_ok=True)
+        job.attempts = len(starts) + job.attempts - 1
+    return done

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 import time
 from dataclasses import dataclass, field
@@ -58,9 +59,23 @@ def own_line(exc: BaseException) -> str:
     return ANSI.sub("", text).strip().splitlines()[0] if text.strip() else type(exc).__name__
 
 
-def execute(job: Job, attempts: int = 3) -> Job:
+def _kernel_manager_class(env: dict[str, str]):
+    """A kernel manager class whose kernels start with ``env`` over this process's environment (which stays as it
+    is); nbclient makes and owns its instance, as it does its default one."""
+    from jupyter_client.manager import AsyncKernelManager
+
+    class WithEnv(AsyncKernelManager):
+        async def start_kernel(self, **kw):
+            kw["env"] = {**os.environ, **kw.get("env", {}), **env}
+            return await super().start_kernel(**kw)
+
+    return WithEnv
+
+
+def execute(job: Job, attempts: int = 3, env: dict[str, str] | None = None) -> Job:
     """Run one notebook through papermill (a kernel that failed to start because of a port race is started again,
-    up to ``attempts`` times); the job says how it went."""
+    up to ``attempts`` times), its kernel given ``env`` besides this process's environment; the job says how it
+    went."""
     import papermill as pm
 
     t0 = time.perf_counter()
@@ -76,6 +91,7 @@ def execute(job: Job, attempts: int = 3) -> Job:
                 request_save_on_cell_execute=False,  # written once at the end, not after every cell
                 cwd=str(WORKDIR),
                 extra_arguments=["--IPKernelApp.log_level=CRITICAL"],  # no TCP warning, no shutdown chatter
+                **({"kernel_manager_class": _kernel_manager_class(env)} if env else {}),
             )
             job.status, job.error = "ok", ""
             break

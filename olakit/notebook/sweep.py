@@ -4,7 +4,8 @@ one cache, with the executed notebooks under runs/<run_id>/ and an index of what
     run_id: paper          # optional; default: the file name and a UTC timestamp
     parallel: 2            # notebooks at once (and the local Dask cluster's workers)
     executor: local        # optional: local (default) or dask
-    scheduler: tcp://HOST:8786   # optional, with dask: a running scheduler (default: a LocalCluster here)
+    scheduler: tcp://HOST:8786   # optional, with dask: a running scheduler (or HOST:8786, or scheduler_file: FILE;
+                                 # default: $DASK_SCHEDULER_ADDRESS or dask's config, else a LocalCluster here)
     notebooks:
       - notebook: notebooks/template_count.ipynb
         parameters: {source: recorded}
@@ -21,6 +22,7 @@ $OLAKIT_CACHE_URL) and, when no endpoint is configured, one embedded model that 
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import itertools
 import json
 import logging
@@ -59,9 +61,11 @@ def load_spec(path: str | os.PathLike) -> dict:
         raise DataError(f"{path}: not valid YAML ({exc})") from None
     if not isinstance(spec, dict) or not isinstance(spec.get("notebooks"), list) or not spec["notebooks"]:
         raise DataError(f"{path}: needs a non-empty list 'notebooks'")
-    unknown = sorted(set(spec) - {"run_id", "parallel", "executor", "scheduler", "notebooks"})
+    unknown = sorted(set(spec) - {"run_id", "parallel", "executor", "scheduler", "scheduler_file", "notebooks"})
     if unknown:
-        raise DataError(f"{path}: unknown keys {unknown}; known: executor, notebooks, parallel, run_id, scheduler")
+        raise DataError(
+            f"{path}: unknown keys {unknown}; known: executor, notebooks, parallel, run_id, scheduler, scheduler_file"
+        )
     if spec.get("executor", "local") not in EXECUTORS:
         raise DataError(f"{path}: executor {spec['executor']!r}; use one of {', '.join(EXECUTORS)}")
     for i, entry in enumerate(spec["notebooks"]):
@@ -251,6 +255,8 @@ def run_sweep(
     figures_dir: str | os.PathLike | None = None,
     executor: str | None = None,
     scheduler: str | None = None,
+    scheduler_file: str | os.PathLike | None = None,
+    client=None,
 ) -> dict:
     """Run every job of the sweep file; write runs/<run_id>/index.json; copy figures to figures_dir when given;
     return the index.
@@ -259,20 +265,28 @@ def run_sweep(
     cut to their share of the cores; then the live runs, at most 2 at a time with one such thread each, while the
     embedded model (an ``olakit serve`` process started at the outset, so it has loaded by then; its log in
     runs/<run_id>/embedded-server.log) computes on every core. ``executor="dask"`` runs the same two phases as
-    Dask tasks, on the cluster at ``scheduler`` or on a LocalCluster of ``parallel`` worker processes."""
+    Dask tasks: on the cluster of ``client`` (a dask.distributed Client made by the caller, left open), of
+    ``scheduler_file``, at ``scheduler`` (``tcp://HOST:8786`` or ``HOST:8786``) or at Dask's own
+    ``scheduler-address`` setting (``DASK_SCHEDULER_ADDRESS``), else on a LocalCluster of ``parallel`` worker
+    processes (olakit.notebook.cluster)."""
     spec = load_spec(path)
     run_id = run_id or spec.get("run_id") or f"{Path(path).stem}-{_dt.datetime.now(_dt.UTC):%Y%m%dT%H%M%S}"
-    executor = executor or spec.get("executor") or "local"
+    executor = executor or spec.get("executor") or ("dask" if client is not None else "local")
     scheduler = scheduler or spec.get("scheduler")
+    scheduler_file = scheduler_file or spec.get("scheduler_file")
     if executor not in EXECUTORS:
         raise DataError(f"executor {executor!r}; use one of {', '.join(EXECUTORS)}")
-    if scheduler and executor != "dask":
-        raise DataError(f"a scheduler ({scheduler}) is for the dask executor; add --executor dask")
-    if scheduler and not endpoint_vars()[0].base_url:
+    given = scheduler or scheduler_file or client
+    if given and executor != "dask":
+        raise DataError(
+            f"a scheduler ({scheduler or scheduler_file or client}) is for the dask executor; add --executor dask"
+        )
+    remote = executor == "dask" and (client is not None or scheduler_file or cluster.scheduler_address(scheduler))
+    if remote and not endpoint_vars()[0].base_url:
         raise DataError(
             "a Dask cluster's workers need an endpoint they all reach: set OLAKIT_BASE_URL and OLAKIT_MODEL"
         )
-    if scheduler and not environment().cache_url:
+    if remote and not environment().cache_url:
         raise DataError(
             "a Dask cluster's workers need a cache they all share: set OLAKIT_CACHE_URL=redis://HOST:6379/0"
         )
@@ -291,41 +305,38 @@ def run_sweep(
     jobs_in_order = longest_first(jobs, runs_dir / run_id / "index.json")
     live = [j for j in jobs_in_order if is_live(j)]
     recorded = [j for j in jobs_in_order if j not in live]
-    server, server_log, served, client, local_cluster = None, None, None, None, None
+    server, server_log, served, local_cluster, own_client = None, None, None, None, False
     t0 = time.perf_counter()
-    saved = {k: os.environ.get(k) for k in [*thread_env(1), "OLAKIT_EMBEDDED_URL"]}
+    kernel_env: dict[str, str] = {}  # given to each notebook's kernel; this process's environment stays as it is
     try:
         if executor == "dask":
-            client, local_cluster = cluster.connect(scheduler, parallel)
+            if client is None:
+                client, local_cluster = cluster.connect(scheduler, parallel, scheduler_file)
+                own_client = True
             cluster.preflight(client, jobs, [runs_dir / run_id, results_dir / run_id])
         if _needs_embedded(live):
             server_log = runs_dir / run_id / "embedded-server.log"
             server, url = start_embedded(server_log, rules["server_slots"], rules["server_threads"])
-            os.environ["OLAKIT_EMBEDDED_URL"] = url  # the kernels inherit it: one model for all
+            kernel_env["OLAKIT_EMBEDDED_URL"] = url  # one model for all the kernels
             log.info("embedded model at %s; its log: %s", url, server_log)
         for phase, at_once, threads in (
             (recorded, parallel, rules["recorded_threads"]),
             (live, rules["live_at_once"], rules["live_threads"]),
         ):
-            os.environ.update(thread_env(threads))
+            env = {**kernel_env, **thread_env(threads)}
             if client is not None:
-                done = {j.name: j for j in cluster.run_jobs(client, phase, thread_env(threads))}
+                done = {j.name: j for j in cluster.run_jobs(client, phase, env)}
                 for job in phase:
                     job.__dict__.update(done[job.name].__dict__)
             else:
                 with ThreadPoolExecutor(max_workers=at_once) as pool:
-                    list(pool.map(execute, phase))
+                    list(pool.map(functools.partial(execute, env=env), phase))
     finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
         if server is not None:
             served = _served(url)
             server.terminate()
             server.wait(timeout=30)
-        if client is not None:
+        if own_client:
             client.close()
         if local_cluster is not None:
             local_cluster.close()
@@ -334,7 +345,9 @@ def run_sweep(
         "run_id": run_id,
         "sweep": str(path),
         "executor": executor,
-        "scheduler": scheduler or ("LocalCluster" if executor == "dask" else None),
+        "scheduler": (
+            ("LocalCluster" if local_cluster is not None else client.scheduler.address) if executor == "dask" else None
+        ),
         "parallel": parallel,
         "threads": rules,
         "wall_s": round(time.perf_counter() - t0, 2),
