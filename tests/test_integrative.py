@@ -183,3 +183,10 @@ def test_choice_settings_that_cannot_work_together_are_refused():
     with pytest.raises(ConfigError, match="llm_vote votes over every template's answer"):
         OlaGPTConfig(choose_k=2, votes=("regex_vote", "llm_vote"))
     OlaGPTConfig(choose_k=2, choice_comparison=True, votes=("regex_vote", "llm_vote"))
+    for bad in (0, -1):
+        with pytest.raises(ConfigError, match=rf"choose_k={bad}: input should be greater than or equal to 1"):
+            OlaGPTConfig(choose_k=bad)
+    names = ["turbo", "DT", "DST", "PT", "ST"]
+    with pytest.raises(ConfigError, match=r"choose_k=9: choose fewer than the 5 templates \(turbo, DT, DST, PT, ST\)"):
+        OlaGPTConfig(choose_k=9).check_templates(names)
+    OlaGPTConfig(choose_k=4).check_templates(names)
