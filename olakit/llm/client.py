@@ -244,8 +244,7 @@ class LLM(Completes):
                             raise
                         await asyncio.sleep(backoff(attempts, exc, self.backoff, self.max_backoff))
         except asyncio.CancelledError:  # e.g. asyncio.wait_for timing out in a notebook: let others make this call
-            if claimed:
-                await self._release(key)
+            await self._release(key)  # even when cancelled inside try_claim: its claim may be set; only ours goes
             raise
         except Exception as exc:  # recorded as a failed result (never cached); the batch goes on
             if claimed:
