@@ -162,7 +162,19 @@ def cache_location(url_or_dir: str | os.PathLike) -> AnswerCache | RedisCache:
     return RedisCache(text) if "://" in text else AnswerCache(text)
 
 
-class AnswerCache:
+class _Claims:
+    """What both stores share: waiting for a claim, on top of each store's one attempt (``try_claim``)."""
+
+    async def claim(self, key: str, expire: float) -> dict | None:
+        """Claim a key, waiting while another live process holds it: None when ours, else the answer it stored."""
+        while True:
+            mine, hit = await self.try_claim(key, expire)
+            if mine or hit is not None:
+                return hit
+            await asyncio.sleep(POLL)
+
+
+class AnswerCache(_Claims):
     """Answers by cache key, and in-flight claims, in a diskcache directory (opened on first use)."""
 
     def __init__(self, directory: str | os.PathLike | None = None):
@@ -221,14 +233,6 @@ class AnswerCache:
                 self.store.delete(marker)
                 continue
             return False, None
-
-    async def claim(self, key: str, expire: float) -> dict | None:
-        """Claim a key, waiting while another live process holds it: None when ours, else the answer stored."""
-        while True:
-            mine, hit = await self.try_claim(key, expire)
-            if mine or hit is not None:
-                return hit
-            await asyncio.sleep(POLL)
 
     def release(self, key: str) -> None:
         """Drop this process's claim on a key (another's is left alone)."""
@@ -325,7 +329,7 @@ def _connection_options(retry_class) -> dict:
     }
 
 
-class RedisCache:
+class RedisCache(_Claims):
     """Answers by cache key, and in-flight claims, in Redis (redis-py), shared by every machine that reaches it."""
 
     def __init__(self, url: str):
@@ -448,14 +452,6 @@ class RedisCache:
                 await scripts["release"](keys=[marker], args=[owner])
                 continue
             return False, None
-
-    async def claim(self, key: str, expire: float) -> dict | None:
-        """Claim a key, waiting while another process holds it: None when ours, else the answer it stored."""
-        while True:
-            mine, hit = await self.try_claim(key, expire)
-            if mine or hit is not None:
-                return hit
-            await asyncio.sleep(POLL)
 
     async def astore_answer(self, key: str, answer: dict) -> None:
         """Store an answer and drop this process's claim on it; returns once it is stored. The answers that arrive
