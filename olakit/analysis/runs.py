@@ -118,6 +118,11 @@ def verification_table(df: pd.DataFrame, templates: Sequence[str], rule: VoteRul
     return pd.DataFrame(rows)
 
 
+def _tokens(frame: pd.DataFrame) -> pd.Series:
+    """Prompt plus completion tokens of each record (none reported: 0)."""
+    return frame["prompt_tokens"].astype("Float64").fillna(0) + frame["completion_tokens"].astype("Float64").fillna(0)
+
+
 def choice_table(df: pd.DataFrame, templates: Sequence[str], rule: VoteRule = PAPER) -> pd.DataFrame:
     """Per strategy and notes count, what template choice cost as the records show it, and what it gave: per
     question, the calls the chosen way made (the choice and its k answers), the share of them paid (the rest came
@@ -126,7 +131,7 @@ def choice_table(df: pd.DataFrame, templates: Sequence[str], rule: VoteRule = PA
     otherwise those columns are empty: nothing was run to compare with."""
     chosen = df[df["template"] == CHOSEN_VOTE]
     base = df[df["template"].isin(templates) & (df["sample"] == 0)]
-    tokens = base["prompt_tokens"].astype("Float64").fillna(0) + base["completion_tokens"].astype("Float64").fillna(0)
+    tokens = _tokens(base)
     keys = list(zip(base["question_id"], base["notes_strategy"], base["n_notes"], base["template"]))
     tok, paid = dict(zip(keys, tokens)), dict(zip(keys, ~base["cached"].astype(bool)))
     rows = []
@@ -140,9 +145,7 @@ def choice_table(df: pd.DataFrame, templates: Sequence[str], rule: VoteRule = PA
             [(q, strategy, n, t) for t in pick if (q, strategy, n, t) in tok]
             for q, pick in zip(c["question_id"], picks)
         ]
-        own = (
-            c["prompt_tokens"].astype("Float64").fillna(0) + c["completion_tokens"].astype("Float64").fillna(0)
-        ).tolist()
+        own = _tokens(c).tolist()
         calls = [1 + len(m) for m in made]
         paid_calls = [int(not cached) + sum(paid[k] for k in m) for m, cached in zip(made, c["cached"])]
         answered = cell[cell["template"].isin(candidates)].groupby("question_id")["template"].nunique()
