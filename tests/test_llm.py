@@ -162,6 +162,23 @@ def test_batches_reuse_connections_and_run_inside_a_running_loop(tmp_path):
     assert srv.requests == 24 and srv.connections <= 4  # three batches over the same kept-alive connections
 
 
+def test_abatch_on_a_loop_of_ones_own_closes_its_connections_with_aclose(tmp_path):
+    import asyncio
+
+    with Loopback() as srv:
+        llm = make_llm(srv, tmp_path, concurrency=4)
+
+        async def script():  # asyncio.run(main()): the loop ends with main
+            res = await llm.abatch([Request.make(f"own loop {i}") for i in range(8)])
+            assert srv.open_connections > 0
+            await llm.aclose()
+            return res
+
+        res = asyncio.run(script())
+        assert srv.wait_closed() == 0
+    assert [r.text for r in res] == [f"echo: own loop {i}" for i in range(8)]
+
+
 @pytest.mark.parametrize("transport", ["aiohttp", "httpx"])
 @pytest.mark.slow
 def test_both_transports_answer_alike_and_close_their_connections(tmp_path, transport):

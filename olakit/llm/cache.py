@@ -10,7 +10,8 @@ Two stores, one set of rules, chosen by ``open_cache``:
   machine that reaches it. An answer is ``olakit:answer:<key>`` (JSON); a claim is
   ``olakit:inflight:{olakit:answer:<key>}`` (a hash tag: claim and answer live in one Redis Cluster slot, so each
   script touches one slot), set only if absent (SET NX) with a lease of CLAIM_LEASE seconds that its owner renews
-  while the call runs.
+  while the call runs. The event loop's claims, stores and releases go as EVALSHA in one pipeline per round trip
+  (those made while one is under way wait for the next), on one connection.
 
 The claims' rules, in both stores:
 
@@ -23,6 +24,8 @@ The claims' rules, in both stores:
   it over, or over an answer already stored; ``lost`` holds their keys.
 - A call whose claim another process holds does not wait in its concurrency slot: ``try_claim`` says "busy" and
   the caller goes on with other prompts, coming back to ``claim`` (which waits) when it has nothing else to do.
+  As a call starts, the calls next in line are claimed (olakit.llm.client): a process holds at most three claims
+  per concurrency slot (its call, its lane's next, one lane's first).
 - A claim is released when its call fails or is cancelled (``arelease``, off the event loop's thread for
   diskcache), so a batch cancelled in a notebook (``asyncio.wait_for`` timing out) leaves no claim behind.
 
@@ -32,6 +35,7 @@ The claims' rules, in both stores:
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import os
 import socket
@@ -297,6 +301,10 @@ if not owner then redis.call('set', KEYS[2], ARGV[2], 'NX') end
 return 0
 """
 
+_SCRIPTS = {name: (src, hashlib.sha1(src.encode()).hexdigest()) for name, src in
+            (("claim", _CLAIM), ("store", _STORE), ("release", _RELEASE))}  # fmt: skip
+"""The scripts the event loop runs, with their SHA1 (EVALSHA names a script by it)."""
+
 
 def claim_key(key: str) -> str:
     """The Redis key of a claim: hash-tagged with its answer's key, so both fall in one Redis Cluster slot.
@@ -348,9 +356,9 @@ class RedisCache(_Claims):
         stored over another process's (see the module docstring)."""
         self._store = None
         self._scripts: dict = {}
-        self._aclients: dict = {}  # event loop -> (redis.asyncio client, its scripts): claims and stores never block
+        self._aclients: dict = {}  # event loop -> its redis.asyncio client: claims and stores never block
         self._held: set[str] = set()  # claims this process holds; one daemon thread renews them all
-        self._writes: dict = {}  # event loop -> answers waiting for the next pipelined write
+        self._queues: dict = {}  # event loop -> (script calls waiting for the next round trip, the task sending them)
         self._renewer: threading.Thread | None = None
         self._closing = threading.Event()
 
@@ -375,25 +383,73 @@ class RedisCache(_Claims):
             }
         return self._store
 
-    async def _ascripts(self) -> dict:
-        """The scripts on this event loop's asyncio client (made on first use in each loop)."""
+    async def _aclient(self):
+        """This event loop's asyncio client (made on first use in each loop)."""
         import redis.asyncio
 
         loop = asyncio.get_running_loop()
         for other in [lp for lp in self._aclients if lp.is_closed()]:
             del self._aclients[other]
+            self._queues.pop(other, None)
         if loop not in self._aclients:
             self.store  # noqa: B018 -- reachable, or one CacheError
-            client = redis.asyncio.Redis.from_url(self.url, **_connection_options(redis.asyncio.retry.Retry))
-            sources = (("claim", _CLAIM), ("store", _STORE), ("release", _RELEASE))
-            scripts = {name: client.register_script(src) for name, src in sources}
-            self._aclients[loop] = (client, scripts)
-        return self._aclients[loop][1]
+            options = _connection_options(redis.asyncio.retry.Retry)
+            self._aclients[loop] = redis.asyncio.Redis.from_url(self.url, **options)
+        return self._aclients[loop]
+
+    async def _script(self, name: str, keys: list[str], args: list):
+        """Run one of the scripts (_SCRIPTS) on this event loop; returns its reply. The calls that arrive while a
+        round trip is under way go together in the next one (one pipeline of EVALSHA): a burst of claims, stores
+        and releases costs one connection and one round trip, not one each, and they run in the order made."""
+        loop = asyncio.get_running_loop()
+        queue, sender = self._queues.get(loop, ([], None))
+        done = loop.create_future()
+        queue.append((name, keys, args, done))
+        if sender is None or sender.done():
+            sender = loop.create_task(self._send(queue))
+        self._queues[loop] = (queue, sender)
+        return await done
+
+    async def _send(self, queue: list) -> None:
+        """Send what is queued, in pipelines, until nothing is (one sender per event loop). A script Redis does not
+        hold (a restart, SCRIPT FLUSH) is loaded and its calls sent again; every other error goes to its caller."""
+        from redis.exceptions import NoScriptError
+
+        while queue:
+            batch = queue[:]
+            del queue[:]
+            try:
+                client = await self._aclient()
+                replies = [None] * len(batch)
+                pending = list(range(len(batch)))
+                for _ in range(2):  # the second time after loading the scripts a restarted Redis lost
+                    async with client.pipeline(transaction=False) as pipe:
+                        for i in pending:
+                            name, keys, args, _ = batch[i]
+                            pipe.evalsha(_SCRIPTS[name][1], len(keys), *keys, *args)
+                        sent = await pipe.execute(raise_on_error=False)
+                    for i, reply in zip(pending, sent):
+                        replies[i] = reply
+                    pending = [i for i in pending if isinstance(replies[i], NoScriptError)]
+                    if not pending:
+                        break
+                    for name in {batch[i][0] for i in pending}:
+                        await client.script_load(_SCRIPTS[name][0])
+                for (*_, done), reply in zip(batch, replies):
+                    if not done.done():
+                        done.set_exception(reply) if isinstance(reply, Exception) else done.set_result(reply)
+            except (Exception, asyncio.CancelledError) as exc:  # each waiting call fails with it: nothing half-done
+                for *_, done in batch + queue:
+                    if not done.done():
+                        done.cancel() if isinstance(exc, asyncio.CancelledError) else done.set_exception(exc)
+                if isinstance(exc, asyncio.CancelledError):
+                    del queue[:]
+                    raise
 
     async def aclose(self) -> None:
         """Close this event loop's asyncio client (the LLM does before it stops its loop)."""
-        self._writes.pop(asyncio.get_running_loop(), None)
-        client, _ = self._aclients.pop(asyncio.get_running_loop(), (None, None))
+        self._queues.pop(asyncio.get_running_loop(), None)
+        client = self._aclients.pop(asyncio.get_running_loop(), None)
         if client is not None:
             await client.aclose()
 
@@ -428,9 +484,8 @@ class RedisCache(_Claims):
         None) when another process holds it. ``expire`` is not used: a lease lapses CLAIM_LEASE seconds after its
         owner stops renewing it. One round trip when the key is free."""
         marker, lease_ms = claim_key(key), int(CLAIM_LEASE * 1000)
-        scripts = await self._ascripts()
         while True:
-            held, raw, owner = await scripts["claim"](keys=[marker, REDIS_ANSWER + key], args=[self.owner, lease_ms])
+            held, raw, owner = await self._script("claim", [marker, REDIS_ANSWER + key], [self.owner, lease_ms])
             hit = None if raw is None else json.loads(raw)
             if held:
                 if hit is not None:  # stored by the previous owner just before its claim went
@@ -449,49 +504,16 @@ class RedisCache(_Claims):
             if owner == self.owner:
                 return True, None  # this process already calls it (another batch); no wait on ourselves
             if gone(owner):  # its owner here is provably gone: take it over
-                await scripts["release"](keys=[marker], args=[owner])
+                await self._script("release", [marker], [owner])
                 continue
             return False, None
 
     async def astore_answer(self, key: str, answer: dict) -> None:
-        """Store an answer and drop this process's claim on it; returns once it is stored. The answers that arrive
-        while a write is under way go together in the next one (one pipelined round trip), so a burst of answers
-        needs one connection and one round trip, not one each."""
+        """Store an answer and drop this process's claim on it, fenced (_STORE); returns once it is stored."""
         self._held.discard(claim_key(key))
-        loop = asyncio.get_running_loop()
-        waiting, writer = self._writes.get(loop, ([], None))
-        done = loop.create_future()
-        waiting.append((key, json.dumps(answer, ensure_ascii=False), done))
-        if writer is None or writer.done():
-            writer = loop.create_task(self._write(waiting))
-        self._writes[loop] = (waiting, writer)
-        await done
-
-    async def _write(self, waiting: list) -> None:
-        """Write what is waiting, in pipelines, until nothing is (one writer per event loop)."""
-        while waiting:
-            batch = waiting[:]
-            del waiting[:]
-            try:
-                scripts = await self._ascripts()
-                client = self._aclients[asyncio.get_running_loop()][0]
-                async with client.pipeline(transaction=False) as pipe:
-                    for key, raw, _ in batch:
-                        await scripts["store"](
-                            keys=[claim_key(key), REDIS_ANSWER + key], args=[self.owner, raw], client=pipe
-                        )
-                    stored = await pipe.execute()
-                self.lost.update(key for (key, _, _), ours in zip(batch, stored) if not ours)
-                outcome = None
-            except Exception as exc:  # each waiting store fails with it (the caller logs; nothing half-written)
-                outcome = exc
-            for *_, done in batch:
-                if done.done():
-                    continue
-                if outcome is None:
-                    done.set_result(None)
-                else:
-                    done.set_exception(outcome)
+        raw = json.dumps(answer, ensure_ascii=False)
+        if not await self._script("store", [claim_key(key), REDIS_ANSWER + key], [self.owner, raw]):
+            self.lost.add(key)
 
     def _renew(self, lease_ms: int) -> None:
         """Renew every claim this process holds, each third of a lease, until the cache is closed."""
@@ -523,8 +545,7 @@ class RedisCache(_Claims):
     async def arelease(self, key: str) -> None:
         """release on this event loop's asyncio client: the loop goes on meanwhile."""
         self._held.discard(claim_key(key))
-        scripts = await self._ascripts()
-        await scripts["release"](keys=[claim_key(key)], args=[self.owner])
+        await self._script("release", [claim_key(key)], [self.owner])
 
     def close(self) -> None:
         self._held.clear()

@@ -15,7 +15,7 @@ import threading
 import time
 import weakref
 from collections import Counter, deque
-from collections.abc import Iterable
+from collections.abc import Awaitable, Iterable
 from dataclasses import replace
 
 from olakit.llm.answerer import Completes
@@ -193,22 +193,33 @@ class LLM(Completes):
             cached=True,
         )
 
+    def _claim_ahead(self, key: str) -> asyncio.Task:
+        """Start claiming a key (one try) before its call starts, while the calls before it run: the call finds
+        its claim settled and the cache's round trip stays off the lane's path. The task gives (claimed, the answer
+        another process stored)."""
+        return asyncio.ensure_future(self.answers.try_claim(key, self._claim_expire))
+
+    async def _wait_claim(self, key: str) -> tuple[bool, dict | None]:
+        """Claim a key, waiting while another process holds it: (claimed, the answer it stored)."""
+        other = await self.answers.claim(key, self._claim_expire)
+        return other is None, other
+
+    @property
+    def _claim_expire(self) -> float:
+        """A claim lapses after the longest a call can take (every attempt timing out, every wait at its cap)."""
+        return self.timeout * self.max_attempts + 2 * self.max_backoff * self.max_attempts
+
     async def _call(
-        self, client, sem: asyncio.Semaphore, request: Request, key: str, writes: _Writes, wait: bool = False
+        self, client, sem: asyncio.Semaphore, request: Request, key: str, writes: _Writes, claiming: Awaitable
     ) -> Result | None:
-        """One request through its claim: its answer (paid here, or stored by another process meanwhile), a failed
-        Result, or, when another process holds its claim and ``wait`` is False, None (the caller comes back to it
-        with ``wait=True`` once it has nothing else to do: a wait never holds a concurrency slot)."""
+        """One request through its claim (``claiming``: ``_claim_ahead`` or ``_wait_claim``): its answer (paid here,
+        or stored by another process meanwhile), a failed Result, or None when another process holds its claim (the
+        caller comes back to it with ``_wait_claim`` once it has nothing else to do: a wait never holds a
+        concurrency slot)."""
         attempts, claimed = 0, False
         start = time.perf_counter()
-        # a claim lapses after the longest a call can take (every attempt timing out, every wait at its cap)
-        expire = self.timeout * self.max_attempts + 2 * self.max_backoff * self.max_attempts
         try:
-            if wait:
-                other = await self.answers.claim(key, expire)
-                claimed = other is None
-            else:
-                claimed, other = await self.answers.try_claim(key, expire)
+            claimed, other = await claiming
             if other is not None:  # another process made this call meanwhile
                 return self._from_cache(key, other)
             if not claimed:
@@ -341,24 +352,45 @@ class LLM(Completes):
             lost_before = len(self.answers.lost)
             deferred: deque[int] = deque()  # prompts another process is calling: looked at again at the end
 
+            # claims made before their call starts, so the cache's round trip is off a lane's path: as a call starts,
+            # the lane's next call is claimed, and the first calls of the lanes at the front of the queue, one per
+            # worker (they stay in the queue: any worker that comes free takes them)
+            ahead: dict[int, asyncio.Task] = {}
+            heads = 0  # the lanes at the front of the queue whose first call is claimed
+            workers = min(self.concurrency, len(queue))
+
             async def worker() -> None:  # one lane at a time, its calls one after another
+                nonlocal heads
                 while queue:
-                    for i in queue.popleft():
-                        results[i] = await self._call(client, sem, requests[i], keys[i], writes)
-                        if results[i] is None:
-                            deferred.append(i)
+                    lane = queue.popleft()
+                    heads = max(0, heads - 1)
+                    for n, now in enumerate(lane):
+                        claiming = ahead.pop(now, None) or self._claim_ahead(keys[now])
+                        if n + 1 < len(lane):
+                            ahead[lane[n + 1]] = self._claim_ahead(keys[lane[n + 1]])
+                        while heads < min(len(queue), workers):
+                            ahead[queue[heads][0]] = self._claim_ahead(keys[queue[heads][0]])
+                            heads += 1
+                        results[now] = await self._call(client, sem, requests[now], keys[now], writes, claiming)
+                        if results[now] is None:
+                            deferred.append(now)
                         else:
                             bar.update(1)
                 while deferred:  # nothing else to do: wait for the other process's answers (or their claims)
                     i = deferred.popleft()
-                    results[i] = await self._call(client, sem, requests[i], keys[i], writes, wait=True)
+                    results[i] = await self._call(client, sem, requests[i], keys[i], writes, self._wait_claim(keys[i]))
                     bar.update(1)
 
             try:
-                await asyncio.gather(*(worker() for _ in range(min(self.concurrency, len(queue)))))
+                await asyncio.gather(*(worker() for _ in range(workers)))
                 await writes.wait()  # every answer is stored before the batch returns
             finally:
                 bar.close()
+                if ahead:  # cancelled: the claims made ahead go too (each only if it is ours)
+                    for task in ahead.values():
+                        task.cancel()
+                    await asyncio.gather(*ahead.values(), return_exceptions=True)
+                    await asyncio.gather(*(self._release(keys[i]) for i in ahead))
             for i, r in enumerate(results):  # the repeats of a request: its one answer, counted as cached
                 if r is None:
                     paid = results[first[keys[i]]]
@@ -382,6 +414,14 @@ class LLM(Completes):
         with self._lock:
             loop = self._conn.own_loop()
         return asyncio.run_coroutine_threadsafe(self.abatch(list(requests), desc=desc), loop).result()
+
+    async def aclose(self) -> None:
+        """Close the connections of the running event loop: for ``abatch`` on a loop of your own (``asyncio.run``),
+        before that loop ends; ``close()`` closes batch()'s."""
+        client = self._conn.clients.pop(asyncio.get_running_loop(), None)
+        if client is not None:
+            await client.close()
+        await self.answers.aclose()
 
     def close(self) -> None:
         """Close the clients and stop batch()'s loop (also done when the LLM is collected or the process exits); a
