@@ -1,6 +1,9 @@
-"""The ``olakit`` command: thin wrappers over the library functions. The flags of ``run``, ``geek``, ``review`` and
+"""olakit: which prompting ideas make an LLM reason better (OlaGPT, GEEK, the CoT + self-review loop).
+
+Thin wrappers over the library functions. The flags of ``run``, ``geek``, ``review``, ``notes build`` and
 ``reproduce-olagpt`` are the fields of their config types (olakit.config): ``olakit run --help`` lists each with its
-default.
+default. Every command that makes a result writes its run log (run.json) beside it; ``olakit again DIR`` prints the
+command that makes the same run again.
 
 olakit data fetch [--dest DIR] [--base-url URL]
 olakit data verify [--dest DIR]
@@ -11,7 +14,8 @@ olakit review (--out DIR | --ask QUESTION) [ReviewConfig settings]
 olakit sweep FILE.yaml [--run-id ID] [--parallel N] [--figures-dir figures]
 olakit serve [--model GGUF] [--port N] [--n-parallel N]
 olakit cache copy SRC DST
-olakit notes build --dataset ekar_zh --split train --pool 40 --out FILE [--r 3] [--explainer dataset]
+olakit notes build --out FILE [NotesConfig settings, e.g. --dataset ekar_zh --pool 40 --r 3]
+olakit again DIR [--out NEW]
 """
 
 from __future__ import annotations
@@ -29,28 +33,30 @@ from olakit.analysis.runs import run_tables
 from olakit.analysis.traces import geek_tables
 from olakit.config import add_arguments, from_arguments
 from olakit.data import fetch
-from olakit.data.files import write_atomic, write_tables
-from olakit.data.loaders import FETCHED_DIR, load_questions
+from olakit.data.loaders import FETCHED_DIR
 from olakit.data.recorded import RECORDED_READER
 from olakit.errors import DataError, OlakitError
 from olakit.geek.config import GeekConfig
 from olakit.geek.run import run_geek
-from olakit.llm import LLM
 from olakit.llm.cache import cache_location, copy_cache
+from olakit.llm.client import connect
+from olakit.llm.endpoint import Endpoint
 from olakit.llm.local import LocalServer
 from olakit.names import plural, voting_templates
 from olakit.notebook.sweep import EXECUTORS, run_sweep
-from olakit.olagpt.active_learning import build_library
+from olakit.olagpt.active_learning import build_notes
 from olakit.olagpt.budget import describe, planned_calls
-from olakit.olagpt.config import OlaGPTConfig, VoteRule
+from olakit.olagpt.config import NotesConfig, OlaGPTConfig, VoteRule
 from olakit.olagpt.run import run
 from olakit.review.config import ReviewConfig
 from olakit.review.run import ask_report, run_review
+from olakit.runlog import LOG_NAME, RunLog, command, read_log, write_outputs
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="olakit", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="olakit", description=__doc__.split("\n\n")[0], allow_abbrev=False)
     sub = p.add_subparsers(dest="cmd", required=True)
+    _no_abbreviations(sub)
 
     data = sub.add_parser("data", help="download or verify the datasets").add_subparsers(dest="data_cmd", required=True)
     f = data.add_parser("fetch", help="download the data files at their pinned commits and check sha256")
@@ -116,21 +122,33 @@ def _parser() -> argparse.ArgumentParser:
 
     nb = sub.add_parser("notes", help="notes libraries").add_subparsers(dest="notes_cmd", required=True)
     b = nb.add_parser("build", help="build a notes library by active learning (error book of a pool)")
-    b.add_argument("--dataset", default="ekar_zh")
-    b.add_argument("--split", default="train")
-    b.add_argument(
-        "--pool", type=int, default=40, help="pool questions (the first N, or a KMeans sample with --sample)"
-    )
-    b.add_argument(
-        "--sample", type=int, default=None, help="draw this many from the whole split by KMeans (20 clusters)"
-    )
-    b.add_argument("--r", type=int, default=3, help="answers per question (paper: 3-5)")
-    b.add_argument("--explainer", default="dataset", help="llm, dataset or person")
-    b.add_argument("--max-tokens", type=int, default=256)
-    b.add_argument("--seed", type=int, default=0)
-    b.add_argument("--data-dir", default=None)
-    b.add_argument("--out", required=True, help="library file (JSON Lines)")
+    _no_abbreviations(nb)
+    b.add_argument("--out", required=True, help="library file (JSON Lines); its run log goes beside it")
+    add_arguments(b, NotesConfig)
+
+    ag = sub.add_parser("again", help="print the command that makes the run in a folder (its run.json) again")
+    ag.add_argument("folder", help="a run's output folder (or a notes library file)")
+    ag.add_argument("--out", default=None, help="where the new run writes (default: FOLDER-again)")
     return p
+
+
+def _no_abbreviations(subparsers) -> None:
+    """Every parser under ``subparsers`` refuses abbreviated flags (``--n-note 1`` is an error, never a guess)."""
+    make = subparsers.add_parser
+
+    def add_parser(*args, **kwargs):
+        return make(*args, **{"allow_abbrev": False, **kwargs})
+
+    subparsers.add_parser = add_parser
+
+
+def _log_of(path: str) -> RunLog:
+    """The run log of a run folder or of a single output file (``FILE.run.json``)."""
+    where = Path(path)
+    found = read_log(where.parent, f"{where.name}.{LOG_NAME}") if where.is_file() else read_log(where)
+    if found is None:
+        raise DataError(f"{path}: no run log there ({LOG_NAME}); give a folder a run wrote")
+    return found
 
 
 def _out_dir(path: str | None) -> str | None:
@@ -138,6 +156,11 @@ def _out_dir(path: str | None) -> str | None:
     if path is not None and Path(path).exists() and not Path(path).is_dir():
         raise DataError(f"--out {path}: a file is there; give a directory (it is created when missing)")
     return path
+
+
+def _answerer(concurrency: int | None):
+    """The answerer role's client, made before the run so the plan can name its endpoint."""
+    return connect(Endpoint.from_env("answerer"), **({"concurrency": concurrency} if concurrency else {}))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -171,26 +194,27 @@ def main(argv: list[str] | None = None) -> int:
                 n_boot=args.n_boot,
             )
             print(rep.tables["accuracy"].round(4).to_string())
-            print(f"wrote {rep.out_dir}/records.parquet, {len(rep.tables)} tables and {len(rep.figures)} figures")
+            n_tables, n_figures = len(rep.tables), len(rep.figures)
+            print(f"wrote {rep.out_dir}/records.parquet, run.json, {n_tables} tables and {n_figures} figures")
         elif args.cmd == "run":
             cfg = from_arguments(OlaGPTConfig, args)  # before the LLM: bad settings cost nothing
             out = _out_dir(args.out)
-            with LLM(concurrency=args.concurrency) as llm:
+            params = {"out": args.out, "concurrency": args.concurrency}
+            with _answerer(args.concurrency) as llm:
                 print(describe(planned_calls(cfg), llm.endpoint), flush=True)  # before the first call
-                res = run(cfg, llm=llm, out_dir=out)
+                res = run(cfg, llm=llm, out_dir=out, parameters=params)
             names = voting_templates(res.records["template"])
             tables = run_tables(res.records, names, rule=cfg.rule(), seed=cfg.seed)
-            write_tables(tables, args.out)
+            write_outputs(args.out, res.log, tables)
             print(tables["methods_wide"].round(4).to_string())
-            print(json.dumps(res.calls))
+            print(f"calls {json.dumps(res.calls)}; run log: {Path(args.out) / LOG_NAME}")
         elif args.cmd == "geek":
             cfg = from_arguments(GeekConfig, args)
-            with LLM(concurrency=args.concurrency) as llm:
-                res = run_geek(cfg, llm=llm, out_dir=_out_dir(args.out))
+            params = {"out": args.out, "concurrency": args.concurrency}
+            with _answerer(args.concurrency) as llm:
+                res = run_geek(cfg, llm=llm, out_dir=_out_dir(args.out), parameters=params)
             tables = geek_tables(res.records)
-            write_tables(tables, args.out)
-            doc = {"config": res.config, "calls": res.calls, "recall": res.recall, "corpus": res.corpus}
-            write_atomic(Path(args.out) / "run.json", lambda p: p.write_text(json.dumps(doc, indent=1, default=str)))
+            write_outputs(args.out, res.log, tables)
             print(f"GEEK on {res.corpus}, {plural(len(res.records) // len(cfg.rows), 'question')}")
             print(tables["table2"][["method", "n", "correct", "accuracy", "ci_low", "ci_high"]].round(4).to_string())
             print(f"calls {json.dumps(res.calls)}; retrieval {json.dumps(res.recall)}")
@@ -198,17 +222,18 @@ def main(argv: list[str] | None = None) -> int:
             cfg = from_arguments(ReviewConfig, args)
             if args.ask is None and args.out is None:
                 raise DataError('give --out DIR for a dataset slice, or --ask "question" for one question')
-            res = run_review(cfg, out_dir=_out_dir(args.out), ask=args.ask)
+            res = run_review(cfg, out_dir=_out_dir(args.out), ask=args.ask, parameters={"out": args.out})
             if args.ask is not None:
                 print(ask_report(res))
-            else:
+            if args.out is not None:
                 tables = {
                     "iteration_accuracy": iteration_accuracy(res.records),
                     "flips": flips(res.records),
                     "stage_cost": stage_cost(res.records),
                 }
-                write_tables(tables, args.out)
-                print(tables["iteration_accuracy"][["method", "n", "correct", "accuracy", "unparsed"]].to_string())
+                write_outputs(args.out, res.log, tables)
+                shown = ["method", "iteration", "n", "correct", "accuracy", "unparsed"]
+                print(tables["iteration_accuracy"][shown].to_string())
                 print(tables["flips"].to_string())
             print(f"calls {json.dumps(res.calls)}")
         elif args.cmd == "sweep":
@@ -248,24 +273,14 @@ def main(argv: list[str] | None = None) -> int:
             src.close()
             dst.close()
         elif args.cmd == "notes":
-            pool = load_questions(args.dataset, args.split, data_dir=args.data_dir)
-            if not args.sample:
-                pool = pool[: args.pool]
-            with LLM() as llm:
-                lib = build_library(
-                    llm,
-                    pool,
-                    r=args.r,
-                    size=args.sample,
-                    explainer=args.explainer,
-                    seed=args.seed,
-                    max_tokens=args.max_tokens,
-                    path=args.out,
-                )
+            cfg = from_arguments(NotesConfig, args)
+            lib, run_log = build_notes(cfg, args.out)
             print(
-                f"{len(lib)} notes from {len(pool) if not args.sample else args.sample} pool questions "
-                f"written to {args.out}"
+                f"{len(lib)} notes from {run_log.extra['pool']} pool questions written to {args.out} (run log "
+                f"{args.out}.{LOG_NAME}); calls {json.dumps(run_log.summary())}"
             )
+        elif args.cmd == "again":
+            print(command(_log_of(args.folder), args.out or f"{args.folder.rstrip('/')}-again"))
         elif args.cmd == "serve":
             with LocalServer(
                 args.model,

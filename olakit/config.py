@@ -16,6 +16,8 @@ runs. ``as_dict()`` is what a manifest records.
 ...     '''how many'''
 >>> Demo(n="4").n
 4
+>>> Slice(n_questions="2").n_questions
+2
 >>> Demo(m=1)
 Traceback (most recent call last):
 ...
@@ -31,7 +33,7 @@ import types
 import typing
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from olakit.errors import OlakitError
 
@@ -71,6 +73,15 @@ class Config(BaseModel):
             super().__init__(**data)
         except ValidationError as exc:
             raise ConfigError(_message(type(self), exc)) from None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _same_forms(cls, data):
+        """Every door gives a setting in the same forms: a scalar (or a comma-separated string) where a list is
+        expected is that list, and ``"2"`` is the choice ``2`` of an integer choice (``Literal[1, 2]``)."""
+        if not isinstance(data, dict):
+            return data
+        return {k: _form(cls.model_fields[k].annotation, v) if k in cls.model_fields else v for k, v in data.items()}
 
     def replace(self, **changes: Any):
         """A copy with some settings changed (validated again).
@@ -137,6 +148,30 @@ def _origin(annotation) -> tuple[Any, bool]:
         inner, _ = _origin(args[0]) if len(args) == 1 else (annotation, False)
         return inner, allows_none
     return annotation, False
+
+
+def _choice(annotation, value):
+    """A string given for a Literal of non-strings, as the choice it names (``"2"`` -> ``2``)."""
+    inner, _ = _origin(annotation)
+    if isinstance(value, str) and typing.get_origin(inner) is Literal:
+        choices = typing.get_args(inner)
+        if value not in choices:
+            named = [c for c in choices if not isinstance(c, str) and str(c) == value.strip()]
+            return named[0] if named else value
+    return value
+
+
+def _form(annotation, value):
+    """A value in the form its field expects (see Config._same_forms)."""
+    if _kind(annotation) != "list" or value is None:
+        return _choice(annotation, value)
+    if isinstance(value, str):
+        value = [part.strip() for part in value.split(",") if part.strip()]
+    elif not isinstance(value, list | tuple):
+        value = [value]
+    inner, _ = _origin(annotation)
+    item = (typing.get_args(inner) or (Any,))[0]
+    return [_choice(item, v) for v in value]
 
 
 def _kind(annotation) -> str:

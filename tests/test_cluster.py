@@ -679,7 +679,7 @@ def test_a_sweep_with_its_redis_down_says_so_in_one_line_before_anything_starts(
 
 
 def test_calls_not_made_because_the_cache_failed_do_not_promise_a_cached_rerun():
-    from olakit.runner import calls_failed
+    from olakit.llm.answerer import calls_failed
 
     gone = calls_failed(6, 6, "answers", "answer cache unavailable at redis://h:6379/0: ConnectionError: refused")
     assert "Rerun once the cache is back" in str(gone) and "already received are cached" not in str(gone)

@@ -19,7 +19,7 @@ from olakit.geek.run import run_geek
 from olakit.llm import LLM, Endpoint
 from olakit.llm.answerer import ScriptedModel
 from olakit.llm.loopback import Loopback
-from olakit.runner import CallsFailed
+from olakit.llm.answerer import CallsFailed
 
 PARAGRAPHS = [
     {"id": "ga", "title": "Albany, Georgia", "text": "Albany, GA has around 75,000 people."},
@@ -215,7 +215,7 @@ def test_bad_input_gets_one_clear_error_and_writes_nothing(tmp_path, corpus_file
         make_retriever("bm25", corpus).search("  ", 1)
     with pytest.raises(UnknownNameError, match="unknown retriever 'tfidf'"):
         make_retriever("tfidf", corpus)
-    with pytest.raises(ConfigError, match=r"rows=\('CoT\+',\): unknown rows \['CoT\+'\]"):
+    with pytest.raises(ConfigError, match=r"rows=\['CoT\+'\]: unknown rows \['CoT\+'\]"):
         GeekConfig(rows=("CoT+",))
     with pytest.raises(DataError, match="k = 5: the corpus"):
         run_geek(GeekConfig(n_questions=1, rows=("+RE",), corpus=str(corpus_file), k=5), out_dir=tmp_path / "out")

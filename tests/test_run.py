@@ -152,7 +152,7 @@ def test_config_errors_come_before_any_call():
         OlaGPTConfig(templates=["ST"], baselines=("turbo",))
     with pytest.raises(ConfigError, match=r"baselines\.0='CoT'"):
         OlaGPTConfig(baselines=("CoT",))
-    with pytest.raises(ConfigError, match=r"n_notes=\(\): tuple should have at least 1 item"):
+    with pytest.raises(ConfigError, match=r"n_notes=\[\]: tuple should have at least 1 item"):
         OlaGPTConfig(n_notes=())
     for bad in (-1, 0):
         with pytest.raises(ConfigError, match=rf"n_questions={bad}: input should be greater than or equal to 1"):
@@ -190,7 +190,7 @@ def test_failed_calls_write_nothing_and_say_how_to_resume(tmp_path):
     from olakit.llm.loopback import Loopback
     from olakit.olagpt.config import OlaGPTConfig
     from olakit.olagpt.run import run
-    from olakit.runner import CallsFailed
+    from olakit.llm.answerer import CallsFailed
 
     cfg = OlaGPTConfig(
         dataset="aqua",
@@ -208,7 +208,9 @@ def test_failed_calls_write_nothing_and_say_how_to_resume(tmp_path):
         ) as llm,
     ):
         with pytest.raises(
-            CallsFailed, match=r"6 of 6 calls \(answers\) failed after retries \(.*\); nothing was written\. Rerun"
+            CallsFailed,
+            match=r"2 of 2 calls \(answerer: question types\) failed after retries \(.*500.*\); nothing was written\. "
+            "Rerun",
         ):
             run(cfg, llm=llm, out_dir=tmp_path / "out")
     assert not (tmp_path / "out").exists()

@@ -35,14 +35,14 @@ from olakit.analysis.tables import (
     ordered_strategies,
     template_count_ablation,
 )
-from olakit.data.files import RESOURCES, write_atomic, write_tables
-from olakit.data.provenance import manifest, save_figure
-from olakit.data.recorded import RECORDED_READER, RECORDED_TEMPLATES, import_olagpt
+from olakit.data.files import RESOURCES
+from olakit.data.recorded import RECORDED_MODEL, RECORDED_READER, RECORDED_SOURCE, RECORDED_TEMPLATES, import_olagpt
 from olakit.data.records import save_records
 from olakit.errors import DataError
 from olakit.names import REGEX_LOWER, REGEX_UPPER, REGEX_VOTE, voting_templates
-from olakit.olagpt.config import PAPER, VoteRule
+from olakit.olagpt.config import PAPER, Analysis, VoteRule
 from olakit.olagpt.vote import regex_vote
+from olakit.runlog import RunLog, claim_folder, make_log, records_summary, write_outputs
 
 log = logging.getLogger("olakit")
 PAPER_TABLES = RESOURCES / "paper_tables.json"
@@ -67,6 +67,8 @@ class Reproduction:
     """The vote rule the tables were computed under."""
     figures: dict[str, Path] = field(default_factory=dict)
     out_dir: Path | None = None
+    log: RunLog | None = None
+    """The run log written beside the records (run.json)."""
 
 
 def paper_comparison(tables: dict[str, pd.DataFrame], dataset: str = "aqua") -> pd.DataFrame:
@@ -103,26 +105,6 @@ def draw_figures(tables: dict[str, pd.DataFrame]) -> dict[str, object]:
         fig.tight_layout()
         out["fig12_agreement_heatmaps"] = fig
     return out
-
-
-def write_outputs(rep: Reproduction, out_dir: Path, figures_dir: Path, figs: dict, parameters: dict) -> None:
-    """Write records, tables (CSV), figures (PNG and PDF) and manifest.json (what was read, with which settings)."""
-    import matplotlib.pyplot as plt
-
-    save_records(rep.records, out_dir / "records.parquet")
-    write_tables(rep.tables, out_dir)
-    for name, fig in figs.items():
-        png, _pdf = save_figure(fig, figures_dir, name)
-        rep.figures[name] = png
-        plt.close(fig)
-    info = {"source": "recorded", "endpoint": "recorded (OlaGPT repository)", "calls": {"requests": 0}}
-    man = manifest("reproduce_olagpt", parameters, rep.records, {**info, "config": parameters})
-    man["tables"], man["figures"] = (
-        sorted(rep.tables),
-        {n: [str(p), str(p.with_suffix(".pdf"))] for n, p in rep.figures.items()},
-    )
-    write_atomic(out_dir / "manifest.json", lambda p: p.write_text(json.dumps(man, indent=1, default=str)))
-    rep.out_dir = out_dir
 
 
 def settings_comparison(records: pd.DataFrame, rule: VoteRule = PAPER, dataset: str = "aqua") -> pd.DataFrame:
@@ -209,8 +191,8 @@ def reproduce_olagpt(
 ) -> Reproduction:
     """Import the OlaGPT recorded outputs (the 5 templates and the authors' LLM vote), compute the paper's tables
     and figures under ``rule`` (olakit.olagpt.config.VoteRule: default the authors' vote order, tie and unparsed
-    rules), write them to out_dir with the rule used (settings.json). ``extractor``: the answer reader (default:
-    the authors' regex, how they read their own outputs)."""
+    rules), write them to out_dir with the run log (run.json: the rule, the extractor, the analysis settings).
+    ``extractor``: the answer reader (default: the authors' regex, how they read their own outputs)."""
     extractor = extractor or RECORDED_READER
     records = import_olagpt(data_dir, extractor=extractor, parts=("templates", "llm_vote"))
     log.info("imported %d OlaGPT records with extractor %r", len(records), extractor)
@@ -221,8 +203,24 @@ def reproduce_olagpt(
     figs = draw_figures(tables)
     rep = Reproduction(records=records, tables=tables, rule=rule)
     out_dir = Path(out_dir)
-    doc = {**rule.as_dict(), "extractor": extractor, "templates_in_vote_order": templates}
-    parameters = {**doc, "data_dir": str(data_dir) if data_dir else None, "seed": seed, "n_boot": n_boot}
-    write_outputs(rep, out_dir, Path(figures_dir) if figures_dir else out_dir / "figures", figs, parameters)
-    write_atomic(out_dir / "settings.json", lambda p: p.write_text(json.dumps(doc, indent=1) + "\n"))
+    parameters = {
+        "extractor": extractor,
+        "seed": seed,
+        "n_boot": n_boot,
+        "data_dir": str(data_dir) if data_dir else None,
+        "figures_dir": str(figures_dir) if figures_dir else None,
+    }
+    run_log = make_log(
+        "reproduce-olagpt",
+        rule,
+        parameters=parameters,
+        analysis=Analysis(rule=rule, seed=seed, n_boot=n_boot).as_dict(),
+        outputs={"records": records_summary(records)},
+        extra={"source": RECORDED_SOURCE, "model": RECORDED_MODEL, "templates_in_vote_order": templates},
+    )
+    claim_folder(out_dir, run_log)
+    save_records(records, out_dir / "records.parquet")
+    rep.log = write_outputs(out_dir, run_log, tables, figs, figures_dir=figures_dir)
+    rep.figures = {n: Path(paths[0]) for n, paths in rep.log.outputs["figures"].items()}
+    rep.out_dir = out_dir
     return rep

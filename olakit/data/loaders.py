@@ -46,14 +46,25 @@ def resolve_data_dir(data_dir: str | os.PathLike | None = None) -> Path:
     )
 
 
+_READ: dict[Path, None] = {}
+"""Every data file this process has opened through ``data_file``, in order (what a run log hashes)."""
+
+
 def data_file(data_dir: str | os.PathLike | None, rel: str) -> Path:
-    """Path of ``rel`` inside the data directory; DataError if the file is missing."""
+    """Path of ``rel`` inside the data directory; DataError if the file is missing. The file is noted as read
+    (``files_read``)."""
     path = resolve_data_dir(data_dir) / rel
     if not path.is_file():
         raise DataError(
             f"{path}: file not found; the data directory is incomplete (run `olakit data fetch` to download it)"
         )
+    _READ[path.resolve()] = None
     return path
+
+
+def files_read() -> list[Path]:
+    """The data files this process has read, in the order first read."""
+    return list(_READ)
 
 
 def make_question(

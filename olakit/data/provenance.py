@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from olakit.data.fetch import sha256_file
 from olakit.data.files import WORKDIR, write_atomic
 from olakit.errors import DataError
 
@@ -55,6 +56,18 @@ def package_versions(names: Sequence[str] = PACKAGES) -> dict[str, str | None]:
         except metadata.PackageNotFoundError:
             out[n] = None
     return out
+
+
+_HASHES: dict[tuple, str] = {}
+
+
+def sha256_cached(path: str | os.PathLike) -> str:
+    """A file's sha256, computed once per (path, size, mtime) in this process."""
+    st = os.stat(path)
+    key = (str(path), st.st_size, st.st_mtime_ns)
+    if key not in _HASHES:
+        _HASHES[key] = sha256_file(Path(path))
+    return _HASHES[key]
 
 
 def commit() -> str | None:

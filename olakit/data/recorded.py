@@ -39,6 +39,10 @@ PARTS = ("templates", "llm_vote", "st_notes_count")
 (cos_llm_vote/dst_dt_pt_st_turbo), and ST with 1 and 5 notes (st/few_shot_1, st/few_shot_5)."""
 
 
+RECORDED_SOURCE = "olagpt-recorded"
+"""What a run log says the OlaGPT recorded outputs are (no call was made for them)."""
+RECORDED_MODEL = "gpt-3.5-turbo"
+"""The model that made them."""
 RECORDED_READER = "olagpt"
 """How the authors read their own outputs (their regex): the extractor of recorded runs unless another is named."""
 
@@ -131,7 +135,7 @@ def import_olagpt(data_dir=None, extractor: str = RECORDED_READER, parts=("templ
                     notes_strategy=strategy,
                     n_notes=n_notes,
                     sample=0,
-                    model="gpt-3.5-turbo",
+                    model=RECORDED_MODEL,
                     prompt_hash=prompt_hash(prompt),
                     prompt_chars=len(prompt),
                     raw_output=raw,
@@ -139,7 +143,7 @@ def import_olagpt(data_dir=None, extractor: str = RECORDED_READER, parts=("templ
                     gold=q.gold,
                     correct=got == q.gold,
                     unparsed_cause=cause,
-                    source="olagpt-recorded",
+                    source=RECORDED_SOURCE,
                 )
             )
     return check_frame(to_frame(records), "OlaGPT predictions")

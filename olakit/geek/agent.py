@@ -19,9 +19,8 @@ from olakit.geek import prompts
 from olakit.geek.actions import DECOMP, FINAL, RETRIEVE, ROWS, SELF, fallback, parse_action, usable
 from olakit.geek.config import GeekConfig
 from olakit.geek.state import QuestionState
-from olakit.llm.answerer import Answerer
+from olakit.llm.answerer import Answerer, refuse
 from olakit.llm.request import Request, Result
-from olakit.runner import calls_failed
 from olakit.types import Question
 
 
@@ -207,13 +206,10 @@ class Engine:
             rounds += 1
             plans = [(tr, self._requests(tr)) for tr in active]
             flat = [req for _, calls in plans for _, req, _ in calls]
-            results = iter(self.answerer.batch(flat, None))
+            results = iter(refuse(self.answerer.batch(flat, None), f"{desc} round {rounds}"))
             nxt = []
             for tr, calls in plans:
                 got = [next(results) for _ in calls]
-                failed = [r for r in got if not r.ok]
-                if failed:
-                    raise calls_failed(len(failed), len(got), f"{desc} round {rounds}", failed[0].error)
                 for t in self._apply(tr, calls, got):
                     (finished if t.done else nxt).append(t)
             active = nxt

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import logging
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -26,10 +26,11 @@ from olakit.geek.agent import Engine, Trace, start
 from olakit.geek.config import GeekConfig
 from olakit.geek.corpus import load_corpus
 from olakit.geek.retrievers import make_retriever, recall_at_k
-from olakit.llm import LLM
+from olakit.llm import Answerer
 from olakit.llm.two_stage import Answer, answers
 from olakit.majority import majority
 from olakit.rng import keyed_rng
+from olakit.runlog import RunLog
 from olakit.runner import Run
 from olakit.types import GeekRecord
 
@@ -39,12 +40,27 @@ LABELS = ["yes", "no"]
 
 @dataclass
 class GeekResult:
+    """The records (with traces) and the run log (whose ``extra`` holds recall@k and the corpus label)."""
+
     records: pd.DataFrame
-    calls: dict = field(default_factory=dict)
-    recall: dict = field(default_factory=dict)
-    config: dict = field(default_factory=dict)
-    corpus: str = ""
+    log: RunLog
     out_dir: Path | None = None
+
+    @property
+    def calls(self) -> dict:
+        return self.log.summary()
+
+    @property
+    def recall(self) -> dict:
+        return self.log.extra["recall"]
+
+    @property
+    def corpus(self) -> str:
+        return self.log.extra["corpus"]
+
+    @property
+    def config(self) -> dict:
+        return {**self.log.config, "corpus_label": self.corpus}
 
 
 def _record(q, row: str, branches: tuple[Trace], found: tuple, cfg: GeekConfig, setting: str, model: str):
@@ -91,8 +107,16 @@ def _record(q, row: str, branches: tuple[Trace], found: tuple, cfg: GeekConfig, 
     )
 
 
-def run_geek(config: GeekConfig, llm: LLM | None = None, out_dir: str | Path | None = None) -> GeekResult:
-    """Every row of the config on the slice; write records.parquet (with traces) into out_dir when given."""
+def run_geek(
+    config: GeekConfig, llm: Answerer | None = None, out_dir: str | Path | None = None, *, parameters=None
+) -> GeekResult:
+    """Every row of the config on the slice; write records.parquet (with traces) and run.json into out_dir when
+    given. ``llm``: the core model's answerer (default: the configured endpoint)."""
+    with Run("geek", config, llm, out_dir=out_dir, parameters=parameters) as job:
+        return _run(config, job, out_dir)
+
+
+def _run(config: GeekConfig, job: Run, out_dir) -> GeekResult:
     cfg = config
     everything = load_questions("strategyqa", cfg.split, data_dir=cfg.data_dir)
     questions = cfg.pick(everything)
@@ -106,29 +130,24 @@ def run_geek(config: GeekConfig, llm: LLM | None = None, out_dir: str | Path | N
     if retriever is not None and any(corpus.owner):
         oracle = make_retriever(cfg.retriever, load_corpus(f"{cfg.corpus.rsplit(':', 1)[0]}:oracle", cfg.data_dir))
         recall = {f"recall@{k}": round(recall_at_k(oracle, questions, k), 4) for k in cfg.recall_ks}
-    llm = llm or LLM()
-    job = Run(llm)
     counter = job.answerer
     engine = Engine(counter, cfg, retriever, corpus, prompts.normalised(everything))
+    progress = getattr(job.models["answerer"], "progress", False)
     records = []
     for row in cfg.rows:
-        traces = engine.run(start(questions, row), desc=f"GEEK {row}", progress=getattr(llm, "progress", False))
+        traces = engine.run(start(questions, row), desc=f"GEEK {row}", progress=progress)
         found = answers(
             [(t.final_request, t.final_result, LABELS) for t in traces],
             counter,
             stages=cfg.answer_stages,
             extract=extract_strict,
         )
-        job.check(f"GEEK {row}")
         by_q: dict[str, list] = {}
         for t, a in zip(traces, found):
             by_q.setdefault(t.question.id, []).append((t, a))
         for q in questions:
             pairs = sorted(by_q[q.id], key=lambda p: p[0].branch)
-            records.append(_record(q, row, *zip(*pairs), cfg, corpus.setting, llm.endpoint.model))
-    df, counts = job.finish(records, GeekRecord, out_dir)
-    conf = {**cfg.as_dict(), "corpus_label": corpus.label}
-    result = GeekResult(records=df, calls=counts, recall=recall, config=conf, corpus=corpus.label)
-    result.out_dir = Path(out_dir) if out_dir is not None else None
-    log.debug("GEEK %s: %s; %s", corpus.label, counts, recall)  # the caller reports them
-    return result
+            records.append(_record(q, row, *zip(*pairs), cfg, corpus.setting, counter.endpoint.model))
+    df, run_log = job.finish(records, GeekRecord, out_dir, extra={"recall": recall, "corpus": corpus.label})
+    log.debug("GEEK %s: %s; %s", corpus.label, run_log.calls, recall)  # the caller reports them
+    return GeekResult(records=df, log=run_log, out_dir=Path(out_dir) if out_dir is not None else None)

@@ -21,11 +21,13 @@ and an in-process scripted model for unit tests of the methods' logic.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Protocol, runtime_checkable
 
-from olakit.llm.endpoint import Endpoint
+from olakit.errors import OlakitError
+from olakit.llm.endpoint import Endpoint, LLMError
 from olakit.llm.request import Request, Result, cache_key
 
 
@@ -40,13 +42,64 @@ class Answerer(Protocol):
     def complete(self, messages: Sequence[dict] | str, *, sample: int = 0, **params) -> Result: ...
 
 
+class CallsFailed(OlakitError):
+    """Calls failed after retries; nothing was written; a rerun pays only the calls still missing."""
+
+
+def calls_failed(n: int, of: int, what: str, error: str | None = None) -> CallsFailed:
+    """The one message for failed calls.
+
+    >>> str(calls_failed(2, 6, "answerer: answers", "APITimeoutError: timed out")).split(";")[0]
+    '2 of 6 calls (answerer: answers) failed after retries (APITimeoutError: timed out)'
+    """
+    cause = f" ({error})" if error else ""
+    if error and error.startswith(CACHE_UNAVAILABLE):  # nothing could be cached: do not promise it was
+        return CallsFailed(
+            f"{n} of {of} calls ({what}) were not made: {error}; nothing was paid or written. Rerun once the cache "
+            "is back"
+        )
+    return CallsFailed(
+        f"{n} of {of} calls ({what}) failed after retries{cause}; nothing was written. Rerun: the answers already "
+        "received are cached and only the missing calls are made"
+    )
+
+
+def refuse(results: Sequence[Result], what: str) -> list[Result]:
+    """The results, when every call succeeded; else CallsFailed (how many of the distinct prompts failed, ``what``
+    they were, the first cause). What every path that makes calls for a result goes through: a failed call never
+    becomes a label, an empty text, a missing vote or a verdict.
+
+    >>> refuse([Result(key="a", text="B")], "answers")[0].text
+    'B'
+    """
+    results = list(results)
+    failed = {r.key: r for r in results if not r.ok}
+    if failed:
+        first = next(iter(failed.values()))
+        raise calls_failed(len(failed), len({r.key for r in results}), what, first.error)
+    return results
+
+
 class Completes:
     """``complete`` for any class with ``batch``: one request, its Result."""
 
     def complete(self, messages: Sequence[dict] | str, *, sample: int = 0, **params) -> Result:
         return self.batch([Request.make(messages, sample=sample, **params)])[0]
 
+    def close(self) -> None:
+        """Nothing to close (the cached client closes its connections)."""
 
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+CACHE_UNAVAILABLE = "answer cache unavailable"
+"""How a call that could not be made for want of its cache is described (nothing was paid)."""
+SCRIPTED = "scripted://"
+"""The base URL scheme of a scripted model (ScriptedModel.from_endpoint)."""
 FIELDS = ("requests", "unique_prompts", "paid", "cached", "failed", "prompt_tokens", "completion_tokens")
 
 
@@ -60,6 +113,8 @@ class Counted(Completes):
         self.counts: dict = {**dict.fromkeys(FIELDS, 0), "cost": 0.0}
         self.first_error: str | None = None
         """Why the first failed call failed (for the one error line a run gives)."""
+        self.fingerprints: set[str] = set()
+        """The ``system_fingerprint`` values the endpoint sent with these answers."""
 
     def batch(self, requests: Sequence[Request], desc: str | None = "LLM calls") -> list[Result]:
         requests = list(requests)
@@ -72,6 +127,8 @@ class Counted(Completes):
             c["cached"] += int(r.cached)
             c["failed"] += int(not r.ok)
             self.first_error = self.first_error or r.error
+            if r.fingerprint:
+                self.fingerprints.add(r.fingerprint)
             c["prompt_tokens"] += r.prompt_tokens or 0
             c["completion_tokens"] += r.completion_tokens or 0
             c["cost"] += r.cost or 0.0
@@ -82,11 +139,27 @@ class ScriptedModel(Completes):
     """An in-process model: ``reply(prompt, request)`` gives the text of the last message's answer (or ``(text,
     finish_reason)``; an exception is a failed call). Tokens are counted in words, as the loopback server does."""
 
-    def __init__(self, reply: Callable, model: str = "scripted"):
+    def __init__(self, reply: Callable, model: str = "scripted", endpoint: Endpoint | None = None):
         self.reply = reply
-        self.endpoint = Endpoint(base_url="scripted://local", model=model)
+        self.endpoint = endpoint or Endpoint(base_url="scripted://local", model=model)
         self.calls = 0
         self.prompts: list[str] = []
+
+    @classmethod
+    def from_endpoint(cls, endpoint: Endpoint) -> ScriptedModel:
+        """The scripted model an endpoint names: ``OLAKIT_BASE_URL=scripted://package.module:function`` answers with
+        that function (importable on the process's path), so a command, a notebook or a sweep can be tested without
+        a server, exactly as it reaches a real endpoint."""
+        spec = endpoint.base_url.removeprefix(SCRIPTED)
+        module, _, name = spec.partition(":")
+        try:
+            reply = getattr(importlib.import_module(module), name)
+        except (ImportError, AttributeError, ValueError) as exc:
+            raise LLMError(
+                f"{endpoint.base_url}: no reply function {name!r} in module {module!r} ({exc}); give "
+                "scripted://package.module:function"
+            ) from None
+        return cls(reply, endpoint=endpoint)
 
     def batch(self, requests: Sequence[Request], desc: str | None = "LLM calls") -> list[Result]:
         answered: dict[str, Result] = {}

@@ -18,7 +18,7 @@ from collections import Counter, deque
 from collections.abc import Awaitable, Iterable
 from dataclasses import replace
 
-from olakit.llm.answerer import Completes
+from olakit.llm.answerer import CACHE_UNAVAILABLE, SCRIPTED, Answerer, Completes, ScriptedModel
 from olakit.llm.cache import RedisCache, open_cache
 from olakit.llm.endpoint import Endpoint
 from olakit.llm.local import SLOTS
@@ -31,7 +31,6 @@ log = logging.getLogger("olakit")
 
 
 TRANSPORTS = ("auto", "aiohttp", "httpx")
-CACHE_UNAVAILABLE = "answer cache unavailable"
 """How a call that was not made because the answer cache failed begins its error."""
 
 
@@ -191,6 +190,7 @@ class LLM(Completes):
             cost=self.endpoint.cost(hit["prompt_tokens"], hit["completion_tokens"]),
             latency=None,
             cached=True,
+            fingerprint=hit.get("system_fingerprint"),
         )
 
     def _claim_ahead(self, key: str) -> asyncio.Task:
@@ -241,7 +241,8 @@ class LLM(Completes):
                                 **request.call_params(),
                             },
                         )
-                        text, finish, usage = first_choice(parse_body(raw))
+                        body = parse_body(raw)
+                        text, finish, usage = first_choice(body)
                         latency = time.perf_counter() - t0
                         break
                     except Exception as exc:
@@ -262,6 +263,7 @@ class LLM(Completes):
                 await self._release(key)
             log.debug("call failed after %d attempts: %s", attempts, describe(exc))  # one summary per batch
             return Result(key=key, error=describe(exc), attempts=attempts, latency=time.perf_counter() - start)
+        fingerprint = body.get("system_fingerprint") if isinstance(body.get("system_fingerprint"), str) else None
         pt = usage.get("prompt_tokens") if isinstance(usage, dict) else None
         ct = usage.get("completion_tokens") if isinstance(usage, dict) else None
         # written at once (a kill loses only calls in flight), without blocking the event loop, and in a task of its
@@ -273,6 +275,7 @@ class LLM(Completes):
             "finish_reason": finish,
             "latency": latency,
             "model": self.endpoint.model,
+            "system_fingerprint": fingerprint,
         }
         await writes.add(self.answers.astore_answer, key, answer)
         return Result(
@@ -285,6 +288,7 @@ class LLM(Completes):
             latency=latency,
             cached=False,
             attempts=attempts,
+            fingerprint=fingerprint,
         )
 
     async def _release(self, key: str) -> None:
@@ -435,8 +439,17 @@ class LLM(Completes):
         self.close()
 
 
-def role_llm(role: str, default: LLM) -> LLM:
-    """The LLM of a role (reviewer, judge, direct): its own endpoint where ``OLAKIT_<ROLE>_*`` names one, else
-    ``default`` itself (one client, one cache, one count)."""
+def connect(endpoint: Endpoint | None = None, **options) -> Answerer:
+    """The answerer of an endpoint (default: the configured one): the cached client with ``options``, or for a
+    ``scripted://module:function`` base URL the in-process scripted model that function answers for."""
+    endpoint = endpoint or Endpoint.from_env()
+    if endpoint.base_url.startswith(SCRIPTED):
+        return ScriptedModel.from_endpoint(endpoint)
+    return LLM(endpoint, **options)
+
+
+def role_llm(role: str, default: Answerer, **options) -> Answerer:
+    """The answerer of a role (answerer, reviewer, judge, direct): its own endpoint where ``OLAKIT_<ROLE>_*`` names
+    one, else ``default`` itself (one client, one cache)."""
     own = Endpoint.from_env(role)
-    return default if own.identity == default.endpoint.identity else LLM(own)
+    return default if own.identity == default.endpoint.identity else connect(own, **options)

@@ -2,7 +2,8 @@
 
 ``judge_pairs(llm, items)`` takes (context, answer_a, answer_b) triples; each is judged twice (a first, then b first);
 an item's verdict is ``a``, ``b`` or ``tie`` (the two orders disagree, or a tie was said), and a reply that names
-neither is counted as ``unclear`` (recorded, never guessed). The result gives shares with bootstrap CIs and the
+neither is counted as ``unclear`` (recorded, never guessed); a failed call is no verdict at all: CallsFailed.
+The result gives shares with bootstrap CIs and the
 position bias: how often the judge picked the first-shown answer.
 """
 
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from olakit.llm.answerer import Answerer
+from olakit.llm.answerer import Answerer, refuse
 from olakit.llm.request import Request
 
 JUDGE_PROMPT = (
@@ -79,11 +80,11 @@ def judge_requests(items: Sequence[tuple[str, str, str]], max_tokens: int = 48) 
 
 def judge_pairs(answerer: Answerer, items: Sequence[tuple[str, str, str]], max_tokens: int = 48) -> list[Judgement]:
     """Judge every item in both orders."""
-    results = answerer.batch(judge_requests(items, max_tokens), "pairwise judge")
+    results = refuse(answerer.batch(judge_requests(items, max_tokens), "pairwise judge"), "judge: pairwise judge")
     out = []
     for i in range(len(items)):
         r1, r2 = results[2 * i], results[2 * i + 1]
-        out.append(combine(parse_verdict(r1.text) if r1.ok else None, parse_verdict(r2.text) if r2.ok else None))
+        out.append(combine(parse_verdict(r1.text), parse_verdict(r2.text)))
     return out
 
 

@@ -37,7 +37,9 @@ class Loopback:
         retry_after: float = 0.1,
         seed: int = 0,
         reply=None,
+        fingerprint: str | None = "fp_loopback",
     ):
+        self.fingerprint = fingerprint  # the system_fingerprint each answer carries (None: none, as some servers)
         self.reply = reply  # optional fn(prompt, request) -> text or (text, finish_reason), for answers a test controls
         self.delay, self.fault_rate, self.faults, self.stall = delay, fault_rate, tuple(faults), stall
         self.retry_after, self.seed = retry_after, seed
@@ -101,12 +103,12 @@ class Loopback:
                         self._send(500, b'{"error": {"message": "internal error"}}')
                     elif fault == "stall":
                         time.sleep(outer.stall)
-                        self._send(200, outer._reply(prompt, req, outer.reply))
+                        self._send(200, outer._reply(prompt, req, outer.reply, outer.fingerprint))
                     elif fault == "garbage":
                         self._send(200, b'{"id": "x", "choices": [{"mess')
                     else:
                         time.sleep(outer.delay)
-                        self._send(200, outer._reply(prompt, req, outer.reply))
+                        self._send(200, outer._reply(prompt, req, outer.reply, outer.fingerprint))
                         with outer._lock:
                             outer.completed[prompt] += 1
                 except (BrokenPipeError, ConnectionResetError):
@@ -136,7 +138,7 @@ class Loopback:
         return fault
 
     @staticmethod
-    def _reply(prompt: str, req: dict, reply=None) -> bytes:
+    def _reply(prompt: str, req: dict, reply=None, fingerprint: str | None = None) -> bytes:
         text = reply(prompt, req) if reply else f"echo: {prompt}"
         text, finish = text if isinstance(text, tuple) else (text, "stop")  # reply may say why the output ended
         if req.get("seed") is not None and not reply:
@@ -147,6 +149,7 @@ class Loopback:
                 "object": "chat.completion",
                 "created": 0,
                 "model": req.get("model", "x"),
+                **({"system_fingerprint": fingerprint} if fingerprint else {}),
                 "choices": [{"index": 0, "finish_reason": finish, "message": {"role": "assistant", "content": text}}],
                 "usage": {
                     "prompt_tokens": len(prompt.split()),

@@ -57,6 +57,8 @@ class Result:
     latency: float | None = None
     cached: bool = False
     attempts: int = 0
+    fingerprint: str | None = None
+    """The endpoint's ``system_fingerprint`` for this answer, when it sends one (the backend that made it)."""
 
     @property
     def ok(self) -> bool:

@@ -12,17 +12,23 @@ import logging
 import os
 import re
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
+from olakit.data.loaders import load_questions
 from olakit.errors import DataError, require_extra
 from olakit.extract import get_extractor
 from olakit.llm import Request
+from olakit.llm.answerer import Answerer, refuse
+from olakit.olagpt.config import NotesConfig
 from olakit.olagpt.controller import build_prompt
 from olakit.olagpt.intent import question_types, show_question
 from olakit.olagpt.notes import NotesLibrary, error_reason, note_from_question
 from olakit.olagpt.templates import templates_for
 from olakit.retrieval.embedder import embed
+from olakit.runlog import LOG_NAME, RunLog, claim_folder, write_log
+from olakit.runner import Run
 from olakit.types import Question
 
 log = logging.getLogger("olakit")
@@ -78,11 +84,11 @@ def error_book(
         for q in questions
         for s in range(r)
     ]
-    results = llm.batch(reqs, desc="error book")
+    results = refuse(llm.batch(reqs, desc="error book"), "error book")  # a failed call is no wrong answer
     fn = get_extractor(extractor)
     book, wrong = [], {}
     for i, q in enumerate(questions):
-        answers = [fn(res.text, list(q.options)) if res.ok else None for res in results[i * r : (i + 1) * r]]
+        answers = [fn(res.text, list(q.options)) for res in results[i * r : (i + 1) * r]]
         if all(a != q.gold for a in answers):
             book.append(q)
             wrong[q.id] = answers
@@ -142,7 +148,7 @@ def write_notes(
             )
             for q in book
         ]
-        texts = [_parse_explanation(r.text if r.ok else "") for r in llm.batch(reqs, desc="writing notes")]
+        texts = [_parse_explanation(r.text) for r in refuse(llm.batch(reqs, desc="writing notes"), "writing notes")]
     notes = []
     for i, q in enumerate(book):
         if explainer == "llm":
@@ -183,3 +189,31 @@ def build_library(
     if path is not None:
         library.save(path)
     return library
+
+
+def build_notes(
+    config: NotesConfig, out: str | os.PathLike, llm: Answerer | None = None
+) -> tuple[NotesLibrary, RunLog]:
+    """``olakit notes build``: the library of ``config`` written to ``out`` (JSON Lines), its run log beside it
+    (``<out>.run.json``); every call through one run, so a failed call is refused and nothing is written."""
+    cfg, out = config, Path(out)
+    if out.is_dir():
+        raise DataError(f"--out {out}: a folder is there; give the library's file name (JSON Lines)")
+    pool = load_questions(cfg.dataset, cfg.split, data_dir=cfg.data_dir)
+    if not cfg.sample:
+        pool = pool[: cfg.pool]
+    with Run("notes build", cfg, llm, out_dir=None, parameters={"out": str(out)}) as job:
+        claim_folder(out.parent, job.draft(), output=out.name)
+        library = build_library(
+            job.answerer,
+            pool,
+            r=cfg.r,
+            size=cfg.sample,
+            explainer=cfg.explainer,
+            seed=cfg.seed,
+            max_tokens=cfg.max_tokens,
+        )
+        run_log = job.log(extra={"notes": len(library), "pool": len(pool) if not cfg.sample else cfg.sample})
+    library.save(out)
+    write_log(out.parent, run_log.replace(outputs={"library": out.name}), name=f"{out.name}.{LOG_NAME}")
+    return library, run_log

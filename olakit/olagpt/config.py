@@ -102,6 +102,20 @@ PAPER = VoteRule()
 """The authors' vote rule: the default of every analysis function."""
 
 
+class Analysis(Config):
+    """How tables are computed from records: the vote rule, the seed of bootstrap resamples and random ties, the
+    bootstrap count and the CI level. What a run log records as its analysis settings."""
+
+    rule: VoteRule = PAPER
+    """The vote rule (VoteRule)."""
+    seed: int = 0
+    """Seed of the bootstrap resamples and of random tie-breaks."""
+    n_boot: Annotated[int, Field(ge=100)] = 2000
+    """Bootstrap resamples per interval."""
+    level: Annotated[float, Field(gt=0, lt=1)] = 0.95
+    """Confidence level of every interval."""
+
+
 class OlaGPTConfig(Slice, VoteRule):
     """An OlaGPT run: questions x templates x note strategies x note counts (x SC samples), baselines and votes."""
 
@@ -199,3 +213,32 @@ class OlaGPTConfig(Slice, VoteRule):
                 f"OlaGPTConfig: choose_k={self.choose_k}: choose fewer than the {len(names)} templates "
                 f"({', '.join(names)}), or leave it unset to run them all"
             )
+
+
+def analysis_of(config: OlaGPTConfig) -> dict:
+    """The analysis settings a run's tables use (its vote rule and seed), as its run log records them."""
+    return Analysis(rule=config.rule(), seed=config.seed).as_dict()
+
+
+class NotesConfig(Config):
+    """``olakit notes build``: a notes library by active learning (paper 3.4): a pool of a split, answered ``r``
+    times; the questions wrong every time get notes."""
+
+    dataset: Literal["aqua", "ekar_zh", "strategyqa"] = "ekar_zh"
+    """The dataset whose questions form the pool."""
+    split: str = "train"
+    """Its split."""
+    pool: Annotated[int, Field(ge=1)] = 40
+    """Pool questions: the split's first N (or, with ``sample``, drawn from the whole split)."""
+    sample: Annotated[int, Field(ge=1)] | None = None
+    """Draw this many from the whole split by KMeans (20 clusters), in proportion to cluster size (none: off)."""
+    r: Annotated[int, Field(ge=1, le=10)] = 3
+    """Answers per question (the paper: 3 to 5)."""
+    explainer: Literal["llm", "dataset", "person"] = "dataset"
+    """Who writes a note's explanation: ``llm``, ``dataset`` (its own rationale) or ``person`` (empty drafts)."""
+    max_tokens: Annotated[int, Field(ge=1)] = 256
+    """Token limit of an answer."""
+    seed: int = 0
+    """Seed of the pool sample and the answers' sampling."""
+    data_dir: str | None = None
+    """The data directory (default: $OLAKIT_DATA_DIR, then the places olakit.data.loaders names)."""

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pandas as pd
@@ -28,7 +28,7 @@ from olakit.data.loaders import DEFAULT_SPLIT, load_questions
 from olakit.data.records import answer_record, prompt_hash, to_frame
 from olakit.errors import DataError
 from olakit.extract import get_extractor
-from olakit.llm import LLM, Request, Result
+from olakit.llm import Answerer, Request, Result
 from olakit.llm.two_stage import Answer, answers
 from olakit.majority import majority
 from olakit.names import (
@@ -41,7 +41,7 @@ from olakit.names import (
     ZERO_SHOT,
 )
 from olakit.olagpt.baselines import auto_cot_demos, cot_prompt, published_demos
-from olakit.olagpt.config import OlaGPTConfig
+from olakit.olagpt.config import OlaGPTConfig, analysis_of
 from olakit.olagpt.controller import Call, plan
 from olakit.olagpt.integrative import choose_request, chosen_templates, composed_template, diy_request
 from olakit.olagpt.intent import frame_question, question_types
@@ -50,6 +50,7 @@ from olakit.olagpt.notes import resolve_library
 from olakit.olagpt.templates import templates_for
 from olakit.review.verify import verify
 from olakit.rng import keyed_rng
+from olakit.runlog import RunLog
 from olakit.runner import Run
 from olakit.types import OlaGPTRecord, Template
 
@@ -60,13 +61,21 @@ AUTO_COT_STRATEGY = "random"
 
 @dataclass
 class RunResult:
-    """The records of a run and its call counts (requests, unique prompts, paid, cached, failed, tokens, cost)."""
+    """The records of a run and its run log (config, roles, calls per role, versions, data hashes)."""
 
     records: pd.DataFrame
-    calls: dict = field(default_factory=dict)
-    config: dict = field(default_factory=dict)
-    """OlaGPTConfig.as_dict(): every setting of the run."""
+    log: RunLog
     out_dir: Path | None = None
+
+    @property
+    def calls(self) -> dict:
+        """The calls over every role (requests, unique prompts, paid, cached, failed, tokens, cost, wall_s)."""
+        return self.log.summary()
+
+    @property
+    def config(self) -> dict:
+        """OlaGPTConfig.as_dict(): every setting of the run."""
+        return self.log.config
 
 
 def _record(call: Call, result: Result, model: str, answer: Answer) -> OlaGPTRecord:
@@ -96,14 +105,13 @@ def _diy_records(cfg, counter, questions, qtypes, templates, library, model, ext
     )
     out = []
     for q in questions:
-        text = composed_template(composed[q.id].text) if composed[q.id].ok else ""
+        text = composed_template(composed[q.id].text)
         diy = Template(name=DIY, prefix=text, title="composed for this question")
         calls = plan([q], qtypes, [diy], library, cfg)
         results = counter.batch([c.request for c in calls], "DIY answers")
         for c, r in zip(calls, results):
-            if r.ok:
-                rec = _record(c, r, model, Answer(extract(r.text, list(q.options)), 1))
-                out.append(replace(rec, trace=json.dumps({"composed_template": text})))
+            rec = _record(c, r, model, Answer(extract(r.text, list(q.options)), 1))
+            out.append(replace(rec, trace=json.dumps({"composed_template": text})))
     return out
 
 
@@ -124,8 +132,8 @@ def _choose(cfg, counter, questions, templates) -> dict[str, Choice]:
     requests = [choose_request(q, templates, cfg.choose_k) for q in questions]
     out = {}
     for q, request, reply in zip(questions, requests, counter.batch(requests, "template choice")):
-        text = reply.text if reply.ok else ""
-        named = len(chosen_templates(text, names, len(names))) if reply.ok else 0
+        text = reply.text
+        named = len(chosen_templates(text, names, len(names)))
         out[q.id] = Choice(request, reply, chosen_templates(text, names, cfg.choose_k), min(named, cfg.choose_k))
     return out
 
@@ -201,8 +209,16 @@ def _verified_records(cfg, counter, questions, qtypes, names, records, model, ex
     return out
 
 
-def run(config: OlaGPTConfig, llm: LLM | None = None, out_dir: str | Path | None = None) -> RunResult:
-    """Run the grid; write records.parquet into out_dir when given."""
+def run(
+    config: OlaGPTConfig, llm: Answerer | None = None, out_dir: str | Path | None = None, *, parameters=None
+) -> RunResult:
+    """Run the grid; write records.parquet and run.json into out_dir when given (``parameters``: the command's
+    own flags, for the run log). ``llm``: the answerer (default: the configured endpoint)."""
+    with Run("run", config, llm, out_dir=out_dir, parameters=parameters, analysis=analysis_of(config)) as job:
+        return _run(config, job, out_dir)
+
+
+def _run(config: OlaGPTConfig, job: Run, out_dir) -> RunResult:
     cfg = config
     split = cfg.split or DEFAULT_SPLIT[cfg.dataset]
     everything = load_questions(cfg.dataset, split, data_dir=cfg.data_dir)
@@ -213,11 +229,9 @@ def run(config: OlaGPTConfig, llm: LLM | None = None, out_dir: str | Path | None
     library = resolve_library(cfg.library, cfg.data_dir) if needs_notes else None
     if needs_notes and library is None:
         raise DataError("note strategies other than zero-shot need a notes library (config.library)")
-    llm = llm or LLM()
-    model = llm.endpoint.model
-    extract = get_extractor(cfg.reader())
-    job = Run(llm)
     counter = job.answerer
+    model = counter.endpoint.model
+    extract = get_extractor(cfg.reader())
     qtypes = question_types(counter, questions)
 
     calls = plan(questions, qtypes, templates, library, cfg)
@@ -251,7 +265,7 @@ def run(config: OlaGPTConfig, llm: LLM | None = None, out_dir: str | Path | None
                 )
             )
     results = counter.batch([c.request for c in calls], "answers")
-    firsts = [(c, r) for c, r in zip(calls, results) if r.ok]
+    firsts = list(zip(calls, results))  # every one answered: a failed call raised in the batch
 
     found = answers(
         [(c.request, r, c.question.options) for c, r in firsts],
@@ -261,7 +275,6 @@ def run(config: OlaGPTConfig, llm: LLM | None = None, out_dir: str | Path | None
         max_tokens=cfg.second_stage_tokens,
     )
     records = [_record(c, r, model, a) for (c, r), a in zip(firsts, found)]
-    job.check("answers")
     names = [t.name for t in templates]
     if cfg.diy:
         records += _diy_records(cfg, counter, questions, qtypes, templates, library, model, extract)
@@ -269,7 +282,6 @@ def run(config: OlaGPTConfig, llm: LLM | None = None, out_dir: str | Path | None
         records += _chosen_records(cfg, questions, names, choices, records, model)
     if cfg.verify:
         records += _verified_records(cfg, counter, questions, qtypes, names, records, model, extract)
-    job.check()
     if LLM_VOTE in cfg.votes:
         questions_by_id = {q.id: q for q in questions}
         records += llm_vote_records(
@@ -283,6 +295,6 @@ def run(config: OlaGPTConfig, llm: LLM | None = None, out_dir: str | Path | None
             extractor=cfg.reader(),
             prompt=cfg.llm_vote_prompt,
         )
-    df, counts = job.finish(records, OlaGPTRecord, out_dir)
-    log.debug("run %s: %s", cfg.dataset, counts)  # the caller reports the calls (olakit run prints them once)
-    return RunResult(records=df, calls=counts, config=cfg.as_dict(), out_dir=Path(out_dir) if out_dir else None)
+    df, run_log = job.finish(records, OlaGPTRecord, out_dir)
+    log.debug("run %s: %s", cfg.dataset, run_log.calls)  # the caller reports the calls (olakit run prints them once)
+    return RunResult(records=df, log=run_log, out_dir=Path(out_dir) if out_dir else None)

@@ -25,12 +25,11 @@ from dataclasses import dataclass, field
 
 from olakit.data.files import RESOURCES, read_json
 from olakit.errors import DataError
-from olakit.llm.answerer import Answerer
+from olakit.llm.answerer import Answerer, refuse
 from olakit.llm.request import Request, Result
 from olakit.review.config import ReviewConfig
 from olakit.review.parse import parse_best, parse_scores, parse_similar, parse_steps, parse_steps_seed
 from olakit.review.stop import decide
-from olakit.runner import calls_failed
 
 PROMPTS_FILE = RESOURCES / "review" / "prompts.json"
 
@@ -82,11 +81,8 @@ class Loop:
         if not items:
             return []
         t0 = time.perf_counter()
-        results = self.answerers[role].batch([r for _, r in items], name)
+        results = refuse(self.answerers[role].batch([r for _, r in items], name), f"{role}: {name}")
         wall = time.perf_counter() - t0
-        failed = [r for r in results if not r.ok]
-        if failed:
-            raise calls_failed(len(failed), len(results), name, failed[0].error)
         for (h, req), res in zip(items, results):
             h.stages.append(
                 {

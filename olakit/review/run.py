@@ -9,25 +9,24 @@ questions with options are read by the strict extractor (two-stage extraction is
 from __future__ import annotations
 
 import json
-import time
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
 from olakit.data.files import RESOURCES, read_jsonl
 from olakit.data.loaders import DEFAULT_SPLIT, load_questions
-from olakit.data.records import answer_record, save_records, to_frame
+from olakit.data.records import answer_record
 from olakit.errors import DataError
 from olakit.extract import extract_strict
-from olakit.llm import LLM, Endpoint, Request, Result
-from olakit.llm.answerer import Counted
-from olakit.llm.client import role_llm
+from olakit.llm import Answerer, Request, Result
 from olakit.llm.two_stage import answers
 from olakit.review.config import ReviewConfig
 from olakit.review.loop import History, Loop
 from olakit.review.parse import states_an_answer
-from olakit.runner import calls_failed
+from olakit.runlog import RunLog
+from olakit.runner import Run
 from olakit.types import Question, ReviewRecord
 
 OPEN_QUESTIONS = RESOURCES / "review" / "open_questions.jsonl"
@@ -64,11 +63,21 @@ def open_questions(path: str | Path = OPEN_QUESTIONS) -> list[Question]:
 
 @dataclass
 class ReviewResult:
+    """The records (per iteration, the last with the history), the histories and the run log."""
+
     records: pd.DataFrame
     histories: list
-    calls: dict = field(default_factory=dict)
-    config: dict = field(default_factory=dict)
+    log: RunLog
     out_dir: Path | None = None
+
+    @property
+    def calls(self) -> dict:
+        """role -> its calls (answerer, reviewer, direct), and the wall time."""
+        return {**self.log.calls, "wall_s": self.log.wall_s}
+
+    @property
+    def config(self) -> dict:
+        return {**self.log.config, "roles": {r: e["identity"] for r, e in self.log.roles.items()}}
 
 
 def _questions(cfg: ReviewConfig, ask: str | None) -> list[Question]:
@@ -83,45 +92,33 @@ def _questions(cfg: ReviewConfig, ask: str | None) -> list[Question]:
     return cfg.pick(qs)
 
 
+ROLES = ("answerer", "reviewer", "direct")
+
+
 def run_review(
-    config: ReviewConfig, llms: dict[str, LLM] | None = None, out_dir: str | Path | None = None, ask: str | None = None
+    config: ReviewConfig,
+    llms: Answerer | Mapping[str, Answerer] | None = None,
+    out_dir: str | Path | None = None,
+    ask: str | None = None,
+    *,
+    parameters: dict | None = None,
 ) -> ReviewResult:
-    """The loop and the direct answer for every question (or one ``ask``ed open question). ``llms``: role -> LLM
-    for ``answerer``, ``reviewer`` and ``direct`` (default: each from its role's environment, else the configured
-    endpoint)."""
+    """The loop and the direct answer for every question (or one ``ask``ed open question). ``llms``: the answerer,
+    or role -> answerer for ``answerer``, ``reviewer`` and ``direct`` (default: each from its role's environment,
+    else the configured endpoint). records.parquet and run.json go into out_dir when given."""
     cfg = config
     questions = _questions(cfg, ask)
-    llms = dict(llms or {})
-    if "answerer" not in llms:
-        llms["answerer"] = LLM(Endpoint.from_env("answerer"))
-    for role in ("reviewer", "direct"):
-        if role not in llms:
-            llms[role] = role_llm(role, llms["answerer"])
-    counters = {role: Counted(llm) for role, llm in llms.items()}
-    t0 = time.perf_counter()
-    loop = Loop({"answerer": counters["answerer"], "reviewer": counters["reviewer"]}, cfg)
-    histories = loop.run([ask_text(q) for q in questions])
-    direct = counters["direct"].batch(
-        [Request.make(ask_text(q), temperature=0, max_tokens=cfg.direct_tokens) for q in questions],
-        "direct answers",
-    )
-    failed = [r for r in direct if not r.ok]
-    if failed:
-        raise calls_failed(len(failed), len(direct), "direct answers", failed[0].error)
-    records = _records(cfg, questions, histories, direct, counters, llms)
-    calls = {role: c.counts for role, c in counters.items()}
-    calls["wall_s"] = round(time.perf_counter() - t0, 2)
-    df = to_frame(records, ReviewRecord)
-    result = ReviewResult(
-        records=df,
-        histories=histories,
-        calls=calls,
-        config={**cfg.as_dict(), "roles": {r: llm.endpoint.identity for r, llm in llms.items()}},
-    )
-    if out_dir is not None:
-        result.out_dir = Path(out_dir)
-        save_records(df, result.out_dir / "records.parquet")
-    return result
+    params = {**(parameters or {}), **({"ask": ask} if ask is not None else {})}
+    with Run("review", cfg, llms, roles=ROLES, out_dir=out_dir, parameters=params) as job:
+        loop = Loop({"answerer": job["answerer"], "reviewer": job["reviewer"]}, cfg)
+        histories = loop.run([ask_text(q) for q in questions])
+        direct = job["direct"].batch(
+            [Request.make(ask_text(q), temperature=0, max_tokens=cfg.direct_tokens) for q in questions],
+            "direct answers",
+        )
+        records = _records(cfg, questions, histories, direct, job)
+        df, run_log = job.finish(records, ReviewRecord, out_dir)
+    return ReviewResult(records=df, histories=histories, log=run_log, out_dir=Path(out_dir) if out_dir else None)
 
 
 def ask_report(result: ReviewResult) -> str:
@@ -159,7 +156,7 @@ def _trace(h: History) -> str:
     )
 
 
-def _records(cfg, questions, histories, direct, counters, llms) -> list[ReviewRecord]:
+def _records(cfg, questions, histories, direct, job: Run) -> list[ReviewRecord]:
     """One record per question for the direct answer and per iteration for the loop's answers, read strictly when
     the question has options (two stages if asked; the second call goes to the answerer role); the last
     iteration's record carries the whole history as its trace."""
@@ -172,7 +169,7 @@ def _records(cfg, questions, histories, direct, counters, llms) -> list[ReviewRe
         (Request.make(ask_text(q), temperature=0, max_tokens=cfg.direct_tokens), res, q.options)
         for q, _, _, res in (items[k] for k in graded)
     ]
-    found = dict(zip(graded, answers(firsts, counters["answerer"], stages=cfg.answer_stages, extract=extract_strict)))
+    found = dict(zip(graded, answers(firsts, job["answerer"], stages=cfg.answer_stages, extract=extract_strict)))
     hist = {q.id: h for q, h in zip(questions, histories)}
     out = []
     for k, (q, name, i, res) in enumerate(items):
@@ -184,7 +181,7 @@ def _records(cfg, questions, histories, direct, counters, llms) -> list[ReviewRe
                 ask_text(q),
                 res,
                 found.get(k),
-                model=llms["direct" if name == DIRECT else "answerer"].endpoint.model,
+                model=job["direct" if name == DIRECT else "answerer"].endpoint.model,
                 trace=_trace(h) if name == loop and i == len(h.answers) - 1 else "",
                 loop=name,
                 iteration=i,
