@@ -2,7 +2,7 @@
 and SC, GEEK's branches). ``None`` answers abstain.
 
 - ``"first"``: the tied label given first (in the order of the answers).
-- ``"random"``: a seeded random choice among the tied labels.
+- ``"random"``: a random choice among the tied labels by the generator given (keyed per question: olakit.rng).
 - ``"none"``: no answer, which counts as wrong; the strictest reading of "majority".
 
 >>> majority(["A", "B", "A"])
@@ -42,5 +42,6 @@ def majority(answers: Sequence[str | None], tie: str = "first", rng: np.random.G
         return tied[0]
     if tie == "none":
         return None
-    rng = rng if rng is not None else np.random.default_rng(0)
+    if rng is None:  # one fixed generator for every question picks the same position every time
+        raise ValueError("tie='random' needs a generator keyed per question (olakit.rng.keyed_rng)")
     return tied[int(rng.integers(len(tied)))]

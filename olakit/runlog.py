@@ -34,6 +34,7 @@ from pathlib import Path
 from olakit.data.files import write_atomic, write_tables
 from olakit.data.loaders import files_read
 from olakit.data.provenance import SECRET_NAME, commit, package_versions, save_figure, sha256_cached
+from olakit.data.records import load_records
 from olakit.errors import DataError
 
 FORMAT = 1
@@ -97,7 +98,8 @@ class RunLog:
     def identity(self) -> str:
         """What makes two logs the same run: door, config type, settings and parameters (not ``out``)."""
         params = {k: v for k, v in self.parameters.items() if k not in UNSHAPING}
-        doc = [self.door, self.config_type, self.config, params]
+        notebook = self.door.startswith("notebook:")  # its parameters hold its settings; its runs' configs vary
+        doc = [self.door, params] if notebook else [self.door, self.config_type, self.config, params]
         return hashlib.sha256(json.dumps(doc, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
     @property
@@ -200,6 +202,12 @@ def read_log(folder: str | os.PathLike, name: str = LOG_NAME) -> RunLog | None:
     except ValueError as exc:
         raise DataError(f"{path}: not a readable run log ({exc})") from None
     return RunLog.from_dict(doc, str(path))
+
+
+def load_run(records_path: str | os.PathLike) -> tuple:
+    """(the records of a run, with manual corrections applied; its run log, None where it has none)."""
+    records_path = Path(records_path)
+    return load_records(records_path), read_log(records_path.parent)
 
 
 def history(folder: str | os.PathLike, name: str = LOG_NAME) -> list[RunLog]:

@@ -49,7 +49,8 @@ class Run:
     """One run of a door: its roles' answerers (``run[role]``, each a RoleCalls), the run log, the write at the end.
 
     ``models``: an Answerer (the ``answerer`` role), a mapping role -> Answerer, or None (every role from the
-    environment). ``out_dir`` is checked before any call: a folder holding another run is refused."""
+    environment). ``out_dir`` is checked before any call: a folder holding another run is refused. ``parameters``:
+    the door's own flags for the log (a ``concurrency`` there sets the clients' calls in flight)."""
 
     def __init__(
         self,
@@ -68,6 +69,7 @@ class Run:
         claim_folder(out_dir, self.draft())
         given = dict(models) if isinstance(models, Mapping) else ({"answerer": models} if models is not None else {})
         self._owned: list = []
+        concurrency = concurrency or self.parameters.get("concurrency")
         options = {"concurrency": concurrency} if concurrency else {}
         if "answerer" not in given:
             given["answerer"] = self._own(connect(Endpoint.from_env("answerer"), **options))

@@ -5,6 +5,7 @@ import re
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -56,15 +57,22 @@ def test_reproduce_cli_end_to_end(tmp_path, data_dir):
     for name in ("fig6_template_count", "fig7_before_after_voting", "fig12_agreement_heatmaps"):
         assert (out / "figures" / f"{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert (out / "figures" / f"{name}.pdf").read_bytes()[:5] == b"%PDF-"
-    man = json.loads((out / "manifest.json").read_text())
-    assert man["source"] == "recorded" and man["records"] == len(pd.read_parquet(out / "records.parquet"))
-    assert man["parameters"]["extractor"] == "olagpt" and man["parameters"]["n_boot"] == 200
-    assert man["packages"]["pandas"] and set(man["figures"]) >= {"fig6_template_count", "fig12_agreement_heatmaps"}
+    log = json.loads((out / "run.json").read_text())
+    assert log["door"] == "reproduce-olagpt" and log["extra"]["source"] == "olagpt-recorded"
+    assert log["outputs"]["records"]["rows"] == len(pd.read_parquet(out / "records.parquet"))
+    assert log["parameters"]["extractor"] == "olagpt" and log["analysis"]["n_boot"] == 200
+    assert log["config_type"] == "VoteRule" and log["analysis"]["rule"] == log["config"]
+    assert log["packages"]["pandas"] and set(log["outputs"]["figures"]) >= {
+        "fig6_template_count",
+        "fig12_agreement_heatmaps",
+    }
+    assert {Path(p).name for p in log["data"]} >= {"aqua_predict.json", "test.json"}  # the data files read, hashed
+    assert all(len(h) == 64 for h in log["data"].values())
     acc = pd.read_csv(out / "tables" / "accuracy.csv", index_col=0)
     assert list(acc.columns) == ["zero-shot", "random", "retrieval", "combine"]
     assert list(acc.index) == ["DST", "DT", "PT", "ST", "turbo", "regex_vote", "llm_vote"]
-    settings = json.loads((out / "settings.json").read_text())
-    assert settings["unparsed"] == "raw" and settings["templates_in_vote_order"] == ["DT", "DST", "PT", "ST", "turbo"]
+    assert log["config"]["unparsed"] == "raw"
+    assert log["extra"]["templates_in_vote_order"] == ["DT", "DST", "PT", "ST", "turbo"]
     for folder, template in (("st", "ST"), ("turbo", "turbo"), ("dst", "DST")):
         for strategy, suffix in STRATEGY_FILES.items():
             assert acc.loc[template, strategy] == pytest.approx(count_correct(data_dir, folder, suffix) / 254)

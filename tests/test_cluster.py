@@ -738,6 +738,31 @@ def test_a_sweep_leaves_the_workers_environment_as_it_was(tmp_path, monkeypatch,
         lc.close()
 
 
+def test_a_sweep_on_a_scheduler_given_by_address_writes_its_index(tmp_path, monkeypatch, redis_url):
+    """`olakit sweep --executor dask --scheduler tcp://HOST:PORT` ran every notebook, then died building the index
+    (`'NoneType' object has no attribute 'address'`: the client it had made was closed): no index.json, exit 1."""
+    import nbformat
+    from dask.distributed import LocalCluster
+
+    nb = nbformat.v4.new_notebook()
+    params = nbformat.v4.new_code_cell('source = "recorded"\nout_dir = "x"')
+    params.metadata["tags"] = ["parameters"]
+    nb.cells = [params, nbformat.v4.new_code_cell("1 + 1")]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, tmp_path / "probe.ipynb")
+    spec = tmp_path / "s.yaml"
+    spec.write_text(f"run_id: by-address\nexecutor: dask\nnotebooks:\n  - notebook: {tmp_path / 'probe.ipynb'}\n")
+    monkeypatch.setenv("OLAKIT_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("OLAKIT_MODEL", "fake")
+    monkeypatch.setenv("OLAKIT_CACHE_URL", redis_url)
+    with LocalCluster(n_workers=1, threads_per_worker=1, dashboard_address=":0") as lc:
+        index = run_sweep(spec, runs_dir=tmp_path / "runs", results_dir=tmp_path / "results",
+                          scheduler=lc.scheduler_address)  # fmt: skip
+        assert [r["status"] for r in index["runs"]] == ["ok"], index["runs"][0]["error"]
+        assert index["scheduler"] == lc.scheduler_address
+    assert json.loads((tmp_path / "runs" / "by-address" / "index.json").read_text())["scheduler"].startswith("tcp://")
+
+
 def test_a_local_cluster_starts_without_log_lines():
     code = textwrap.dedent("""
         import logging

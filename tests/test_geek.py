@@ -17,9 +17,8 @@ from olakit.geek.corpus import load_corpus, read_corpus
 from olakit.geek.retrievers import make_retriever, recall_at_k
 from olakit.geek.run import run_geek
 from olakit.llm import LLM, Endpoint
-from olakit.llm.answerer import ScriptedModel
+from olakit.llm.answerer import CallsFailed, ScriptedModel
 from olakit.llm.loopback import Loopback
-from olakit.llm.answerer import CallsFailed
 
 PARAGRAPHS = [
     {"id": "ga", "title": "Albany, Georgia", "text": "Albany, GA has around 75,000 people."},
@@ -369,13 +368,17 @@ def test_the_oracle_setting_is_labelled_an_upper_bound_in_table2(tmp_path, corpu
 
 def test_a_figure_title_says_when_the_embedded_test_model_made_it():
     from olakit.notebook.outputs import title
-    from olakit.notebook.records import _live
+    from olakit.runlog import RunLog, role_entry
 
-    class Done:
-        calls, config = {}, {}
+    def made_by(endpoint, part=False):
+        roles = {"answerer": role_entry(endpoint)}
+        if part:  # the embedded model made only a part (a judge) of the result
+            return RunLog(door="geek", roles={"answerer": role_entry(Endpoint("http://x/v1", "gpt-x"))}).with_part(
+                "judge", RunLog(door="geek judge", roles=roles)
+            )
+        return RunLog(door="geek", roles=roles)
 
-    embedded = _live(LLM(Endpoint.embedded(), progress=False), Done())
-    remote = _live(LLM(Endpoint("http://127.0.0.1:9/v1", "gpt-x"), progress=False), Done())
-    assert embedded["embedded"] is True and remote["embedded"] is False
+    embedded, remote = made_by(Endpoint.embedded()), made_by(Endpoint("http://127.0.0.1:9/v1", "gpt-x"))
+    assert embedded.embedded is True and remote.embedded is False and made_by(Endpoint.embedded(), True).embedded
     assert title("GEEK rows", embedded) == "GEEK rows\n[embedded test model: plumbing, not results]"
     assert title("GEEK rows", remote) == "GEEK rows"

@@ -69,7 +69,8 @@ def test_reproduce_olagpt(tmp_path, data_dir):
 
 
 def manifest(out):
-    return json.loads((out / "manifest.json").read_text())
+    """The run log a notebook wrote (olakit.runlog), as JSON."""
+    return json.loads((out / "run.json").read_text())
 
 
 def test_template_count_on_recorded_slice(tmp_path):
@@ -80,8 +81,11 @@ def test_template_count_on_recorded_slice(tmp_path):
         out / "figures" / "fig6_template_count.pdf"
     ).is_file()
     m = manifest(out)
-    assert m["model"] == ["gpt-3.5-turbo"] and m["parameters"]["n_questions"] == 12 and len(m["prompt_hashes"]) > 0
-    assert m["packages"]["pandas"] and m["seeds"] == {"seed": 0}
+    assert m["door"] == "notebook:template_count" and m["extra"]["source"] == "olagpt-recorded"
+    assert m["outputs"]["records"]["models"] == ["gpt-3.5-turbo"] and m["parameters"]["n_questions"] == 12
+    assert m["packages"]["pandas"] and m["analysis"]["seed"] == 0 and m["outputs"]["tables"] == ["template_count"]
+    assert m["outputs"]["figures"]["fig6_template_count"] == ["figures/fig6_template_count.png",
+                                                              "figures/fig6_template_count.pdf"]  # fmt: skip
 
 
 def test_notes_count_on_recorded_slice(tmp_path):
@@ -91,7 +95,8 @@ def test_notes_count_on_recorded_slice(tmp_path):
     assert sorted(set(t["n_notes"])) == [0, 1, 3, 5] and set(t["notes_strategy"]) == {"random", "retrieval", "combine"}
     assert (t["n"] == 20).all() and len(t) == 3 * 4
     m = manifest(out)
-    assert m["n_questions"] == 20 and m["config"]["unparsed"] == "raw" and m["parameters"]["source"] == "recorded"
+    assert m["outputs"]["records"]["questions"] == 20 and m["config"]["unparsed"] == "raw"
+    assert m["parameters"]["source"] == "recorded"
 
 
 def test_note_strategy_with_statistics_on_recorded_slice(tmp_path):
@@ -136,7 +141,9 @@ def test_vote_type_with_a_real_llm_vote_over_recorded_outputs(tmp_path):
     m = manifest(out)
     from olakit.llm.local import DEFAULT_MODEL
 
-    assert m["model"] == sorted(["gpt-3.5-turbo", DEFAULT_MODEL["name"]])
+    assert m["outputs"]["records"]["models"] == sorted(["gpt-3.5-turbo", DEFAULT_MODEL["name"]])
+    vote = m["parts"]["llm_vote"]  # the embedded model's vote is a part of this result, with its own calls
+    assert vote["roles"]["answerer"]["embedded"] and vote["calls"]["answerer"]["paid"] >= 1
 
 
 def test_explore_runs_through_papermill(tmp_path):
@@ -222,7 +229,8 @@ def test_geek_ablation_notebook_against_a_scripted_endpoint(tmp_path, monkeypatc
     judge = pd.read_csv(out / "tables" / "judge.csv").iloc[0]
     assert judge["equal"] == 1.0 and judge["position_bias_first"] == 1.0  # both orders disagree: a tie, every time
     m = manifest(out)
-    assert m["calls"]["failed"] == 0 and m["n_questions"] == 2
+    assert m["outputs"]["records"]["questions"] == 2 and set(m["parts"]) == {"judge", "olagpt_row"}
+    assert m["parts"]["judge"]["calls"]["judge"]["requests"] == 4 and "judge" in m["extra"]
     for name in ("paired_tests", "cost", "actions", "steps"):
         assert (out / "tables" / f"{name}.csv").is_file()
 

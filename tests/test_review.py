@@ -427,7 +427,9 @@ def test_review_notebook_against_a_scripted_endpoint(tmp_path, monkeypatch):
     assert (acc["n"] == 2).all()
     judged = pd.read_csv(out / "tables" / "open_judgement.csv").iloc[0]
     assert judged["tie"] == 1.0 and judged["position_bias_first"] == 1.0  # "Answer 1" both ways: a tie, pure bias
-    assert manifest(out)["calls"]["answerer"]["failed"] == 0
+    log = manifest(out)
+    assert log["calls"]["answerer"]["failed"] == 0 and set(log["roles"]) == {"answerer", "reviewer", "direct"}
+    assert log["parts"]["open_questions"]["parts"]["judge"]["calls"]["judge"]["requests"] == 4  # 2 questions x 2
 
 
 def test_ask_shows_the_direct_answer_and_says_when_the_final_answer_states_none(tmp_path, monkeypatch, capsys):

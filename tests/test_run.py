@@ -187,10 +187,10 @@ def test_llm_vote_audit_and_sc_vote_by_hand():
 
 def test_failed_calls_write_nothing_and_say_how_to_resume(tmp_path):
     from olakit.llm import LLM, Endpoint
+    from olakit.llm.answerer import CallsFailed
     from olakit.llm.loopback import Loopback
     from olakit.olagpt.config import OlaGPTConfig
     from olakit.olagpt.run import run
-    from olakit.llm.answerer import CallsFailed
 
     cfg = OlaGPTConfig(
         dataset="aqua",

@@ -99,8 +99,9 @@ def test_parallel_live_sweep_pays_each_prompt_once_and_reruns_from_cache(tmp_pat
         assert (tmp_path / "runs" / "live-test" / "notes_count.ipynb").is_file()
         saved = json.loads((tmp_path / "runs" / "live-test" / "index.json").read_text())
         assert saved["calls"]["paid"] + saved["calls"]["cached"] == saved["calls"]["unique_prompts"]
-        man = json.loads((tmp_path / "results" / "live-test" / "template_count" / "manifest.json").read_text())
-        assert man["endpoint"] == f"{srv.base_url}|fake" and man["model"] == ["fake"] and len(man["prompt_hashes"]) == 8
+        man = json.loads((tmp_path / "results" / "live-test" / "template_count" / "run.json").read_text())
+        assert man["roles"]["answerer"]["identity"] == f"{srv.base_url}|fake"
+        assert man["outputs"]["records"]["models"] == ["fake"] and man["calls"]["answerer"]["failed"] == 0
         assert (tmp_path / "results" / "live-test" / "notes_count" / "figures" / "fig9_notes_count.pdf").is_file()
         again = run_sweep(spec, runs_dir=tmp_path / "runs", results_dir=tmp_path / "results")
         assert srv.requests == unique and again["calls"]["paid"] == 0

@@ -76,3 +76,31 @@ def test_vote_refuses_missing_templates():
         regex_vote(df, ["T1", "T9"])
     with pytest.raises(DataError, match="lacks records for some of the templates"):
         regex_vote(df.iloc[:-1], ["T1", "T2"])
+
+
+def test_a_random_tie_without_a_keyed_generator_is_refused():
+    """One default generator for every question picked the same position every time (SC's random tie)."""
+    with pytest.raises(ValueError, match="needs a generator keyed per question"):
+        majority(["B", "A"], tie="random")
+
+
+def test_sc_random_ties_are_seeded_per_question():
+    """SC's tie="random" got no generator: majority's default_rng(0) per question chose the first tied sample on all
+    40 questions. Now each question draws from its own generator: both positions occur, a question's pick does not
+    depend on which other questions are voted, and the seed changes the picks."""
+    from olakit.analysis.tables import sc_vote
+
+    rows = []
+    for i in range(40):  # every question: two samples, a 1-1 tie between A (sample 0) and B (sample 1)
+        for sample, label in enumerate(("A", "B")):
+            rows.append({"dataset": "toy", "question_id": f"q{i}", "template": "SC", "notes_strategy": "zero-shot",
+                         "n_notes": 0, "sample": sample, "extracted": label, "gold": "A"})  # fmt: skip
+    df = pd.DataFrame(rows)
+    rule = VoteRule(tie="random")
+    picks = sc_vote(df, rule=rule, seed=1).set_index("question_id")["voted"]
+    assert set(picks) == {"A", "B"}  # all 40 the same has probability 2 * 2**-40
+    alone = sc_vote(df[df["question_id"].isin(["q3", "q7"])], rule=rule, seed=1).set_index("question_id")["voted"]
+    assert alone.to_dict() == picks[["q3", "q7"]].to_dict()
+    assert sc_vote(df, rule=rule, seed=1)["voted"].tolist() == picks.tolist()  # the same seed, the same picks
+    assert sc_vote(df, rule=rule, seed=2)["voted"].tolist() != picks.tolist()
+    assert set(sc_vote(df)["voted"]) == {"A"}  # the authors' first rule: the first sample's label

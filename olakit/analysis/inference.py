@@ -29,7 +29,9 @@ def cell_outcomes(df: pd.DataFrame, templates: Sequence[str], rule: VoteRule = P
     vote = regex_vote(base, templates, rule=rule, seed=seed).assign(method=REGEX_VOTE)
     parts.append(vote[["method", "notes_strategy", "question_id", "correct"]])
     if (df["template"] == SC).any():
-        parts.append(sc_vote(df, rule=rule).assign(method=SC)[["method", "notes_strategy", "question_id", "correct"]])
+        parts.append(
+            sc_vote(df, rule=rule, seed=seed).assign(method=SC)[["method", "notes_strategy", "question_id", "correct"]]
+        )
     for m in (AUTO_COT, LLM_VOTE):
         g = df[df["template"] == m]
         if len(g):

@@ -221,6 +221,6 @@ def reproduce_olagpt(
     claim_folder(out_dir, run_log)
     save_records(records, out_dir / "records.parquet")
     rep.log = write_outputs(out_dir, run_log, tables, figs, figures_dir=figures_dir)
-    rep.figures = {n: Path(paths[0]) for n, paths in rep.log.outputs["figures"].items()}
+    rep.figures = {n: out_dir / paths[0] for n, paths in rep.log.outputs["figures"].items()}  # figures_dir: absolute
     rep.out_dir = out_dir
     return rep

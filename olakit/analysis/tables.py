@@ -37,6 +37,7 @@ from olakit.names import (
 )
 from olakit.olagpt.config import PAPER, VoteRule
 from olakit.olagpt.vote import RAW, regex_vote, vote_labels, vote_wide
+from olakit.rng import keyed_rng
 
 
 def _ordered(values, order: Sequence[str]) -> list[str]:
@@ -255,13 +256,17 @@ def compare_with_paper(recomputed: dict[str, pd.DataFrame], paper: dict[str, dic
     return pd.DataFrame(rows)
 
 
-def sc_vote(df: pd.DataFrame, name: str = SC, rule: VoteRule = PAPER) -> pd.DataFrame:
-    """Self-consistency: majority over the samples of ``name`` per question and condition (voted, gold, correct)."""
+def sc_vote(df: pd.DataFrame, name: str = SC, rule: VoteRule = PAPER, seed: int = 0) -> pd.DataFrame:
+    """Self-consistency: majority over the samples of ``name`` per question and condition (voted, gold, correct).
+    A random tie is broken by a generator keyed on the seed and the question's condition, as the regex vote's is
+    (it was ``default_rng(0)`` for every question: the same position every time)."""
     sc = df[df["template"] == name]
     keys = ["dataset", "notes_strategy", "n_notes", "question_id"]
     rows = []
     for key, g in sc.sort_values("sample").groupby(keys, sort=False):
-        voted = majority(list(g["extracted"]), rule.tie)
+        dataset, strategy, n, qid = key
+        rng = keyed_rng(seed, dataset, strategy, n, 0, qid) if rule.tie == "random" else None  # GROUP's order
+        voted = majority(list(g["extracted"]), rule.tie, rng)
         gold = g["gold"].iloc[0]
         rows.append({**dict(zip(keys, key)), "voted": voted, "gold": gold, "correct": voted == gold})
     return pd.DataFrame(rows, columns=[*keys, "voted", "gold", "correct"])
@@ -281,7 +286,7 @@ def method_accuracy(
         base = df[df["template"].isin(templates) & (df["sample"] == 0)]
         parts.append(accuracy_long(base, templates, rule=rule, seed=seed, n_boot=n_boot))
     rows = []
-    sc = sc_vote(df, rule=rule)
+    sc = sc_vote(df, rule=rule, seed=seed)
     for strategy, g in sc.groupby("notes_strategy", sort=False):
         rows.append(accuracy_row(SC, strategy, g["correct"], seed, n_boot))
     for method in (AUTO_COT, LLM_VOTE, LLM_VOTE_SHUFFLED, DIY, CHOSEN_VOTE):

@@ -1,25 +1,19 @@
-"""Where a result came from: the manifest a run writes beside its outputs (parameters, config, model, endpoint
-identity, prompt hashes, seeds, package versions, git commit; never a key) and its figures as PNG and PDF. Used by
-the notebooks (olakit.notebook.outputs.finish) and by ``olakit reproduce-olagpt``.
+"""Where a result came from, the parts a run log (olakit.runlog) is made of: the versions of the packages that shape
+results, the git commit, cached sha256 of data files, the rule that refuses secret-looking parameters, and figures
+saved as PNG and PDF.
 """
 
 from __future__ import annotations
 
-import datetime as _dt
-import hashlib
 import os
-import platform
 import re
 import subprocess
 from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
 
-import pandas as pd
-
 from olakit.data.fetch import sha256_file
 from olakit.data.files import WORKDIR, write_atomic
-from olakit.errors import DataError
 
 PACKAGES = (
     "olakit",
@@ -84,30 +78,3 @@ def commit() -> str | None:
 
 
 SECRET_NAME = re.compile(r"(^|_)(api_?key|key|secret|password|token|auth)$", re.IGNORECASE)
-
-
-def manifest(notebook: str, parameters: dict, records: pd.DataFrame, info: dict) -> dict:
-    """What a run used: parameters (anything named like a secret refused), model, endpoint identity, the config
-    (every setting), questions, prompt hashes, seeds, package versions, python, git commit."""
-    bad = [k for k, v in parameters.items() if SECRET_NAME.search(k) or (isinstance(v, str) and v.startswith("sk-"))]
-    if bad:
-        raise DataError(f"parameters {bad} look like secrets; keys come from the environment only")
-    hashes = sorted(set(records["prompt_hash"]))
-    return {
-        "notebook": notebook,
-        "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-        "parameters": parameters,
-        "source": info.get("source"),
-        "model": sorted(set(records["model"])) or [info.get("model")],
-        "endpoint": info.get("endpoint"),
-        "calls": info.get("calls", {}),
-        "config": info.get("config"),
-        "n_questions": int(records["question_id"].nunique()),
-        "records": len(records),
-        "prompt_hashes": hashes,
-        "prompts_digest": hashlib.sha256("".join(hashes).encode()).hexdigest(),
-        "seeds": {k: v for k, v in parameters.items() if "seed" in k},
-        "packages": package_versions(),
-        "python": platform.python_version(),
-        "olakit_commit": commit(),
-    }

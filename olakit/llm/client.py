@@ -18,6 +18,7 @@ from collections import Counter, deque
 from collections.abc import Awaitable, Iterable
 from dataclasses import replace
 
+from olakit.env import endpoint_vars
 from olakit.llm.answerer import CACHE_UNAVAILABLE, SCRIPTED, Answerer, Completes, ScriptedModel
 from olakit.llm.cache import RedisCache, open_cache
 from olakit.llm.endpoint import Endpoint
@@ -449,7 +450,10 @@ def connect(endpoint: Endpoint | None = None, **options) -> Answerer:
 
 
 def role_llm(role: str, default: Answerer, **options) -> Answerer:
-    """The answerer of a role (answerer, reviewer, judge, direct): its own endpoint where ``OLAKIT_<ROLE>_*`` names
-    one, else ``default`` itself (one client, one cache)."""
+    """The answerer of a role (answerer, reviewer, judge, direct): its own endpoint where ``OLAKIT_<ROLE>_BASE_URL``
+    names one, else ``default`` itself (one client, one cache; a role never falls back to another endpoint than the
+    one the run was given)."""
+    if endpoint_vars(role)[1] == "OLAKIT_":  # the role has no endpoint of its own
+        return default
     own = Endpoint.from_env(role)
     return default if own.identity == default.endpoint.identity else connect(own, **options)

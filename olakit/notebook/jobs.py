@@ -3,7 +3,6 @@ through papermill (execute), here or on a Dask worker."""
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import re
@@ -11,7 +10,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from olakit.data.files import WORKDIR
+from olakit.data.files import WORKDIR, in_workdir
+from olakit.runlog import read_log
 
 log = logging.getLogger("olakit")
 
@@ -101,8 +101,8 @@ def execute(job: Job, attempts: int = 3, env: dict[str, str] | None = None) -> J
                 break
             time.sleep(0.5 * attempt)
     job.wall_s = round(time.perf_counter() - t0, 2)
-    man = Path(job.parameters["out_dir"]) / "manifest.json"
-    if job.status == "ok" and man.is_file():
-        job.calls = json.loads(man.read_text()).get("calls", {})
+    done = read_log(in_workdir(job.parameters["out_dir"])) if job.status == "ok" else None
+    if done is not None:
+        job.calls = done.summary()
     log.info("sweep: %s %s in %.1f s", job.name, job.status, job.wall_s)
     return job

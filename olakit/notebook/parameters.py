@@ -15,11 +15,12 @@ import os
 from pathlib import Path
 
 from olakit.config import Config
-from olakit.data.files import WORKDIR
+from olakit.data.files import WORKDIR, in_workdir
 from olakit.errors import DataError
 from olakit.geek.config import GeekConfig
 from olakit.olagpt.config import OlaGPTConfig, VoteRule
 from olakit.review.config import ReviewConfig
+from olakit.runlog import RunLog, claim_folder
 
 NOTEBOOKS = WORKDIR / "notebooks"
 
@@ -58,15 +59,19 @@ def check_names(path: str | os.PathLike, names, where: str = "") -> None:
 
 def configure(notebook: str, namespace: dict):
     """(config, parameters) of a running notebook: its config built from the settings in ``namespace`` (its
-    globals: the parameters cell and papermill's injected cell), and every parameter's value for the manifest.
-    A plain-data global that is neither a parameter nor a setting is refused (a misspelled name)."""
+    globals: the parameters cell and papermill's injected cell), and every parameter's value for the run log.
+    A plain-data global that is neither a parameter nor a setting is refused (a misspelled name), and so is an
+    ``out_dir`` that holds another run."""
     path = NOTEBOOKS / f"{notebook}.ipynb"
     given = [k for k, v in namespace.items() if not k.startswith("_") and k not in _IPYTHON and isinstance(v, _PLAIN)]
     check_names(path, given, f"notebook {notebook}")
     kind = config_type(path)
     cfg = kind.from_mapping(namespace, f"notebook {notebook}") if kind else None
     own = {name: namespace[name] for name in parameter_names(path)}
-    return cfg, {**own, **(cfg.as_dict() if cfg else {})}
+    params = {**own, **(cfg.as_dict() if cfg else {})}
+    if params.get("out_dir"):  # a folder holding another run is refused before the first call
+        claim_folder(in_workdir(params["out_dir"]), RunLog(door=f"notebook:{notebook}", parameters=params))
+    return cfg, params
 
 
 def parameter_names(path: str | os.PathLike) -> list[str]:

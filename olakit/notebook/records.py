@@ -1,7 +1,8 @@
 """Records for the notebooks: the OlaGPT recorded outputs or a live OlaGPT run (``get_records``), GEEK's rows
 (``geek_records``) and their OlaGPT cross-method row, the review loop (``review_records``, ``open_judgement``),
 and an LLM vote over recorded answers (``add_llm_vote``). Each takes its method's config whole and returns the
-records and an ``info`` dict (model, endpoint identity, calls, the config) for the manifest.
+records and their run log (olakit.runlog.RunLog); calls made for another part of the same result (a judge, a vote,
+a second run) are that log's parts. Every call goes through a run (olakit.runner), so a failed one is refused.
 """
 
 from __future__ import annotations
@@ -12,38 +13,30 @@ import pandas as pd
 
 from olakit.analysis.tables import method_accuracy
 from olakit.data.loaders import DEFAULT_SPLIT, load_questions
-from olakit.data.recorded import RECORDED_TEMPLATES, import_olagpt
+from olakit.data.recorded import RECORDED_MODEL, RECORDED_SOURCE, RECORDED_TEMPLATES, import_olagpt
 from olakit.data.records import to_frame
 from olakit.errors import DataError
 from olakit.geek.assessment import assess
 from olakit.geek.config import GeekConfig
 from olakit.geek.corpus import parse_spec, setting_label
 from olakit.geek.run import run_geek
-from olakit.llm import LLM, Endpoint
-from olakit.llm.answerer import Counted
-from olakit.llm.client import role_llm
 from olakit.llm.judge import judge_pairs, summary
 from olakit.names import LLM_VOTE, LLM_VOTE_SHUFFLED, REGEX_VOTE, ZERO_SHOT, voting_templates
-from olakit.olagpt.config import OlaGPTConfig
+from olakit.olagpt.config import OlaGPTConfig, analysis_of
 from olakit.olagpt.llm_vote import llm_vote_records
 from olakit.olagpt.run import run
 from olakit.review.config import ReviewConfig
 from olakit.review.run import run_review
-
-
-def _live(llm, result, **more) -> dict:
-    """The ``info`` of a live run: where it ran (model, endpoint identity; never a key), its calls and config."""
-    info = {"source": "live", "model": llm.endpoint.model, "endpoint": llm.endpoint.identity}
-    info["embedded"] = llm.endpoint.local  # the small model that ships with olakit: plumbing, not results
-    return {**info, "calls": result.calls, "config": result.config, **more}
+from olakit.runlog import RunLog, make_log, records_summary
+from olakit.runner import Run
 
 
 def get_records(source: str, config: OlaGPTConfig, *, concurrency: int | None = None):
-    """(records, template names in vote order, info) from the OlaGPT recorded outputs or a live run of ``config``.
+    """(records, template names in vote order, run log) from the OlaGPT recorded outputs or a live run of ``config``.
 
     ``source``: ``"recorded"`` (AQuA only: the authors' gpt-3.5 outputs, read with the config's reader; n_notes 3,
     and for ST also 1 and 5; with all five templates and an LLM vote asked for, the authors' recorded LLM vote) or
-    ``"live"`` (the endpoint from the environment, or the embedded model). ``info["config"]`` holds the settings.
+    ``"live"`` (the endpoint from the environment, or the embedded model).
     """
     cfg = config
     if source == "recorded":
@@ -63,46 +56,42 @@ def get_records(source: str, config: OlaGPTConfig, *, concurrency: int | None = 
         df = df[df["n_notes"].isin({0, *cfg.n_notes})]
         keep = cfg.pick(list(dict.fromkeys(df["question_id"])))
         df = df[df["question_id"].isin(keep)].reset_index(drop=True)
-        info = {
-            "source": "olagpt-recorded",
-            "model": "gpt-3.5-turbo",
-            "endpoint": "recorded (OlaGPT repository)",
-            "n_notes": sorted(set(df["n_notes"])),
-            "n_questions": len(keep),
-            "config": cfg.as_dict(),
-            "calls": {"requests": 0},
-        }
-        return df, cfg.order(names), info
+        extra = {"source": RECORDED_SOURCE, "model": RECORDED_MODEL, "n_notes": sorted({int(n) for n in df["n_notes"]})}
+        log = make_log(
+            "recorded", cfg, analysis=analysis_of(cfg), outputs={"records": records_summary(df)}, extra=extra
+        )
+        return df, cfg.order(names), log
     if source == "live":
-        with LLM(concurrency=concurrency) as llm:
-            res = run(cfg, llm=llm)
-            info = _live(llm, res, n_questions=res.records["question_id"].nunique())
-        return res.records, cfg.order(voting_templates(res.records["template"])), info
+        res = run(cfg, parameters={"concurrency": concurrency} if concurrency else None)
+        return res.records, cfg.order(voting_templates(res.records["template"])), res.log
     raise DataError(f"source {source!r}: use 'recorded' or 'live'")
 
 
 def geek_records(config: GeekConfig, *, judge_questions: int = 0, concurrency: int | None = None):
-    """GEEK's rows live (olakit.geek.run): (records with traces, info with the model, endpoint, calls, recall@k,
-    corpus label and, with ``judge_questions``, the pairwise judge's Table 3)."""
+    """GEEK's rows live (olakit.geek.run): (records with traces, run log with recall@k and the corpus label in
+    ``extra``; with ``judge_questions``, the pairwise judge's Table 3 in ``extra["judge"]`` and its calls as the
+    part ``judge``)."""
     cfg = config
-    with LLM(concurrency=concurrency) as llm:
-        res = run_geek(cfg, llm=llm)
-        info = _live(llm, res, recall=res.recall, corpus=res.corpus)
-        if judge_questions:
-            questions = {q.id: q for q in load_questions("strategyqa", cfg.split, cfg.data_dir)}
-            first = list(dict.fromkeys(res.records["question_id"]))[:judge_questions]
-            row = "Full" if "Full" in cfg.rows else cfg.rows[-1]
-            judge = role_llm("judge", llm)  # not the core model judging itself, where a judge endpoint is set
+    res = run_geek(cfg, parameters={"concurrency": concurrency} if concurrency else None)
+    log = res.log
+    if judge_questions:
+        questions = {q.id: q for q in load_questions("strategyqa", cfg.split, cfg.data_dir)}
+        first = list(dict.fromkeys(res.records["question_id"]))[:judge_questions]
+        row = "Full" if "Full" in cfg.rows else cfg.rows[-1]
+        with Run("geek judge", cfg, roles=("judge",)) as job:  # the judge role's endpoint, else the core model's
             judged = res.records[res.records["question_id"].isin(first)]
-            info["judge"], _ = assess(Counted(judge), judged, questions, row)
-            info["judge"]["model"] = judge.endpoint.model
-            info["judge"]["judge_is_core_model"] = judge is llm
-    return res.records, info
+            verdicts, _ = assess(job["judge"], judged, questions, row)
+            judge_log = job.log()
+        verdicts["model"] = judge_log.roles["judge"]["model"]
+        verdicts["judge_is_core_model"] = judge_log.roles["judge"]["identity"] == log.roles["answerer"]["identity"]
+        log = log.replace(extra={**log.extra, "judge": verdicts}).with_part("judge", judge_log)
+    return res.records, log
 
 
-def olagpt_vote_row(config: GeekConfig, info: dict, *, n_boot: int = 2000) -> pd.DataFrame:
+def olagpt_vote_row(config: GeekConfig, log: RunLog, *, n_boot: int = 2000) -> tuple[pd.DataFrame, RunLog]:
     """The cross-method row: OlaGPT's templates answer the same StrategyQA questions zero-shot, and their regex vote
-    (the authors' vote rule) is one row of accuracy with its CI (``info["calls_olagpt_row"]`` holds its calls)."""
+    (the authors' vote rule) is one row of accuracy with its CI; (the row, ``log`` with that run as its part
+    ``olagpt_row``)."""
     olagpt = OlaGPTConfig(
         dataset="strategyqa",
         split=config.split,
@@ -112,31 +101,25 @@ def olagpt_vote_row(config: GeekConfig, info: dict, *, n_boot: int = 2000) -> pd
         seed=config.seed,
         data_dir=config.data_dir,
     )
-    records, names, olagpt_info = get_records("live", olagpt)
-    info["calls_olagpt_row"] = olagpt_info["calls"]
+    records, names, olagpt_log = get_records("live", olagpt)
     acc = method_accuracy(records, names, rule=olagpt.rule(), seed=olagpt.seed, n_boot=n_boot)
     row = acc[acc["method"] == REGEX_VOTE].assign(method=f"OlaGPT {REGEX_VOTE} ({len(names)} templates)")
-    return row.drop(columns="notes_strategy").assign(corpus=setting_label(parse_spec(config.corpus)[1]))
+    row = row.drop(columns="notes_strategy").assign(corpus=setting_label(parse_spec(config.corpus)[1]))
+    return row, log.with_part("olagpt_row", olagpt_log)
 
 
-def review_records(config: ReviewConfig) -> tuple[pd.DataFrame, dict]:
+def review_records(config: ReviewConfig) -> tuple[pd.DataFrame, RunLog]:
     """The review loop live on a dataset slice (olakit.review.run); roles take their endpoints from the environment.
-    (records, info with models, roles, calls)."""
+    (records, run log with every role's endpoint and calls)."""
     res = run_review(config)
-    info = {
-        "source": "live",
-        "model": res.config["roles"]["answerer"],
-        "endpoint": res.config["roles"],
-        "calls": res.calls,
-        "config": res.config,
-    }
-    return res.records, info
+    return res.records, res.log
 
 
 def open_judgement(n_questions: int, config: ReviewConfig, *, n_boot: int = 2000):
     """Open questions (the shipped open_questions.jsonl, the first ``n_questions``): the loop's final answer against
     the direct answer, judged pairwise in both orders by the ``judge`` role. (records, summary of loop / tie /
-    direct with CIs and the position bias, one row per question with its verdict)."""
+    direct with CIs and the position bias, one row per question with its verdict, the run log of both: the loop's,
+    with the judge's as its part ``judge``)."""
     cfg = config.replace(dataset="open", n_questions=n_questions, offset=0, split=None)
     res = run_review(cfg)
     recs = res.records
@@ -148,8 +131,9 @@ def open_judgement(n_questions: int, config: ReviewConfig, *, n_boot: int = 2000
         (f"Question: {open_text}", final.loc[q, "raw_output"], direct.loc[q, "raw_output"])
         for q, open_text in zip(ids, [h.question for h in res.histories])
     ]
-    with LLM(Endpoint.from_env("judge")) as judge:
-        verdicts = judge_pairs(Counted(judge), items)
+    with Run("open judge", cfg, roles=("judge",)) as job:
+        verdicts = judge_pairs(job["judge"], items)
+        judge_log = job.log()
     out = summary(verdicts, labels=("loop", "direct"), n_boot=n_boot, seed=cfg.seed)
     per = pd.DataFrame(
         {
@@ -159,24 +143,24 @@ def open_judgement(n_questions: int, config: ReviewConfig, *, n_boot: int = 2000
             "direct_first": [v.second_order for v in verdicts],
         }
     )
-    return res.records, out, per
+    return res.records, out, per, res.log.with_part("judge", judge_log)
 
 
 def add_llm_vote(
-    records: pd.DataFrame, names: Sequence[str], info: dict, config: OlaGPTConfig, n_questions: int
-) -> pd.DataFrame:
+    records: pd.DataFrame, names: Sequence[str], log: RunLog, config: OlaGPTConfig, n_questions: int
+) -> tuple[pd.DataFrame, RunLog]:
     """Recorded records plus an LLM vote by the configured model over the first ``n_questions`` questions'
-    recorded answers, in place of the authors' recorded LLM vote on those questions (``info`` gets the vote's model
-    and endpoint); the vote's prompt, token limit, audit and seed are the config's. ``n_questions = 0`` returns the
-    records."""
+    recorded answers, in place of the authors' recorded LLM vote on those questions; the vote's prompt, token
+    limit, audit and seed are the config's. (the records, ``log`` with the vote's run as its part ``llm_vote``).
+    ``n_questions = 0`` returns them as they are."""
     if not n_questions:
-        return records
+        return records, log
     cfg = config
     questions = {q.id: q for q in load_questions(cfg.dataset, DEFAULT_SPLIT[cfg.dataset], cfg.data_dir)}
     first = list(dict.fromkeys(records["question_id"]))[:n_questions]
-    with LLM() as llm:
+    with Run("llm vote", cfg) as job:
         votes = llm_vote_records(
-            llm,
+            job.answerer,
             records[records["question_id"].isin(first)],
             questions,
             names,
@@ -185,6 +169,6 @@ def add_llm_vote(
             max_tokens=cfg.vote_max_tokens,
             prompt=cfg.llm_vote_prompt,
         )
-        info["vote_model"], info["vote_endpoint"] = llm.endpoint.model, llm.endpoint.identity
+        vote_log = job.log(to_frame(votes))
     revoted = records["question_id"].isin(first) & records["template"].isin([LLM_VOTE, LLM_VOTE_SHUFFLED])
-    return pd.concat([records[~revoted], to_frame(votes)], ignore_index=True)
+    return pd.concat([records[~revoted], to_frame(votes)], ignore_index=True), log.with_part("llm_vote", vote_log)

@@ -305,7 +305,7 @@ def run_sweep(
     jobs_in_order = longest_first(jobs, runs_dir / run_id / "index.json")
     live = [j for j in jobs_in_order if is_live(j)]
     recorded = [j for j in jobs_in_order if j not in live]
-    server, server_log, served, local_cluster, own_client = None, None, None, None, False
+    server, server_log, served, local_cluster, own_client, where = None, None, None, None, False, None
     t0 = time.perf_counter()
     kernel_env: dict[str, str] = {}  # given to each notebook's kernel; this process's environment stays as it is
     try:
@@ -313,6 +313,8 @@ def run_sweep(
             if client is None:
                 client, local_cluster = cluster.connect(scheduler, parallel, scheduler_file)
                 own_client = True
+            # read while the client is open: a closed one has no scheduler (the index once died on it, exit 1)
+            where = "LocalCluster" if local_cluster is not None else client.scheduler.address
             cluster.preflight(client, jobs, [runs_dir / run_id, results_dir / run_id])
         if _needs_embedded(live):
             server_log = runs_dir / run_id / "embedded-server.log"
@@ -345,9 +347,7 @@ def run_sweep(
         "run_id": run_id,
         "sweep": str(path),
         "executor": executor,
-        "scheduler": (
-            ("LocalCluster" if local_cluster is not None else client.scheduler.address) if executor == "dask" else None
-        ),
+        "scheduler": where,
         "parallel": parallel,
         "threads": rules,
         "wall_s": round(time.perf_counter() - t0, 2),

@@ -110,7 +110,7 @@ class Analysis(Config):
     """The vote rule (VoteRule)."""
     seed: int = 0
     """Seed of the bootstrap resamples and of random tie-breaks."""
-    n_boot: Annotated[int, Field(ge=100)] = 2000
+    n_boot: Annotated[int, Field(ge=1)] = 2000
     """Bootstrap resamples per interval."""
     level: Annotated[float, Field(gt=0, lt=1)] = 0.95
     """Confidence level of every interval."""

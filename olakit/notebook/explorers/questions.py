@@ -16,8 +16,8 @@ from olakit.analysis.questions import FILTERS, agreement_summary, filter_questio
 from olakit.analysis.tables import ordered_strategies
 from olakit.data import overrides as ov
 from olakit.data.loaders import DEFAULT_SPLIT, load_questions
-from olakit.data.recorded import import_olagpt
-from olakit.data.records import load_records, save_records
+from olakit.data.recorded import RECORDED_MODEL, RECORDED_SOURCE, import_olagpt
+from olakit.data.records import save_records
 from olakit.errors import DataError
 from olakit.names import LLM_VOTE, plural
 from olakit.notebook.explorers.heatmaps import HeatmapExplorer
@@ -25,6 +25,7 @@ from olakit.notebook.explorers.html import esc, template_names
 from olakit.olagpt.config import PAPER, VoteRule
 from olakit.olagpt.notes import NotesLibrary, error_reason, note_from_question
 from olakit.olagpt.vote import GROUP
+from olakit.runlog import claim_folder, load_run, make_log, records_summary, write_log
 
 
 class QuestionExplorer:
@@ -260,13 +261,28 @@ def open_explorers(
     data_dir=None,
 ):
     """Both explorers over a records file (a live run's, or the OlaGPT recorded AQuA outputs, imported into
-    records_path when it does not exist yet, so corrections have a home beside them).
-    Returns (QuestionExplorer, HeatmapExplorer)."""
+    records_path when it does not exist yet, so corrections have a home beside them), under the vote rule of the
+    run log beside it (the authors' rule where there is none). Returns (QuestionExplorer, HeatmapExplorer)."""
     records_path = Path(records_path)
     if not records_path.is_file():
-        save_records(import_olagpt(data_dir), records_path)
-    df = load_records(records_path)
+        records = import_olagpt(data_dir)
+        imported = make_log("recorded", extra={"source": RECORDED_SOURCE, "model": RECORDED_MODEL})
+        claim_folder(records_path.parent, imported)
+        save_records(records, records_path)
+        write_log(records_path.parent, imported.replace(outputs={"records": records_summary(records)}))
+    df, run_log = load_run(records_path)
+    rule = vote_rule(run_log)
     questions = {
         q.id: q for d in dict.fromkeys(df["dataset"]) for q in load_questions(d, DEFAULT_SPLIT.get(d, "test"), data_dir)
     }
-    return (QuestionExplorer(df, questions, records_path=records_path, notes_path=notes_path), HeatmapExplorer(df))
+    return (
+        QuestionExplorer(df, questions, records_path=records_path, notes_path=notes_path, rule=rule),
+        HeatmapExplorer(df, rule=rule),
+    )
+
+
+def vote_rule(run_log) -> VoteRule:
+    """The vote rule a run's tables were computed with (its log's analysis settings); the authors' rule for
+    records without a log."""
+    rule = (run_log.analysis.get("rule") if run_log is not None else None) or {}
+    return VoteRule(**rule) if rule else PAPER
