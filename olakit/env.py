@@ -60,9 +60,18 @@ class Environment(BaseSettings):
     templates_dir: Path | None = None
 
 
+PASSED_ON = ("cache_dir", "cache_url", "data_dir", "embedded_model", "embedded_url")
+"""The Environment settings a sweep's task takes to its worker (the others name this machine's own folders)."""
+
+
+def endpoint_names() -> list[str]:
+    """The endpoint variables: ``OLAKIT_BASE_URL``, ``_MODEL``, ``_API_KEY``, then each role's."""
+    fields = [f.upper() for f in EndpointVars.model_fields]
+    return [f"OLAKIT_{f}" for f in fields] + [f"OLAKIT_{r.upper()}_{f}" for r in ROLES for f in fields]
+
+
 def known_names() -> set[str]:
-    names = {f"OLAKIT_{f.upper()}" for f in [*Environment.model_fields, *EndpointVars.model_fields]}
-    return names | {f"OLAKIT_{r.upper()}_{f.upper()}" for r in ROLES for f in EndpointVars.model_fields}
+    return {f"OLAKIT_{f.upper()}" for f in Environment.model_fields} | set(endpoint_names())
 
 
 def _warn_unknown() -> None:

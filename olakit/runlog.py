@@ -31,7 +31,7 @@ import uuid
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 
-from olakit.data.files import write_atomic, write_tables
+from olakit.data.files import read_jsonl, write_atomic, write_tables
 from olakit.data.loaders import files_read
 from olakit.data.provenance import SECRET_NAME, commit, package_versions, save_figure, sha256_cached
 from olakit.data.records import load_records
@@ -213,11 +213,7 @@ def load_run(records_path: str | os.PathLike) -> tuple:
 def history(folder: str | os.PathLike, name: str = LOG_NAME) -> list[RunLog]:
     """Every log of the run in a folder, oldest first (the earlier ones from runs.jsonl, then run.json)."""
     path = Path(folder) / _history_name(name)
-    earlier = []
-    if path.is_file():
-        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            if line.strip():
-                earlier.append(RunLog.from_dict(json.loads(line), f"{path} line {n}"))
+    earlier = [RunLog.from_dict(obj, f"{path} line {n}") for n, obj in read_jsonl(path)] if path.is_file() else []
     current = read_log(folder, name)
     return earlier + ([current] if current else [])
 

@@ -4,22 +4,17 @@ from pathlib import Path
 import pytest
 
 from olakit.data.loaders import resolve_data_dir
+from olakit.env import endpoint_names
 
 REPO = Path(__file__).resolve().parent.parent
 ENDPOINT_VARS = (
-    "OLAKIT_BASE_URL",
-    "OLAKIT_MODEL",
-    "OLAKIT_API_KEY",
+    *endpoint_names(),
     "OPENAI_API_KEY",
     "OLAKIT_EMBEDDED_URL",
     "OLAKIT_CACHE_URL",
     "OLAKIT_EMBEDDED_MODEL",
-    *(
-        f"OLAKIT_{role}_{var}"
-        for role in ("ANSWERER", "REVIEWER", "JUDGE", "DIRECT")
-        for var in ("BASE_URL", "MODEL", "API_KEY")
-    ),
 )
+"""What a test never takes from the shell: every endpoint (general and per role), keys, a shared cache, a server."""
 
 
 WATCHED = ("", "results", "runs", "figures", "notebooks")

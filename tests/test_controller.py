@@ -6,8 +6,9 @@ import pytest
 
 from olakit.config import ConfigError
 from olakit.errors import DataError, UnknownNameError
+from olakit.llm.request import cache_key
 from olakit.olagpt.config import OlaGPTConfig
-from olakit.olagpt.controller import build_prompt, plan, unique_requests
+from olakit.olagpt.controller import build_prompt, plan
 from olakit.olagpt.intent import frame_question, parse_type, type_request
 from olakit.olagpt.notes import NotesLibrary
 from olakit.olagpt.templates import load_templates, templates_for
@@ -160,8 +161,8 @@ def test_plan_counts_cells_and_unique_prompts():
     # zero-shot: n=0 only (2 templates); random and retrieval: n in {0, 1} (2 x 2 x 2)
     assert len(calls) == 2 + 8
     # n=0 under random/retrieval is the zero-shot prompt; n=1 random = n=1 retrieval (one note in the library)
-    assert len(unique_requests(calls, "x|m")) == 4
+    assert len({cache_key("x|m", c.request) for c in calls}) == 4
     zero = OlaGPTConfig(strategies=["zero-shot"], n_notes=[0])
     sc = plan([Q], {"t-1": "arithmetic"}, tmpl[1:], lib, zero, samples=3, temperature=0.7, name="SC")
     assert [c.sample for c in sc] == [0, 1, 2] and {c.template for c in sc} == {"SC"}
-    assert len(unique_requests(sc, "x|m")) == 3
+    assert len({cache_key("x|m", c.request) for c in sc}) == 3

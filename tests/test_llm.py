@@ -130,7 +130,8 @@ def test_a_request_repeated_in_one_batch_is_paid_once_and_stored_before_the_batc
     assert [r.cached for r in res] == [False, False, True, False, True]
     s = counted.counts  # three prompts, each paid once; the two repeats are requests, not prompts
     assert (s["requests"], s["unique_prompts"], s["paid"], s["cached"]) == (5, 3, 3, 0)
-    assert all(llm.lookup(r) is not None for r in reqs)  # stored by the time batch() returned
+    stored = [llm.lookup_key(cache_key(llm.endpoint.identity, r)) for r in reqs]
+    assert None not in stored  # stored by the time batch() returned
     with Loopback(fault_rate=1.0, faults=("500",)) as srv:
         res = make_llm(srv, tmp_path / "failing", max_attempts=2).batch([Request.make("x"), Request.make("x")])
     assert srv.requests == 2 and all(not r.ok and "500" in r.error for r in res)  # one request, two attempts

@@ -130,7 +130,7 @@ def test_library_round_trip_and_bad_files(library, tmp_path):
     with pytest.raises(DataError, match=r"bad.jsonl line 2: answer 'Z' is not one of the options"):
         NotesLibrary.load(bad)
     bad.write_text(lines[0] + "\n{not json\n")
-    with pytest.raises(DataError, match="bad.jsonl line 2: not valid JSON"):
+    with pytest.raises(DataError, match="bad.jsonl line 2: malformed JSON"):
         NotesLibrary.load(bad)
     with pytest.raises(DataError, match="duplicate note ids"):
         NotesLibrary([*library.notes, library.notes[0]])

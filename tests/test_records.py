@@ -5,7 +5,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from olakit.data.records import load_records, reextract, save_records, to_frame
+from olakit.data.records import load_records, save_records, to_frame
 from olakit.errors import DataError
 from olakit.types import OlaGPTRecord
 
@@ -75,13 +75,6 @@ def test_duplicate_keys_refused_and_nothing_written(tmp_path):
     with pytest.raises(DataError, match="1 duplicate records"):
         save_records(df, tmp_path / "dup.parquet")
     assert not list(tmp_path.iterdir())
-
-
-def test_reextract():
-    df = to_frame([rec(raw_output='{"Answer": "B)12"}', extracted=None, correct=False, gold="B")])
-    out = reextract(df, "strict")
-    assert out.loc[0, "extracted"] == "B" and bool(out.loc[0, "correct"])
-    assert df.loc[0, "extracted"] is None  # the input is left alone
 
 
 def test_each_method_has_its_own_columns_and_key(tmp_path):

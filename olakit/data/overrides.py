@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from olakit.data.files import write_atomic
+from olakit.data.files import read_jsonl, write_atomic
 from olakit.errors import DataError
 from olakit.types import OlaGPTRecord
 
@@ -38,13 +38,7 @@ def load_overrides(path: str | os.PathLike) -> pd.DataFrame:
     if not path.is_file():
         return pd.DataFrame(columns=cols)
     rows = []
-    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except ValueError as exc:
-            raise DataError(f"{path} line {lineno}: not valid JSON ({exc})") from None
+    for lineno, obj in read_jsonl(path):
         missing = [k for k in (*KEY, "extracted", "reason") if k not in obj]
         if missing:
             raise DataError(f"{path} line {lineno}: override lacks {missing}")

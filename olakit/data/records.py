@@ -16,7 +16,7 @@ import pandas as pd
 from olakit.data import overrides as ov
 from olakit.data.files import write_atomic
 from olakit.errors import DataError
-from olakit.extract import get_extractor, unparsed_cause
+from olakit.extract import unparsed_cause
 from olakit.types import RECORD_KINDS, OlaGPTRecord, Record
 
 FORMAT_VERSION = 4
@@ -187,21 +187,6 @@ def load_records(path: str | os.PathLike, apply_overrides: bool = True) -> pd.Da
     if apply_overrides and kind_of(df) is OlaGPTRecord:
         df = ov.apply_overrides(df, ov.load_overrides(ov.overrides_path(path)))
     return df
-
-
-def reextract(df: pd.DataFrame, extractor: str, labels: dict[str, list[str]] | None = None) -> pd.DataFrame:
-    """Re-run extraction on raw_output with another extractor; returns a new frame.
-
-    ``labels`` maps question_id -> option labels (default A-E).
-    """
-    fn = get_extractor(extractor)
-    out = df.copy()
-    default = ["A", "B", "C", "D", "E"]
-    out["extracted"] = [
-        fn(text, (labels or {}).get(qid, default)) for text, qid in zip(out["raw_output"], out["question_id"])
-    ]
-    out["correct"] = out["extracted"].eq(out["gold"]) & out["extracted"].notna()
-    return out
 
 
 def prompt_hash(text: str) -> str:

@@ -12,11 +12,10 @@ per fact (id ``{qid}-{i}``, title the question's term), in two settings named af
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from olakit.data.files import read_json
+from olakit.data.files import read_json, read_jsonl
 from olakit.data.loaders import data_file
 from olakit.errors import DataError
 
@@ -94,27 +93,18 @@ def read_corpus(path: str | Path, setting: str = "oracle") -> Corpus:
         raise DataError(f"{path}: corpus file not found")
     ids, titles, texts = [], [], []
     seen = set()
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            where = f"{path} line {lineno}"
-            try:
-                obj = json.loads(line)
-            except ValueError as exc:
-                raise DataError(f"{where}: malformed JSON ({exc})") from None
-            if not isinstance(obj, dict):
-                raise DataError(f"{where}: expected a JSON object with id, title and text")
-            missing = [k for k in ("id", "title", "text") if k not in obj]
-            if missing:
-                raise DataError(f"{where}: paragraph lacks {missing}; each line needs id, title and text")
-            pid = str(obj["id"])
-            if pid in seen:
-                raise DataError(f"{where}: duplicate paragraph id {pid!r}")
-            seen.add(pid)
-            ids.append(pid)
-            titles.append(str(obj["title"]))
-            texts.append(str(obj["text"]))
+    for lineno, obj in read_jsonl(path):
+        where = f"{path} line {lineno}"
+        missing = [k for k in ("id", "title", "text") if k not in obj]
+        if missing:
+            raise DataError(f"{where}: paragraph lacks {missing}; each line needs id, title and text")
+        pid = str(obj["id"])
+        if pid in seen:
+            raise DataError(f"{where}: duplicate paragraph id {pid!r}")
+        seen.add(pid)
+        ids.append(pid)
+        titles.append(str(obj["title"]))
+        texts.append(str(obj["text"]))
     return Corpus(path.stem, ids, titles, texts, setting)
 
 

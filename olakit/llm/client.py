@@ -171,10 +171,6 @@ class LLM(Completes):
         """The underlying store (a diskcache.Cache or a redis-py client): answers and in-flight claims."""
         return self.answers.store
 
-    def lookup(self, request: Request) -> Result | None:
-        """The cached result of a request, or None."""
-        return self.lookup_key(cache_key(self.endpoint.identity, request))
-
     def lookup_key(self, key: str) -> Result | None:
         """The cached result under a cache key, or None."""
         return self._from_cache(key, self.answers.get(key))

@@ -28,21 +28,17 @@ from dataclasses import replace
 from pathlib import Path
 
 import olakit
+from olakit import env
 from olakit.data.files import RESOURCES
 from olakit.data.loaders import resolve_data_dir
 from olakit.data.provenance import commit
+from olakit.env import endpoint_names
 from olakit.errors import DataError, require_extra
 from olakit.notebook.jobs import Job, execute, resolve_notebook
 
 PASSED_ON = (
-    "OLAKIT_BASE_URL",
-    "OLAKIT_MODEL",
-    "OLAKIT_CACHE_URL",
-    "OLAKIT_CACHE_DIR",
-    "OLAKIT_EMBEDDED_URL",
-    "OLAKIT_EMBEDDED_MODEL",
-    "OLAKIT_DATA_DIR",
-    *(f"OLAKIT_{role}_{var}" for role in ("ANSWERER", "REVIEWER", "JUDGE", "DIRECT") for var in ("BASE_URL", "MODEL")),
+    *(name for name in endpoint_names() if not name.endswith("_API_KEY")),
+    *(f"OLAKIT_{name.upper()}" for name in env.PASSED_ON),
 )
 """The settings a task takes to its worker (never a key: OLAKIT_*_API_KEY stays on each machine)."""
 

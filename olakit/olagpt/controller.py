@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from olakit.llm import Request, cache_key
+from olakit.llm import Request
 from olakit.olagpt.config import OlaGPTConfig
 from olakit.olagpt.intent import frame_question, show_question
 from olakit.olagpt.notes import NotesLibrary
@@ -152,11 +152,3 @@ def plan(
                             )
                         )
     return calls
-
-
-def unique_requests(calls: Sequence[Call], identity: str) -> list[Request]:
-    """The distinct requests of a plan (what a cold cache pays for)."""
-    seen: dict[str, Request] = {}
-    for c in calls:
-        seen.setdefault(cache_key(identity, c.request), c.request)
-    return list(seen.values())

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from olakit.data.files import write_atomic
+from olakit.data.files import read_jsonl, write_atomic
 from olakit.data.loaders import load_olagpt_notes
 from olakit.errors import DataError
 from olakit.retrieval.dense import flat_index, search
@@ -59,15 +59,8 @@ class NotesLibrary:
         if not path.is_file():
             raise DataError(f"{path}: notes library not found")
         notes = []
-        for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            if not line.strip():
-                continue
-            where = f"{path} line {lineno}"
-            try:
-                obj = json.loads(line)
-            except ValueError as exc:
-                raise DataError(f"{where}: not valid JSON ({exc})") from None
-            notes.append(note_from_dict(obj, where))
+        for lineno, obj in read_jsonl(path):
+            notes.append(note_from_dict(obj, f"{path} line {lineno}"))
         return cls(notes, name=path.stem)
 
     # -- indexes

@@ -48,7 +48,7 @@ from olakit.olagpt.intent import frame_question, question_types
 from olakit.olagpt.llm_vote import llm_vote_records
 from olakit.olagpt.notes import resolve_library
 from olakit.olagpt.templates import templates_for
-from olakit.review.verify import verify
+from olakit.olagpt.verify import verify
 from olakit.rng import keyed_rng
 from olakit.runlog import RunLog
 from olakit.runner import Run

@@ -8,7 +8,6 @@ import re
 
 WORDS = {w: i for i, w in enumerate("zero one two three four five six seven eight nine ten".split())}
 CHINESE = dict(zip("一二三四五六七八九十", range(1, 11))) | {"两": 2}
-CRITERIA = ("accuracy", "completeness", "clarity", "depth", "overall")
 _NUM = r"(\d+|zero|one|two|three|four|five|six|seven|eight|nine|ten|[一二三四五六七八九十两])"
 _STEP_PATTERNS = [
     rf"total\s*(?:number\s+of\s+)?(?:steps?|sub-?problems?)\s*[:：=]?\s*{_NUM}",
