@@ -7,7 +7,7 @@ command that makes the same run again.
 
 olakit data fetch [--dest DIR] [--base-url URL]
 olakit data verify [--dest DIR]
-olakit reproduce-olagpt --out DIR [VoteRule settings] [--data-dir DIR] [--figures-dir DIR] [--extractor NAME]
+olakit reproduce-olagpt --out DIR [Analysis settings] [--data-dir DIR] [--figures-dir DIR] [--extractor NAME]
 olakit run --out DIR [OlaGPTConfig settings, e.g. -n 10 --strategies zero-shot,retrieval --preset olakit]
 olakit geek --out DIR [GeekConfig settings]
 olakit review (--out DIR | --ask QUESTION) [ReviewConfig settings]
@@ -33,7 +33,7 @@ from olakit.analysis.runs import run_tables
 from olakit.analysis.traces import geek_tables
 from olakit.config import add_arguments, from_arguments
 from olakit.data import fetch
-from olakit.data.loaders import FETCHED_DIR
+from olakit.data.loaders import FETCHED_DIR, resolve_data_dir
 from olakit.data.recorded import RECORDED_READER
 from olakit.errors import DataError, OlakitError
 from olakit.geek.config import GeekConfig
@@ -46,7 +46,7 @@ from olakit.names import plural, voting_templates
 from olakit.notebook.sweep import EXECUTORS, run_sweep
 from olakit.olagpt.active_learning import build_notes
 from olakit.olagpt.budget import describe, planned_calls
-from olakit.olagpt.config import NotesConfig, OlaGPTConfig, VoteRule
+from olakit.olagpt.config import Analysis, NotesConfig, OlaGPTConfig
 from olakit.olagpt.run import run
 from olakit.review.config import ReviewConfig
 from olakit.review.run import ask_report, run_review
@@ -65,16 +65,19 @@ def _parser() -> argparse.ArgumentParser:
         "--base-url", default=None, help="mirror to download from (default: $OLAKIT_DATA_BASE_URL or GitHub raw)"
     )
     v = data.add_parser("verify", help="check the data files against the manifest's sha256")
-    v.add_argument("--dest", default=None, help="directory to check (default: data/raw)")
+    v.add_argument(
+        "--dest",
+        default=None,
+        help="directory to check (default: the data in use: --data-dir's, $OLAKIT_DATA_DIR, "
+        "data/raw or ../shared/data)",
+    )
 
     r = sub.add_parser("reproduce-olagpt", help="recompute the OlaGPT AQuA tables and figures from recorded outputs")
     r.add_argument("--out", required=True, help="output directory for records.parquet, tables/ and figures/")
     r.add_argument("--data-dir", default=None, help="data directory (default: $OLAKIT_DATA_DIR or the usual places)")
     r.add_argument("--figures-dir", default=None, help="where the PNGs go (default: OUT/figures)")
     r.add_argument("--extractor", default=None, help=f"answer reader: olagpt or strict [default: {RECORDED_READER}]")
-    r.add_argument("--seed", type=int, default=0, help="seed of the bootstrap and random tie-breaks [default: 0]")
-    r.add_argument("--n-boot", type=int, default=2000, help="bootstrap resamples per interval [default: 2000]")
-    add_arguments(r, VoteRule)
+    add_arguments(r, Analysis)
     s = sub.add_parser("serve", help="serve the embedded model (or any GGUF) on 127.0.0.1 until interrupted")
     s.add_argument("--model", default=None, help="path of a GGUF file (default: the embedded Qwen2.5-Coder-0.5B)")
     s.add_argument("--port", type=int, default=0, help="port (default: a free one)")
@@ -171,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.getLogger("papermill").setLevel(logging.ERROR)  # four lines per notebook, and a warning per setting given
     try:
         if args.cmd == "data":
-            dest = args.dest or FETCHED_DIR
+            dest = args.dest or (FETCHED_DIR if args.data_cmd == "fetch" else resolve_data_dir())
             if args.data_cmd == "fetch":
                 status = fetch.fetch(dest, base_url=args.base_url)
                 n_new = sum(s == "fetched" for s in status.values())
@@ -183,16 +186,11 @@ def main(argv: list[str] | None = None) -> int:
                     return 1
                 print(f"all files in {dest} match the manifest")
         elif args.cmd == "reproduce-olagpt":
-            rule = from_arguments(VoteRule, args)
+            analysis = from_arguments(Analysis, args)
             rep = reproduce_olagpt(
-                args.data_dir,
-                _out_dir(args.out),
-                figures_dir=args.figures_dir,
-                extractor=args.extractor,
-                rule=rule,
-                seed=args.seed,
-                n_boot=args.n_boot,
-            )
+                args.data_dir, _out_dir(args.out), figures_dir=args.figures_dir, extractor=args.extractor,
+                analysis=analysis,
+            )  # fmt: skip
             print(rep.tables["accuracy"].round(4).to_string())
             n_tables, n_figures = len(rep.tables), len(rep.figures)
             print(f"wrote {rep.out_dir}/records.parquet, run.json, {n_tables} tables and {n_figures} figures")
@@ -204,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(describe(planned_calls(cfg), llm.endpoint), flush=True)  # before the first call
                 res = run(cfg, llm=llm, out_dir=out, parameters=params)
             names = voting_templates(res.records["template"])
-            tables = run_tables(res.records, names, rule=cfg.rule(), seed=cfg.seed)
+            tables = run_tables(res.records, names, cfg.analysis())
             write_outputs(args.out, res.log, tables)
             print(tables["methods_wide"].round(4).to_string())
             print(f"calls {json.dumps(res.calls)}; run log: {Path(args.out) / LOG_NAME}")
@@ -213,7 +211,7 @@ def main(argv: list[str] | None = None) -> int:
             params = {"out": args.out, "concurrency": args.concurrency}
             with _answerer(args.concurrency) as llm:
                 res = run_geek(cfg, llm=llm, out_dir=_out_dir(args.out), parameters=params)
-            tables = geek_tables(res.records)
+            tables = geek_tables(res.records, cfg)
             write_outputs(args.out, res.log, tables)
             print(f"GEEK on {res.corpus}, {plural(len(res.records) // len(cfg.rows), 'question')}")
             print(tables["table2"][["method", "n", "correct", "accuracy", "ci_low", "ci_high"]].round(4).to_string())
@@ -227,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(ask_report(res))
             if args.out is not None:
                 tables = {
-                    "iteration_accuracy": iteration_accuracy(res.records),
+                    "iteration_accuracy": iteration_accuracy(res.records, cfg),
                     "flips": flips(res.records),
                     "stage_cost": stage_cost(res.records),
                 }

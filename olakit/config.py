@@ -37,7 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from olakit.errors import OlakitError
 
-__all__ = ["Config", "ConfigError", "Slice", "add_arguments", "from_arguments", "parse_value"]
+__all__ = ["STATS", "Config", "ConfigError", "Slice", "Stats", "add_arguments", "from_arguments", "parse_value"]
 
 
 class ConfigError(OlakitError, ValueError):
@@ -133,6 +133,27 @@ class Slice(Config):
         if not picked:
             raise ConfigError(f"offset={self.offset}: the split has {len(questions)} questions, none from there on")
         return picked
+
+
+class Stats(Config):
+    """How every interval and test is computed: the seed of bootstrap resamples and random tie-breaks (its own, not
+    a run's seed: changing the notes seed changes no interval), the bootstrap count and the confidence level. A
+    single proportion gets its closed-form (Wilson) interval; the bootstrap serves paired differences."""
+
+    analysis_seed: int = 0
+    """Seed of the bootstrap resamples and of the votes' random tie-breaks (keyed per question)."""
+    n_boot: Annotated[int, Field(ge=1)] = 2000
+    """Bootstrap resamples of a paired difference."""
+    level: Annotated[float, Field(gt=0, lt=1)] = 0.95
+    """Confidence level of every interval."""
+
+    def stats(self) -> Stats:
+        """Just these settings of a larger config."""
+        return Stats(**{k: getattr(self, k) for k in Stats.model_fields})
+
+
+STATS = Stats()
+"""The default analysis statistics: seed 0, 2000 resamples, 95% intervals."""
 
 
 # ---- what is derived from the fields

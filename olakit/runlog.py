@@ -60,7 +60,7 @@ class RunLog:
     config: dict = field(default_factory=dict)
     """Every setting of that config, as plain JSON."""
     analysis: dict = field(default_factory=dict)
-    """The analysis settings the tables were computed with (vote rule, seed, bootstrap count)."""
+    """The analysis settings the tables were computed with (vote rule, analysis seed, bootstrap count, level)."""
     roles: dict = field(default_factory=dict)
     """role -> {base_url, model, identity, embedded, system_fingerprints} (never a key)."""
     calls: dict = field(default_factory=dict)
@@ -158,6 +158,9 @@ def make_log(door: str, config=None, *, analysis=None, parameters=None, **more) 
     if bad:
         raise DataError(f"parameters {bad} look like secrets; keys come from the environment only")
     versions = package_versions()
+    if analysis is None and config is not None:  # a config that holds analysis settings says them
+        own = getattr(config, "analysis", None) or getattr(config, "stats", None)
+        analysis = own().as_dict() if own is not None else None
     return RunLog(
         door=door,
         run_id=uuid.uuid4().hex[:12],

@@ -65,7 +65,7 @@ class Run:
         concurrency: int | None = None,
     ):
         self.door, self.config, self.out_dir = door, config, out_dir
-        self.parameters, self.analysis = dict(parameters or {}), dict(analysis or {})
+        self.parameters, self.analysis = dict(parameters or {}), analysis  # None: the config's own, if it has one
         claim_folder(out_dir, self.draft())
         given = dict(models) if isinstance(models, Mapping) else ({"answerer": models} if models is not None else {})
         self._owned: list = []

@@ -5,8 +5,7 @@ import pandas as pd
 import pytest
 
 from olakit.analysis import tables as analysis
-from olakit.analysis.intervals import bootstrap_ci
-from olakit.olagpt.config import VoteRule
+from olakit.olagpt.config import Analysis
 from olakit.olagpt.vote import regex_vote
 
 # 5 templates x 4 questions, gold "A" everywhere.
@@ -24,7 +23,7 @@ ANSWERS = {
 }
 
 
-ABSTAIN = VoteRule(unparsed="abstain")
+ABSTAIN = Analysis(unparsed="abstain")
 """The example is worked out with unparsed answers left out of the vote (the authors' rule, "raw", is tested in
 tests/test_paper_numbers.py against their own files)."""
 
@@ -69,18 +68,20 @@ def test_consistency_table_by_hand():
 def test_bounds_by_hand():
     df = toy()
     stats = analysis.answer_counts(df, rule=ABSTAIN)
-    b = analysis.bounds_long(stats, regex_vote(df, rule=ABSTAIN), n_boot=50).set_index("method")["accuracy"]
+    b = analysis.bounds_long(stats, regex_vote(df, analysis=ABSTAIN), Analysis(n_boot=50)).set_index("method")[
+        "accuracy"
+    ]
     assert b["regex_upper"] == 2 / 4  # q0 (3 >= 1) and q1 (2 >= 2); q3 has nobody right
     assert b["regex_lower"] == 1 / 4  # only q0 (3 > 1)
     assert b["regex_vote"] == 2 / 4  # q0 A; q1 tie A/B -> A (first in template order)
-    b_none = analysis.bounds_long(stats, regex_vote(df, rule=ABSTAIN.replace(tie="none")), n_boot=50).set_index(
-        "method"
-    )["accuracy"]
+    b_none = analysis.bounds_long(
+        stats, regex_vote(df, analysis=ABSTAIN.replace(tie="none")), Analysis(n_boot=50)
+    ).set_index("method")["accuracy"]
     assert b_none["regex_vote"] == 1 / 4  # the tie on q1 gives no answer: the lower bound
 
 
 def test_accuracy_and_precision_tables_by_hand():
-    long = analysis.accuracy_long(toy(), rule=ABSTAIN, n_boot=50)
+    long = analysis.accuracy_long(toy(), analysis=ABSTAIN.replace(n_boot=50))
     acc = analysis.accuracy_wide(long)["zero-shot"]
     assert acc.to_dict() == {"T1": 0.5, "T2": 0.5, "T3": 0.25, "T4": 0.25, "T5": 0.0, "regex_vote": 0.5}
     p = analysis.precision_table(long)["zero-shot"]
@@ -89,7 +90,7 @@ def test_accuracy_and_precision_tables_by_hand():
 
 
 def test_template_count_by_hand():
-    t = analysis.template_count_ablation(toy(), rule=ABSTAIN).set_index("k")
+    t = analysis.template_count_ablation(toy(), analysis=ABSTAIN).set_index("k")
     assert t["n_subsets"].tolist() == [5, 10, 10, 5, 1]
     assert t.loc[1, "mean"] == pytest.approx(0.3) and t.loc[1, "min"] == 0 and t.loc[1, "max"] == 0.5
     assert t.loc[5, "mean"] == 0.5 and t.loc[5, "best_subset"] == "T1+T2+T3+T4+T5"
@@ -106,15 +107,25 @@ def test_extraction_audit():
     assert a["not_an_option"].sum() == 0 and a["second_stage"].sum() == 0 and a["cut_off_outputs"].eq(1).all()
 
 
-def test_bootstrap_ci():
-    assert bootstrap_ci([1, 1, 1]) == (1.0, 1.0)
-    x = np.r_[np.ones(60), np.zeros(40)]
-    lo, hi = bootstrap_ci(x, n_boot=2000, seed=7)
-    assert lo < 0.6 < hi and (lo, hi) == bootstrap_ci(x, n_boot=2000, seed=7)
-    # the normal approximation for p = 0.6, n = 100 gives +-0.096; the bootstrap should be close
-    assert hi - lo == pytest.approx(2 * 1.96 * np.sqrt(0.24 / 100), abs=0.03)
-    lo2, hi2 = bootstrap_ci(np.tile(x, 4), n_boot=2000, seed=7)
-    assert hi2 - lo2 < hi - lo
+def test_a_single_proportion_gets_wilsons_interval():
+    """The percentile bootstrap gave [0, 0] for 0 of 3 correct and [1, 1] for 2 of 2. Known answers: statsmodels'
+    proportion_confint(method="wilson"), and 0 of 3 worked by hand (z = 1.96: centre = (z^2/6) / (1 + z^2/3),
+    half = z * sqrt(z^2/36) / (1 + z^2/3), so the interval is [0, (z^2/3) / (1 + z^2/3)] = [0, 0.5615])."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    from olakit.analysis.intervals import accuracy_row, wilson_ci
+    from olakit.config import Stats
+
+    z2 = 1.959963984540054**2
+    assert wilson_ci(0, 3) == (0.0, pytest.approx((z2 / 3) / (1 + z2 / 3)))
+    for k, n, level in ((0, 3, 0.95), (2, 2, 0.95), (60, 100, 0.95), (60, 100, 0.9), (7, 254, 0.99)):
+        want = proportion_confint(k, n, alpha=1 - level, method="wilson")
+        got = wilson_ci(k, n, Stats(level=level))
+        assert got == (pytest.approx(want[0]), pytest.approx(want[1])), (k, n, level)
+    lo, hi = wilson_ci(2, 2)
+    assert 0.3 < lo < 1.0 and hi == 1.0  # 2 of 2 is not certainty
+    row = accuracy_row("ST", "zero-shot", [1, 1, 0], Analysis(level=0.9))
+    assert (row["ci_low"], row["ci_high"]) == wilson_ci(2, 3, Stats(level=0.9))
 
 
 def test_compare_with_paper():

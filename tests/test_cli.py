@@ -12,6 +12,7 @@ import pytest
 
 from olakit.analysis.reproduce import reproduce_olagpt
 from olakit.errors import DataError, UnknownNameError
+from olakit.olagpt.config import Analysis
 
 STRATEGY_FILES = {
     "zero-shot": "",
@@ -108,7 +109,7 @@ def data_copy(tmp_path, data_dir):
 
 @pytest.mark.slow
 def test_tables_follow_the_recorded_files(tmp_path, data_copy):
-    first = reproduce_olagpt(data_copy, tmp_path / "a", n_boot=50).tables["accuracy"]
+    first = reproduce_olagpt(data_copy, tmp_path / "a", analysis=Analysis(n_boot=50)).tables["accuracy"]
     path = data_copy / "olagpt/data/predictions/st/aqua_predict.json"
     doc = json.loads(path.read_text())
     gold = [json.loads(line)["correct"] for line in (data_copy / "aqua/test.json").read_text().splitlines() if line]
@@ -121,7 +122,7 @@ def test_tables_follow_the_recorded_files(tmp_path, data_copy):
     for p in flipped:
         p["output"] = f"Reasoning.\n{{Answer: {gold[p['question_id']]}}}\n"
     path.write_text(json.dumps(doc))
-    second = reproduce_olagpt(data_copy, tmp_path / "b", n_boot=50).tables["accuracy"]
+    second = reproduce_olagpt(data_copy, tmp_path / "b", analysis=Analysis(n_boot=50)).tables["accuracy"]
     assert second.loc["ST", "zero-shot"] - first.loc["ST", "zero-shot"] == pytest.approx(3 / 254)
     unchanged = second.drop(index=["ST", "regex_vote"])
     pd.testing.assert_frame_equal(unchanged, first.drop(index=["ST", "regex_vote"]))

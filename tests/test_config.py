@@ -1,6 +1,6 @@
 """One definition per setting: the config types are the only place a setting is named, typed, defaulted and
-validated; the CLI, the notebooks and the sweep files take their names from them; every analysis takes one VoteRule
-whose default is the authors'."""
+validated; the CLI, the notebooks and the sweep files take their names from them; every analysis takes the analysis
+settings whole (Analysis, or its statistics Stats), whose default is the authors' rule."""
 
 import argparse
 import importlib
@@ -16,14 +16,18 @@ import pytest
 
 import olakit.analysis
 import olakit.notebook.explorers
-from olakit.config import ConfigError, add_arguments, from_arguments
+from olakit.config import ConfigError, Stats, add_arguments, from_arguments
 from olakit.geek.config import GeekConfig
-from olakit.olagpt.config import PAPER, OlaGPTConfig, VoteRule
+from olakit.olagpt.config import PAPER, Analysis, NotesConfig, OlaGPTConfig, VoteRule
 from olakit.review.config import ReviewConfig
 
 ROOT = Path(__file__).resolve().parent.parent
-CONFIGS = (OlaGPTConfig, GeekConfig, ReviewConfig, VoteRule)
+CONFIGS = (OlaGPTConfig, GeekConfig, ReviewConfig, VoteRule, Analysis, NotesConfig)
 VOTE_SETTINGS = ("tie", "unparsed", "vote_order", "preset", "settings", "tie_rule")
+LOOSE = ("seed", "n_boot", "level", "analysis_seed")
+"""Statistics settings no analysis function may take one by one (they come whole, in its ``analysis``)."""
+RUN_SEEDED = ("olakit.olagpt.llm_vote.candidate_order", "olakit.olagpt.llm_vote.llm_vote_records")
+"""The LLM vote's candidate shuffle: calls a run makes, seeded by the run's seed (a prompt, not a statistic)."""
 ANALYSIS_MODULES = [
     *(f"olakit.analysis.{m.name}" for m in pkgutil.iter_modules(olakit.analysis.__path__)),
     "olakit.olagpt.vote",
@@ -54,16 +58,20 @@ def test_no_analysis_function_takes_a_vote_setting_of_its_own_or_another_default
     checked = 0
     for name, fn in public_callables():
         params = inspect.signature(fn).parameters
-        loose = [p for p in params if p in VOTE_SETTINGS]
-        assert not loose, f"{name} takes {loose}: take rule: VoteRule instead"
-        hints = typing.get_type_hints(fn) if "rule" in params else {}
-        if "rule" in params:
-            assert hints.get("rule") is VoteRule, f"{name}: rule is not a VoteRule"
-            default = params["rule"].default
-            assert default is not inspect.Parameter.empty, f"{name}: rule has no default"
-            assert {k: getattr(default, k) for k in paper} == paper, f"{name}: rule defaults to {default}"
+        loose = [p for p in params if p in (*VOTE_SETTINGS, *(LOOSE if name not in RUN_SEEDED else ()))]
+        assert not loose, f"{name} takes {loose}: take analysis: Analysis (or Stats) instead"
+        for arg in ("rule", "analysis", "stats"):
+            if arg not in params:
+                continue
+            hint = typing.get_type_hints(fn).get(arg)
+            assert hint in (VoteRule, Analysis, Stats), f"{name}: {arg} is a {hint}"
+            default = params[arg].default
+            assert default is not inspect.Parameter.empty, f"{name}: {arg} has no default"
+            if hint is not Stats:
+                assert {k: getattr(default, k) for k in paper} == paper, f"{name}: {arg} defaults to {default}"
+            assert default == hint(), f"{name}: {arg} defaults to {default}, not {hint.__name__}()'s defaults"
             checked += 1
-    assert checked >= 20  # every vote-reading table, test, explorer and notebook helper
+    assert checked >= 30  # every vote-reading table, test, interval, explorer and notebook helper
 
 
 @pytest.mark.parametrize("cls", CONFIGS)
@@ -141,7 +149,7 @@ def test_notebooks_take_their_configs_settings_by_name(path):
     assert accepted_names(path) == own + [f for f in kind.settings() if f not in own]
     meta = json.loads(path.read_text())["metadata"]["olakit"]
     assert meta == {
-        "config": {OlaGPTConfig: "olagpt", GeekConfig: "geek", ReviewConfig: "review", VoteRule: "vote"}[kind]
+        "config": {OlaGPTConfig: "olagpt", GeekConfig: "geek", ReviewConfig: "review", Analysis: "analysis"}[kind]
     }
     overridden = [n for n in own if n in kind.model_fields]
     assert len(overridden) <= 3, f"{path.stem} restates {overridden}"

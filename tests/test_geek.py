@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from olakit.config import ConfigError
+from olakit.config import ConfigError, Stats
 from olakit.data.loaders import load_strategyqa
 from olakit.errors import DataError, UnknownNameError
 from olakit.geek import prompts
@@ -347,7 +347,7 @@ def test_the_table3_judge_sees_the_answer_bearing_branch_in_the_human_layout(tmp
     assert len(bearing) == 2 and trace["answer_branch"] == bearing[0]["branch"] != "0.0"  # 0.0 is the minority
     judge = ScriptedModel(lambda prompt, req: "Answer 1")
     questions = {q.id: q for q in load_strategyqa("dev")}
-    summary, judgements = assess(judge, res.records, questions)
+    judgements = assess(judge, res.records, questions)
     assert len(judge.prompts) == 2 and len(judgements) == 1
     prompt = judge.prompts[0]
     first, second = prompt.split("[Answer 1]\n")[1].split("\n\n[Answer 2]\n")
@@ -363,7 +363,7 @@ def test_the_oracle_setting_is_labelled_an_upper_bound_in_table2(tmp_path, corpu
 
     res = geek(tmp_path, ScriptedModel(scripted), rows=("zero-shot", "+RE"), corpus=str(corpus_file))
     assert res.corpus.endswith(":oracle (upper bound)")
-    assert set(geek_tables(res.records, n_boot=20)["table2"]["corpus"]) == {"oracle (upper bound)"}
+    assert set(geek_tables(res.records, Stats(n_boot=20))["table2"]["corpus"]) == {"oracle (upper bound)"}
 
 
 def test_a_figure_title_says_when_the_embedded_test_model_made_it():

@@ -6,7 +6,7 @@ import json
 
 from olakit.analysis.runs import run_tables
 from olakit.llm import ScriptedModel
-from olakit.olagpt.config import OlaGPTConfig
+from olakit.olagpt.config import Analysis, OlaGPTConfig
 from olakit.olagpt.run import run
 
 
@@ -69,7 +69,7 @@ def test_verification_diy_and_choice(tmp_path):
     assert df.loc[("test-0", "ST+V"), "raw_output"] == "So the Answer: B"
     # one review per distinct answer: turbo's and DT's identical answers are one prompt, paid once
     assert sum(p.startswith("Here is the answer to the question") for p in sent) == 2 * 2
-    tables = run_tables(res.records, ["turbo", "DT", "ST"], n_boot=20)
+    tables = run_tables(res.records, ["turbo", "DT", "ST"], Analysis(n_boot=20))
     methods = tables["methods"].set_index("method")
     gold = {q: df.loc[(q, "turbo"), "gold"] for q in ("test-0", "test-1")}
     want_before = sum(g == "A" for g in gold.values()) / 2  # turbo A, DT A, ST B: the vote is A
@@ -96,7 +96,7 @@ def test_choosing_k_templates_runs_only_those_and_reports_what_was_paid():
     answered = [p for p in model.prompts if not p.startswith(("As a mathematics professor", "Here are thinking"))]
     assert model.calls == 8 and len(answered) == 4 and res.calls["paid"] == 8
     assert set(res.records["template"]) == {"ST", "DT", "chosen_vote"}  # the reply "ST, DT": nothing else ran
-    c = run_tables(res.records, ["turbo", "DT", "DST", "PT", "ST"], n_boot=20)["template_choice"].iloc[0]
+    c = run_tables(res.records, ["turbo", "DT", "DST", "PT", "ST"], Analysis(n_boot=20))["template_choice"].iloc[0]
     assert (c["k"], c["calls_chosen"], c["paid_share_chosen"], c["full_grid"]) == (2, 3.0, 1.0, False)
     assert c[["all_templates_vote", "calls_all", "tokens_all"]].isna().all()
 
@@ -105,7 +105,9 @@ def test_choosing_k_templates_runs_only_those_and_reports_what_was_paid():
             endpoint = Endpoint(srv.base_url, "fake", identity="loopback|fake")
             with LLM(endpoint, cache_dir=cache, progress=False) as llm:
                 again = run(cfg, llm=llm)
-            c = run_tables(again.records, ["turbo", "DT", "DST", "PT", "ST"], n_boot=20)["template_choice"].iloc[0]
+            c = run_tables(again.records, ["turbo", "DT", "DST", "PT", "ST"], Analysis(n_boot=20))[
+                "template_choice"
+            ].iloc[0]
             assert c["paid_share_chosen"] == paid_share and again.calls["paid"] == 8 * paid_share
         assert srv.requests == 8
 

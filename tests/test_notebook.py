@@ -59,7 +59,7 @@ def run(name, tmp_path, **params):
 
 
 def test_reproduce_olagpt(tmp_path, data_dir):
-    out, nb = run("reproduce_olagpt.ipynb", tmp_path, data_dir=str(data_dir), n_boot=100, tie="random", seed=3)
+    out, nb = run("reproduce_olagpt.ipynb", tmp_path, data_dir=str(data_dir), n_boot=100, tie="random", analysis_seed=3)
     assert any("injected-parameters" in c.metadata.get("tags", []) for c in nb.cells)
     images = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if "image/png" in o.get("data", {})]
     assert len(images) == 3

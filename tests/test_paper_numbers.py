@@ -11,7 +11,7 @@ import pytest
 from olakit.analysis.reproduce import paper_comparison, settings_comparison
 from olakit.analysis.tables import compute_tables, notes_count_table
 from olakit.data.recorded import RECORDED_TEMPLATES, import_olagpt
-from olakit.olagpt.config import PAPER
+from olakit.olagpt.config import PAPER, Analysis
 from tests import recorded_counts as raw
 
 README = Path(__file__).resolve().parent.parent / "docs" / "olagpt.md"
@@ -41,7 +41,7 @@ def records(data_dir):
 def tables(records):
     """The tables under the authors' settings (the default for recorded data)."""
     main = records[records["n_notes"].isin([0, 3])]
-    return compute_tables(main, PAPER.order(RECORDED_TEMPLATES), n_boot=10)
+    return compute_tables(main, PAPER.order(RECORDED_TEMPLATES), Analysis(n_boot=10))
 
 
 def test_table3_templates_and_both_votes(tables, data_dir):
@@ -84,7 +84,7 @@ def test_table8_bounds_and_votes(tables, data_dir):
 
 
 def test_fig9_st_curve_from_recorded_notes_counts(records, data_dir):
-    t = notes_count_table(records, "ST", n_boot=10).set_index(["notes_strategy", "n_notes"])
+    t = notes_count_table(records, "ST", Analysis(n_boot=10)).set_index(["notes_strategy", "n_notes"])
     readme = readme_table("Fig 9 (ST)")
     for s in STRATEGIES[1:]:
         want = [

@@ -7,12 +7,13 @@ import re
 
 import pytest
 
-from olakit.config import ConfigError
+from olakit.analysis.intervals import verdict_shares
+from olakit.config import ConfigError, Stats
 from olakit.errors import DataError
 from olakit.llm import Endpoint
 from olakit.llm.answerer import Counted, ScriptedModel
 from olakit.llm.endpoint import LLMError
-from olakit.llm.judge import judge_pairs, summary
+from olakit.llm.judge import judge_pairs
 from olakit.llm.loopback import Loopback
 from olakit.review.config import ReviewConfig
 from olakit.review.loop import Loop
@@ -344,7 +345,7 @@ def test_judge_counts_unclear_replies_and_position_bias(tmp_path):
     items = [("Q?", "loop", "direct"), ("Q2?", "x", "y")]
     js = judge_pairs(ScriptedModel(reply), items)
     assert [j.verdict for j in js] == ["a", "unclear"]
-    s = summary(js, labels=("loop", "direct"), n_boot=100)
+    s = verdict_shares(js, labels=("loop", "direct"))
     assert s["loop"] == 0.5 and s["unclear"] == 0.5 and s["position_bias_first"] == 0.5
 
 
@@ -393,7 +394,7 @@ def test_iteration_tables_by_hand():
                 )
             )
     df = to_frame(rows)
-    acc = iteration_accuracy(df, n_boot=50).set_index(["method", "iteration"])["accuracy"]
+    acc = iteration_accuracy(df, Stats(n_boot=50)).set_index(["method", "iteration"])["accuracy"]
     assert acc.to_dict() == {
         ("direct", 0): 1.0,
         ("review-lite", 0): 0.5,

@@ -12,6 +12,7 @@ import pytest
 from olakit.analysis.runs import run_tables
 from olakit.analysis.tables import method_accuracy, sc_vote
 from olakit.data.records import load_records, to_frame
+from olakit.olagpt.config import Analysis
 from olakit.olagpt.llm_vote import llm_vote_audit, llm_vote_prompt
 from olakit.types import OlaGPTRecord
 
@@ -105,7 +106,7 @@ def test_ekar_chinese_path_end_to_end(embedded, tmp_path):
     # the vote table over the run, under the authors' rule: their vote order (DT, DST, PT, ST, turbo) puts ST before
     # AT, which it does not list, so ST wins each tie; an unparsed ST votes as its own raw text, so it still wins,
     # and gives no answer (worked out here)
-    methods = run_tables(df, ["AT", "ST"], n_boot=50)["methods"].set_index(["method", "notes_strategy"])
+    methods = run_tables(df, ["AT", "ST"], Analysis(n_boot=50))["methods"].set_index(["method", "notes_strategy"])
     for strategy, g in df.groupby("notes_strategy"):
         want = dict(zip(g["template"], g["extracted"]))["ST"]
         assert methods.loc[("regex_vote", strategy), "correct"] == int(want == g["gold"].iloc[0])
@@ -179,7 +180,7 @@ def test_llm_vote_audit_and_sc_vote_by_hand():
     assert audit["position_bias_rate"] == pytest.approx(1 / 3)
     sc = sc_vote(df).set_index("question_id")
     assert list(sc["voted"]) == ["B", "A", "C"] and list(sc["correct"]) == [False, True, False]
-    acc = method_accuracy(df, ["T1", "T2", "T3"], n_boot=200).set_index("method")
+    acc = method_accuracy(df, ["T1", "T2", "T3"], Analysis(n_boot=200)).set_index("method")
     assert acc.loc["regex_vote", "correct"] == 2 and acc.loc["SC", "correct"] == 1
     assert acc.loc["llm_vote", "correct"] == 2 and acc.loc["T3", "correct"] == 1
     assert acc.loc["llm_vote_shuffled", "correct"] == 3

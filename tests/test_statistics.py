@@ -8,6 +8,7 @@ from olakit.analysis.agreement import agreement, cohen_kappa, leave_one_out
 from olakit.analysis.cost import cost_accuracy
 from olakit.analysis.inference import holm, mcnemar_exact, paired_bootstrap
 from olakit.analysis.similarity import SHOWN_NOTES, similarity_bands
+from olakit.config import Stats
 from olakit.data.records import to_frame
 from olakit.types import OlaGPTRecord
 
@@ -43,11 +44,11 @@ def test_mcnemar_exact_by_hand():
 
 
 def test_paired_bootstrap_by_hand():
-    diff, lo, hi, p = paired_bootstrap([1, 1, 1, 1], [0, 0, 0, 0], n_boot=200)
+    diff, lo, hi, p = paired_bootstrap([1, 1, 1, 1], [0, 0, 0, 0], Stats(n_boot=200))
     assert (diff, lo, hi, p) == (1.0, 1.0, 1.0, 0.0)  # every resample differs by exactly 1
-    diff, lo, hi, p = paired_bootstrap([1, 0, 1], [1, 0, 1], n_boot=200)
+    diff, lo, hi, p = paired_bootstrap([1, 0, 1], [1, 0, 1], Stats(n_boot=200))
     assert (diff, p) == (0.0, 1.0)
-    diff, lo, hi, _ = paired_bootstrap([1, 0, 1, 0, 1], [0, 0, 1, 0, 0], n_boot=2000, seed=1)
+    diff, lo, hi, _ = paired_bootstrap([1, 0, 1, 0, 1], [0, 0, 1, 0, 0], Stats(analysis_seed=1))
     # differences 1, 0, 0, 0, 1: mean 0.4; a resample's mean lies on the grid 0, .2, ..., 1
     assert diff == pytest.approx(0.4) and 0.0 <= lo <= 0.4 <= hi <= 1.0
     assert lo * 5 == pytest.approx(round(lo * 5)) and hi * 5 == pytest.approx(round(hi * 5))
@@ -116,7 +117,7 @@ def test_similarity_bands_by_hand():
         rec("q4", "T1", "C", note_sims=[0.65]),
         rec("q5", "T1", "A"),
     ]
-    out = similarity_bands(to_frame(rows), n_boot=50).set_index("band")
+    out = similarity_bands(to_frame(rows), analysis=Stats(n_boot=50)).set_index("band")
     # q1 .2 in (-1, .3]; q2 mean .45 in (.3, .45]; q3 .7 and q4 .65 in (.6, 1]; q5 has no notes: left out
     assert out["n"].to_dict() == {"(-1.001, 0.3]": 1, "(0.3, 0.45]": 1, "(0.6, 1.0]": 2}
     assert out["accuracy"].to_dict() == {"(-1.001, 0.3]": 1.0, "(0.3, 0.45]": 0.0, "(0.6, 1.0]": 0.5}
@@ -134,11 +135,11 @@ def test_all_pairs_at_once_match_each_pair_alone():
     outcomes = pd.DataFrame(rng.random((60, 4)) < [0.3, 0.5, 0.6, 0.8], columns=list("abcd")).astype(object)
     outcomes.iloc[:7, 1] = None  # b misses 7 questions, d 3 others
     outcomes.iloc[50:53, 3] = None
-    got = paired_tests(outcomes, n_boot=500, seed=4).set_index(["a", "b"])
+    got = paired_tests(outcomes, analysis=Stats(n_boot=500, analysis_seed=4)).set_index(["a", "b"])
     assert len(got) == 6
     for (a, b), row in got.iterrows():
         both = outcomes[[a, b]].dropna().astype(bool)
-        diff, lo, hi, p = paired_bootstrap(both[a], both[b], n_boot=500, seed=4)
+        diff, lo, hi, p = paired_bootstrap(both[a], both[b], Stats(n_boot=500, analysis_seed=4))
         assert (row["n"], row["diff"], row["diff_ci_low"], row["diff_ci_high"], row["p_bootstrap"]) == (
             len(both),
             diff,

@@ -208,3 +208,22 @@ def test_a_failing_notebook_is_reported_by_its_own_exception(tmp_path, capsys):
     assert "(DataError: " in line and "nowhere" in line and "Exception encountered" not in line
     run = json.loads((tmp_path / "runs" / "broken" / "index.json").read_text())["runs"][0]
     assert run["error"].startswith("DataError: ") and "raise DataError" in run["detail"]  # the traceback kept
+
+
+def test_a_sweep_prints_its_plan_and_says_when_it_runs_on_the_embedded_model():
+    """`olakit sweep sweeps/geek_dev.yaml` with no endpoint set started 229 x 6 GEEK runs on the CPU model with no
+    plan and no warning. By hand: template_count on 2 questions x 2 templates x the zero-shot cell = 4 answers, plus
+    2 question types: 6 calls; geek_ablation's parameters cell asks for 5 questions."""
+    from olakit.notebook.jobs import Job
+    from olakit.notebook.sweep import plan_lines
+
+    live = [
+        Job("template_count", "notebooks/template_count.ipynb",
+            {"source": "live", "n_questions": 2, "templates": ["turbo", "ST"], "strategies": "zero-shot"}, "o"),
+        Job("geek_ablation", "notebooks/geek_ablation.ipynb", {}, "o"),
+    ]  # fmt: skip
+    lines = plan_lines(live, embedded=True)
+    assert lines[0].startswith("plan: 2 live notebooks on ") and "6 calls" in lines[1], lines
+    assert "5 questions" in lines[2] and "embedded test model" in lines[-1] and "OLAKIT_BASE_URL" in lines[-1]
+    assert not any("embedded" in line for line in plan_lines(live[:1], embedded=False)[1:])
+    assert plan_lines([], embedded=True) == []

@@ -7,6 +7,7 @@ from collections import Counter
 import pytest
 
 from olakit.analysis.tables import answer_stages_table, extraction_audit
+from olakit.config import Stats
 from olakit.data.records import load_records
 from olakit.llm import ScriptedModel
 from olakit.llm.two_stage import answer_trigger
@@ -83,7 +84,7 @@ def test_second_stage_only_where_needed_and_recorded(tmp_path, questions):
     assert d1["answer_stage"].eq(1).all() and d1.loc["test-0", "extracted"] is None
     audit = extraction_audit(one.records).iloc[0]
     assert (audit["unparsed"], audit["cut_off"], audit["no_answer"], audit["not_an_option"]) == (3, 1, 1, 1)
-    table = answer_stages_table(one.records, two.records, n_boot=20).set_index("template")
+    table = answer_stages_table(one.records, two.records, Stats(n_boot=20)).set_index("template")
     want_1 = sum(gold[q] == a for q, a in (("test-1", "B"),)) / 4
     want_2 = sum(gold[q] == a for q, a in (("test-0", "A"), ("test-1", "B"), ("test-3", "C"))) / 4
     assert table.loc["turbo", "accuracy_1"] == want_1 and table.loc["turbo", "accuracy_2"] == want_2

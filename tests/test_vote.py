@@ -6,7 +6,7 @@ import pytest
 
 from olakit.errors import DataError, UnknownNameError
 from olakit.majority import TIE_RULES, majority
-from olakit.olagpt.config import VoteRule
+from olakit.olagpt.config import Analysis
 from olakit.olagpt.vote import regex_vote
 
 
@@ -49,24 +49,24 @@ def _records(answers: dict[str, list], gold: list[str], strategy="zero-shot"):
 def test_regex_vote_frame():
     df = _records({"T1": ["A", "B", "C"], "T2": ["A", "C", None], "T3": ["B", "B", "D"]}, gold=["A", "C", "D"])
     for tie in TIE_RULES:
-        v = regex_vote(df, rule=VoteRule(tie=tie, unparsed="abstain"), seed=1).set_index("question_id")
+        v = regex_vote(df, analysis=Analysis(tie=tie, unparsed="abstain", analysis_seed=1)).set_index("question_id")
         assert v.loc["q0", "voted"] == "A" and v.loc["q1", "voted"] == "B"  # clear majorities
         assert bool(v.loc["q0", "correct"]) and not bool(v.loc["q1", "correct"])
     # q2: C (T1) vs D (T3), T2 abstains -> tie
-    assert regex_vote(df, rule=VoteRule(unparsed="abstain")).set_index("question_id").loc["q2", "voted"] == "C"
+    assert regex_vote(df, analysis=Analysis(unparsed="abstain")).set_index("question_id").loc["q2", "voted"] == "C"
     assert (
-        regex_vote(df, ["T3", "T1", "T2"], rule=VoteRule(unparsed="abstain"))
+        regex_vote(df, ["T3", "T1", "T2"], analysis=Analysis(unparsed="abstain"))
         .set_index("question_id")
         .loc["q2", "voted"]
         == "D"
     )
     assert (
-        regex_vote(df, rule=VoteRule(tie="none", unparsed="abstain")).set_index("question_id").loc["q2", "voted"]
+        regex_vote(df, analysis=Analysis(tie="none", unparsed="abstain")).set_index("question_id").loc["q2", "voted"]
         is None
     )
     # a random tie-break is fixed by the seed and the question
-    assert regex_vote(df, rule=VoteRule(tie="random", unparsed="abstain"), seed=3).equals(
-        regex_vote(df, rule=VoteRule(tie="random", unparsed="abstain"), seed=3)
+    assert regex_vote(df, analysis=Analysis(tie="random", unparsed="abstain", analysis_seed=3)).equals(
+        regex_vote(df, analysis=Analysis(tie="random", unparsed="abstain", analysis_seed=3))
     )
 
 
@@ -96,11 +96,11 @@ def test_sc_random_ties_are_seeded_per_question():
             rows.append({"dataset": "toy", "question_id": f"q{i}", "template": "SC", "notes_strategy": "zero-shot",
                          "n_notes": 0, "sample": sample, "extracted": label, "gold": "A"})  # fmt: skip
     df = pd.DataFrame(rows)
-    rule = VoteRule(tie="random")
-    picks = sc_vote(df, rule=rule, seed=1).set_index("question_id")["voted"]
+    rule = Analysis(tie="random", analysis_seed=1)
+    picks = sc_vote(df, analysis=rule).set_index("question_id")["voted"]
     assert set(picks) == {"A", "B"}  # all 40 the same has probability 2 * 2**-40
-    alone = sc_vote(df[df["question_id"].isin(["q3", "q7"])], rule=rule, seed=1).set_index("question_id")["voted"]
+    alone = sc_vote(df[df["question_id"].isin(["q3", "q7"])], analysis=rule).set_index("question_id")["voted"]
     assert alone.to_dict() == picks[["q3", "q7"]].to_dict()
-    assert sc_vote(df, rule=rule, seed=1)["voted"].tolist() == picks.tolist()  # the same seed, the same picks
-    assert sc_vote(df, rule=rule, seed=2)["voted"].tolist() != picks.tolist()
+    assert sc_vote(df, analysis=rule)["voted"].tolist() == picks.tolist()  # the same seed, the same picks
+    assert sc_vote(df, analysis=rule.replace(analysis_seed=2))["voted"].tolist() != picks.tolist()
     assert set(sc_vote(df)["voted"]) == {"A"}  # the authors' first rule: the first sample's label

@@ -9,6 +9,7 @@ from olakit.analysis.tables import compute_tables
 from olakit.data.records import load_records, save_records, to_frame
 from olakit.notebook.explorers.heatmaps import HeatmapExplorer
 from olakit.notebook.explorers.questions import QuestionExplorer
+from olakit.olagpt.config import Analysis
 from olakit.olagpt.notes import NotesLibrary
 from olakit.types import OlaGPTRecord, Question
 
@@ -90,7 +91,7 @@ def test_correction_is_saved_beside_the_records_and_applied_by_every_analysis(sa
     assert (line["question_id"], line["template"], line["extracted"]) == ("q2", "T1", "A")
     df = load_records(saved)  # every analysis loads records this way
     assert df["overridden"].sum() == 1
-    tables = compute_tables(df, n_boot=50)
+    tables = compute_tables(df, analysis=Analysis(n_boot=50))
     effect = tables["overrides"].iloc[0]
     assert (effect["overrides"], effect["records_changed"], effect["votes_changed"]) == (1, 1, 1)
     acc = tables["accuracy_ci"].set_index("method")

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from olakit.analysis.tables import ordered_strategies, sort_rows
-from olakit.olagpt.config import PAPER, VoteRule
+from olakit.olagpt.config import ANALYSIS, Analysis
 from olakit.olagpt.vote import answer_matrix, regex_vote
 
 
@@ -98,16 +98,16 @@ def agreement(df: pd.DataFrame, templates: Sequence[str]) -> dict[str, pd.DataFr
     }
 
 
-def leave_one_out(df: pd.DataFrame, templates: Sequence[str], rule: VoteRule = PAPER, seed: int = 0) -> pd.DataFrame:
+def leave_one_out(df: pd.DataFrame, templates: Sequence[str], analysis: Analysis = ANALYSIS) -> pd.DataFrame:
     """Vote accuracy with every template, and without each one in turn (``delta`` = all - without).
 
     The template with the smallest (most negative) delta adds least to the vote."""
     base = df[df["template"].isin(templates) & (df["sample"] == 0)]
-    full = regex_vote(base, templates, rule=rule, seed=seed).groupby("notes_strategy", sort=False)["correct"].mean()
+    full = regex_vote(base, templates, analysis).groupby("notes_strategy", sort=False)["correct"].mean()
     rows = []
     for t in templates:
         rest = [x for x in templates if x != t]
-        acc = regex_vote(base, rest, rule=rule, seed=seed).groupby("notes_strategy", sort=False)["correct"].mean()
+        acc = regex_vote(base, rest, analysis).groupby("notes_strategy", sort=False)["correct"].mean()
         for strategy, a in acc.items():
             rows.append(
                 {

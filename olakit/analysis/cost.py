@@ -11,15 +11,14 @@ import pandas as pd
 
 from olakit.analysis.inference import cell_outcomes
 from olakit.names import REGEX_VOTE
-from olakit.olagpt.config import PAPER, VoteRule
+from olakit.olagpt.config import ANALYSIS, Analysis
 
 
 def cost_accuracy(
     df: pd.DataFrame,
     templates: Sequence[str],
     price: tuple[float, float] | None = None,
-    rule: VoteRule = PAPER,
-    seed: int = 0,
+    analysis: Analysis = ANALYSIS,
 ) -> pd.DataFrame:
     """Per cell: accuracy, tokens per question and cost per question, and whether it is on the Pareto front.
 
@@ -37,7 +36,7 @@ def cost_accuracy(
         d["usd"] = d["cost"].astype("Float64")
     d["tokens"] = d["tok_in"] + d["tok_out"]
     per_q = d.groupby(["template", "notes_strategy", "question_id"], sort=False)[["tokens", "usd"]].sum()
-    acc = cell_outcomes(df, templates, rule=rule, seed=seed)
+    acc = cell_outcomes(df, templates, analysis)
     rows = []
     for cell in acc.columns:
         method, strategy = cell.split(" | ")

@@ -13,12 +13,13 @@ import numpy as np
 import pandas as pd
 
 from olakit.analysis.tables import ordered_strategies, sc_vote
+from olakit.config import STATS, Stats
 from olakit.names import AUTO_COT, LLM_VOTE, REGEX_VOTE, SC
-from olakit.olagpt.config import PAPER, VoteRule
+from olakit.olagpt.config import ANALYSIS, Analysis
 from olakit.olagpt.vote import regex_vote
 
 
-def cell_outcomes(df: pd.DataFrame, templates: Sequence[str], rule: VoteRule = PAPER, seed: int = 0) -> pd.DataFrame:
+def cell_outcomes(df: pd.DataFrame, templates: Sequence[str], analysis: Analysis = ANALYSIS) -> pd.DataFrame:
     """Correctness per question (rows) and cell (columns "method | strategy"): templates at sample 0, the regex
     vote, SC, and single-answer methods (auto_cot, llm_vote) when present."""
     parts = []
@@ -26,11 +27,11 @@ def cell_outcomes(df: pd.DataFrame, templates: Sequence[str], rule: VoteRule = P
     for t in templates:
         g = base[base["template"] == t]
         parts.append(g.assign(method=t)[["method", "notes_strategy", "question_id", "correct"]])
-    vote = regex_vote(base, templates, rule=rule, seed=seed).assign(method=REGEX_VOTE)
+    vote = regex_vote(base, templates, analysis).assign(method=REGEX_VOTE)
     parts.append(vote[["method", "notes_strategy", "question_id", "correct"]])
     if (df["template"] == SC).any():
         parts.append(
-            sc_vote(df, rule=rule, seed=seed).assign(method=SC)[["method", "notes_strategy", "question_id", "correct"]]
+            sc_vote(df, analysis=analysis).assign(method=SC)[["method", "notes_strategy", "question_id", "correct"]]
         )
     for m in (AUTO_COT, LLM_VOTE):
         g = df[df["template"] == m]
@@ -62,19 +63,19 @@ def _resample(n: int, n_boot: int, seed: int) -> np.ndarray:
     return np.random.default_rng(seed).integers(0, n, size=(n_boot, n))
 
 
-def _interval(means: np.ndarray, differs: bool) -> tuple[float, float, float]:
-    """95% percentile CI of resampled mean differences and the two-sided p: the share of resampled differences
-    on the other side of zero, doubled (1 when the two never differ)."""
-    lo, hi = np.quantile(means, [0.025, 0.975])
+def _interval(means: np.ndarray, differs: bool, level: float) -> tuple[float, float, float]:
+    """Percentile CI (at ``level``) of resampled mean differences and the two-sided p: the share of resampled
+    differences on the other side of zero, doubled (1 when the two never differ)."""
+    lo, hi = np.quantile(means, [(1 - level) / 2, (1 + level) / 2])
     p = min(1.0, 2 * min((means <= 0).mean(), (means >= 0).mean())) if differs else 1.0
     return float(lo), float(hi), float(p)
 
 
-def paired_bootstrap(a, b, n_boot: int = 2000, seed: int = 0) -> tuple[float, float, float, float]:
+def paired_bootstrap(a, b, analysis: Stats = STATS) -> tuple[float, float, float, float]:
     """Accuracy difference a - b, its 95% CI and a two-sided p-value, resampling questions (pairs kept)."""
     d = np.asarray(a, float) - np.asarray(b, float)
-    means = d[_resample(d.size, n_boot, seed)].mean(axis=1)
-    return (float(d.mean()), *_interval(means, bool(d.any())))
+    means = d[_resample(d.size, analysis.n_boot, analysis.analysis_seed)].mean(axis=1)
+    return (float(d.mean()), *_interval(means, bool(d.any()), analysis.level))
 
 
 def holm(pvalues: Sequence[float]) -> np.ndarray:
@@ -94,9 +95,7 @@ def holm(pvalues: Sequence[float]) -> np.ndarray:
     return out
 
 
-def paired_tests(
-    outcomes: pd.DataFrame, cells: Sequence[str] | None = None, n_boot: int = 2000, seed: int = 0
-) -> pd.DataFrame:
+def paired_tests(outcomes: pd.DataFrame, cells: Sequence[str] | None = None, analysis: Stats = STATS) -> pd.DataFrame:
     """All pairs of cells on the questions both answered: accuracies, discordant counts, exact McNemar p,
     paired-bootstrap difference with CI and p, Holm-adjusted p-values (over all pairs), and significance."""
     cells = list(cells) if cells is not None else list(outcomes.columns)
@@ -111,7 +110,7 @@ def paired_tests(
 
     def resampled_sums(keep: np.ndarray, key: bytes, i: int) -> np.ndarray:
         if key not in draws:
-            draws[key] = _resample(int(keep.sum()), n_boot, seed)
+            draws[key] = _resample(int(keep.sum()), analysis.n_boot, analysis.analysis_seed)
         if (key, i) not in sums:
             sums[key, i] = values[keep, i][draws[key]].sum(axis=1)
         return sums[key, i]
@@ -124,7 +123,7 @@ def paired_tests(
         n10, n01, p_mc = mcnemar_exact(x, y)
         n = int(keep.sum())
         means = (resampled_sums(keep, key, col[a]) - resampled_sums(keep, key, col[b])) / n
-        lo, hi, p_bs = _interval(means, bool((x != y).any()))
+        lo, hi, p_bs = _interval(means, bool((x != y).any()), analysis.level)
         rows.append(
             {
                 "a": a,

@@ -11,18 +11,19 @@ import pandas as pd
 
 from olakit.analysis.inference import holm, mcnemar_exact
 from olakit.analysis.intervals import accuracy_row
+from olakit.config import STATS, Stats
 
 DIRECT = "direct"
 
 
-def iteration_accuracy(df: pd.DataFrame, seed: int = 0, n_boot: int = 2000) -> pd.DataFrame:
+def iteration_accuracy(df: pd.DataFrame, analysis: Stats = STATS) -> pd.DataFrame:
     """Accuracy with CI of the direct answer and of each loop's answer after every iteration (rows method, i.e.
     the loop, iteration, n, correct, accuracy, ci_low, ci_high, unparsed)."""
     rows = []
     loops = [DIRECT, *[x for x in dict.fromkeys(df["loop"]) if x != DIRECT]]
     for loop in loops:
         for it, g in df[df["loop"] == loop].groupby("iteration", sort=True):
-            row = accuracy_row(loop, "", g["correct"].to_numpy(), seed, n_boot)
+            row = accuracy_row(loop, "", g["correct"].to_numpy(), analysis)
             del row["notes_strategy"]
             rows.append({**row, "iteration": int(it), "unparsed": int(g["extracted"].isna().sum())})
     return pd.DataFrame(rows)

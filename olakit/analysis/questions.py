@@ -9,7 +9,7 @@ import pandas as pd
 
 from olakit.analysis.tables import answer_counts
 from olakit.errors import lookup
-from olakit.olagpt.config import PAPER, VoteRule
+from olakit.olagpt.config import ANALYSIS, Analysis
 from olakit.olagpt.vote import regex_vote
 
 FILTERS = {
@@ -20,12 +20,12 @@ FILTERS = {
 }
 
 
-def question_tables(records: pd.DataFrame, templates, rule: VoteRule = PAPER) -> tuple[pd.DataFrame, pd.DataFrame]:
+def question_tables(records: pd.DataFrame, templates, rule: Analysis = ANALYSIS) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(answer counts, regex vote) over the templates' first samples: one row per question and condition, the two
     tables in the same order (olakit.analysis.tables.answer_counts, olakit.olagpt.vote.regex_vote). For a subset of
     the records (e.g. one question after a correction) the rows are that subset's."""
     base = records[records["template"].isin(templates) & (records["sample"] == 0)]
-    return answer_counts(base, templates, rule), regex_vote(base, templates, rule=rule)
+    return answer_counts(base, templates, rule), regex_vote(base, templates, rule)
 
 
 def filter_questions(counts: pd.DataFrame, vote: pd.DataFrame, kind: str) -> pd.Series:

@@ -40,7 +40,7 @@ from olakit.data.recorded import RECORDED_MODEL, RECORDED_READER, RECORDED_SOURC
 from olakit.data.records import save_records
 from olakit.errors import DataError
 from olakit.names import REGEX_LOWER, REGEX_UPPER, REGEX_VOTE, voting_templates
-from olakit.olagpt.config import PAPER, Analysis, VoteRule
+from olakit.olagpt.config import ANALYSIS, Analysis
 from olakit.olagpt.vote import regex_vote
 from olakit.runlog import RunLog, claim_folder, make_log, records_summary, write_outputs
 
@@ -63,8 +63,8 @@ class Reproduction:
 
     records: pd.DataFrame
     tables: dict[str, pd.DataFrame]
-    rule: VoteRule = PAPER
-    """The vote rule the tables were computed under."""
+    rule: Analysis = ANALYSIS
+    """The analysis settings (vote rule included) the tables were computed under."""
     figures: dict[str, Path] = field(default_factory=dict)
     out_dir: Path | None = None
     log: RunLog | None = None
@@ -107,21 +107,21 @@ def draw_figures(tables: dict[str, pd.DataFrame]) -> dict[str, object]:
     return out
 
 
-def settings_comparison(records: pd.DataFrame, rule: VoteRule = PAPER, dataset: str = "aqua") -> pd.DataFrame:
+def settings_comparison(records: pd.DataFrame, analysis: Analysis = ANALYSIS, dataset: str = "aqua") -> pd.DataFrame:
     """The recorded-data numbers that the vote settings move, under the authors' settings (preset ``paper``) and
     olakit's (preset ``olakit``), beside the paper: Table 3's regex vote, Table 4, Table 8's bounds and Fig 6's
     mean vote accuracy per k, with the number of questions whose vote (or count) each setting changes; the tie rule
-    is ``rule``'s."""
+    and the statistics are ``analysis``'s."""
     paper = load_paper_tables(dataset)
     per_preset = {}
     for name in ("paper", "olakit"):
-        st = VoteRule(preset=name, tie=rule.tie)
+        st = Analysis(preset=name, tie=analysis.tie, **analysis.stats().as_dict())
         templates = voting_templates(records["template"])
         base = records[records["template"].isin(templates)]
         per_preset[name] = {
-            "vote": regex_vote(base, templates, rule=st),
+            "vote": regex_vote(base, templates, st),
             "counts": answer_counts(base, templates, st),
-            "fig6": template_count_ablation(base, templates, rule=st),
+            "fig6": template_count_ablation(base, templates, st),
         }
     rows = []
     a, b = per_preset["paper"], per_preset["olakit"]
@@ -185,36 +185,31 @@ def reproduce_olagpt(
     out_dir="results/reproduce_olagpt",
     figures_dir=None,
     extractor: str | None = None,
-    rule: VoteRule = PAPER,
-    seed: int = 0,
-    n_boot: int = 2000,
+    analysis: Analysis = ANALYSIS,
 ) -> Reproduction:
     """Import the OlaGPT recorded outputs (the 5 templates and the authors' LLM vote), compute the paper's tables
-    and figures under ``rule`` (olakit.olagpt.config.VoteRule: default the authors' vote order, tie and unparsed
-    rules), write them to out_dir with the run log (run.json: the rule, the extractor, the analysis settings).
+    and figures under ``analysis`` (olakit.olagpt.config.Analysis: default the authors' vote order, tie and unparsed
+    rules, seed 0, 2000 resamples, 95%), write them to out_dir with the run log (run.json).
     ``extractor``: the answer reader (default: the authors' regex, how they read their own outputs)."""
     extractor = extractor or RECORDED_READER
     records = import_olagpt(data_dir, extractor=extractor, parts=("templates", "llm_vote"))
     log.info("imported %d OlaGPT records with extractor %r", len(records), extractor)
-    templates = rule.order(RECORDED_TEMPLATES)
-    tables = compute_tables(records, templates, rule=rule, seed=seed, n_boot=n_boot)
+    templates = analysis.order(RECORDED_TEMPLATES)
+    tables = compute_tables(records, templates, analysis)
     tables["paper_comparison"] = paper_comparison(tables)
-    tables["settings_comparison"] = settings_comparison(records, rule)
+    tables["settings_comparison"] = settings_comparison(records, analysis)
     figs = draw_figures(tables)
-    rep = Reproduction(records=records, tables=tables, rule=rule)
+    rep = Reproduction(records=records, tables=tables, rule=analysis)
     out_dir = Path(out_dir)
     parameters = {
         "extractor": extractor,
-        "seed": seed,
-        "n_boot": n_boot,
         "data_dir": str(data_dir) if data_dir else None,
         "figures_dir": str(figures_dir) if figures_dir else None,
     }
     run_log = make_log(
         "reproduce-olagpt",
-        rule,
+        analysis,
         parameters=parameters,
-        analysis=Analysis(rule=rule, seed=seed, n_boot=n_boot).as_dict(),
         outputs={"records": records_summary(records)},
         extra={"source": RECORDED_SOURCE, "model": RECORDED_MODEL, "templates_in_vote_order": templates},
     )

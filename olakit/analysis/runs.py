@@ -20,7 +20,7 @@ from olakit.analysis.tables import (
     usage_table,
 )
 from olakit.names import CHOSEN_VOTE, LLM_VOTE, LLM_VOTE_SHUFFLED, REGEX_VOTE, VERIFIED_SUFFIX, VERIFIED_VOTE, ZERO_SHOT
-from olakit.olagpt.config import PAPER, VoteRule
+from olakit.olagpt.config import ANALYSIS, Analysis
 from olakit.olagpt.llm_vote import llm_vote_audit
 from olakit.olagpt.vote import regex_vote
 
@@ -28,31 +28,27 @@ from olakit.olagpt.vote import regex_vote
 def run_tables(
     df: pd.DataFrame,
     templates: Sequence[str],
-    rule: VoteRule = PAPER,
-    seed: int = 0,
-    n_boot: int = 2000,
+    analysis: Analysis = ANALYSIS,
 ) -> dict[str, pd.DataFrame]:
     """The foundation tables over the templates (voted in the order given), plus every method's accuracy
     (templates, regex vote, LLM vote, SC, Auto-CoT) with CIs, the LLM-vote audit and usage per method."""
     present = [t for t in templates if t in set(df["template"])]
     base = df[df["template"].isin(present) & (df["sample"] == 0)]
-    tables = compute_tables(_label_n(base), present, rule=rule, seed=seed, n_boot=n_boot) if present else {}
-    tables["methods"] = method_accuracy(_label_n(df), present, rule=rule, seed=seed, n_boot=n_boot)
+    tables = compute_tables(_label_n(base), present, analysis) if present else {}
+    tables["methods"] = method_accuracy(_label_n(df), present, analysis)
     tables["methods_wide"] = accuracy_wide(tables["methods"])
     verified = [f"{t}{VERIFIED_SUFFIX}" for t in present if f"{t}{VERIFIED_SUFFIX}" in set(df["template"])]
     if verified:
-        vlong = accuracy_long(
-            _label_n(df[df["template"].isin(verified)]), verified, rule=rule, seed=seed, n_boot=n_boot
-        )
+        vlong = accuracy_long(_label_n(df[df["template"].isin(verified)]), verified, analysis)
         vlong["method"] = vlong["method"].replace({REGEX_VOTE: VERIFIED_VOTE})
         tables["methods"] = sort_rows(
             pd.concat([tables["methods"], vlong], ignore_index=True), ["method", "notes_strategy"]
         )
-        tables["verification"] = verification_table(_label_n(df), present, rule=rule)
+        tables["verification"] = verification_table(_label_n(df), present, analysis)
     if CHOSEN_VOTE in set(df["template"]):
-        tables["template_choice"] = choice_table(_label_n(df), present, rule=rule)
+        tables["template_choice"] = choice_table(_label_n(df), present, analysis)
     if {LLM_VOTE, LLM_VOTE_SHUFFLED} <= set(df["template"]):
-        tables["llm_vote_audit"] = llm_vote_audit(_label_n(df), present, rule=rule)
+        tables["llm_vote_audit"] = llm_vote_audit(_label_n(df), present, analysis)
     tables["usage"] = usage_table(df)
     return tables
 
@@ -78,13 +74,13 @@ def _in(frame: pd.DataFrame, strategy: str, n) -> pd.DataFrame:
     return frame[(frame["notes_strategy"] == strategy) & (frame["n_notes"] == n)]
 
 
-def verification_table(df: pd.DataFrame, templates: Sequence[str], rule: VoteRule = PAPER) -> pd.DataFrame:
+def verification_table(df: pd.DataFrame, templates: Sequence[str], analysis: Analysis = ANALYSIS) -> pd.DataFrame:
     """Per strategy and notes count: the regex vote before and after verification thinking (the ``<template>+V``
     answers), the answers it revised and changed, and the questions whose vote it turned right or wrong (exact
     McNemar p)."""
     from_v = [f"{t}{VERIFIED_SUFFIX}" for t in templates]
-    before = regex_vote(df[df["template"].isin(templates)], templates, rule=rule)
-    after = regex_vote(df[df["template"].isin(from_v)], from_v, rule=rule)
+    before = regex_vote(df[df["template"].isin(templates)], templates, analysis)
+    after = regex_vote(df[df["template"].isin(from_v)], from_v, analysis)
     rows = []
     for strategy, n in _cells(before):
         b = _in(before, strategy, n).set_index("question_id")["correct"]
@@ -123,7 +119,7 @@ def _tokens(frame: pd.DataFrame) -> pd.Series:
     return frame["prompt_tokens"].astype("Float64").fillna(0) + frame["completion_tokens"].astype("Float64").fillna(0)
 
 
-def choice_table(df: pd.DataFrame, templates: Sequence[str], rule: VoteRule = PAPER) -> pd.DataFrame:
+def choice_table(df: pd.DataFrame, templates: Sequence[str], analysis: Analysis = ANALYSIS) -> pd.DataFrame:
     """Per strategy and notes count, what template choice cost as the records show it, and what it gave: per
     question, the calls the chosen way made (the choice and its k answers), the share of them paid (the rest came
     from the cache) and their tokens; the chosen vote's accuracy. Where the full grid ran as well
@@ -165,7 +161,7 @@ def choice_table(df: pd.DataFrame, templates: Sequence[str], rule: VoteRule = PA
             "tokens_all": float("nan"),
         }
         if full:
-            allv = _in(regex_vote(cell, candidates, rule=rule), strategy, n)
+            allv = _in(regex_vote(cell, candidates, analysis), strategy, n)
             row["all_templates_vote"] = float(allv["correct"].mean())
             row["calls_all"] = float(len(candidates))
             grid = [sum(tok[(q, strategy, n, t)] for t in candidates) for q in c["question_id"]]

@@ -11,6 +11,7 @@ import pandas as pd
 
 from olakit.analysis.intervals import accuracy_row
 from olakit.analysis.tables import sort_rows
+from olakit.config import STATS, Stats
 
 SHOWN_NOTES = "mean cosine similarity of the notes shown (note_sims)"
 NEAREST_NOTE = "cosine similarity of the question to its nearest library note"
@@ -20,8 +21,7 @@ def similarity_bands(
     df: pd.DataFrame,
     similarity: pd.Series | None = None,
     edges: Sequence[float] = (-1.0, 0.3, 0.45, 0.6, 1.0),
-    seed: int = 0,
-    n_boot: int = 2000,
+    analysis: Stats = STATS,
     similarity_source: str | None = None,
 ) -> pd.DataFrame:
     """Accuracy per band of retrieval similarity, per method and strategy, with 95% CIs.
@@ -41,7 +41,7 @@ def similarity_bands(
     d["band"] = pd.cut(d["similarity"], bins=list(edges), include_lowest=True).astype(str)
     rows = []
     for (method, strategy, band), g in d.groupby(["template", "notes_strategy", "band"], sort=False):
-        row = accuracy_row(method, strategy, g["correct"].to_numpy(), seed, n_boot)
+        row = accuracy_row(method, strategy, g["correct"].to_numpy(), analysis)
         rows.append(
             {**row, "band": band, "mean_similarity": float(g["similarity"].mean()), "similarity_measure": source}
         )

@@ -3,7 +3,8 @@
 Paper tables (OlaGPT, seeds/000): Table 3 accuracy, Table 4 consistency, Table 7 range/mean of template
 accuracies, Table 8 regex bounds, the template-count ablation of Fig 6 and Fig 9's notes count; method tables of
 live runs (every method with CIs, usage, the LLM-vote audit); ``compute_tables`` and ``run_tables`` bundle them.
-Every accuracy comes with a seeded bootstrap 95% confidence interval over questions (olakit.analysis.intervals).
+Every accuracy comes with its Wilson interval at the analysis settings' level (olakit.analysis.intervals); every
+function that votes or computes an interval takes the analysis settings whole (olakit.olagpt.config.Analysis).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from olakit.analysis.intervals import accuracy_row
+from olakit.config import STATS, Stats
 from olakit.data.overrides import without_overrides
 from olakit.errors import DataError
 from olakit.extract import UNPARSED_CAUSES
@@ -35,7 +37,7 @@ from olakit.names import (
     ZERO_SHOT,
     voting_templates,
 )
-from olakit.olagpt.config import PAPER, VoteRule
+from olakit.olagpt.config import ANALYSIS, PAPER, Analysis, VoteRule
 from olakit.olagpt.vote import RAW, regex_vote, vote_labels, vote_wide
 from olakit.rng import keyed_rng
 
@@ -63,9 +65,7 @@ def sort_rows(df: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
 def accuracy_long(
     df: pd.DataFrame,
     templates: Sequence[str] | None = None,
-    rule: VoteRule = PAPER,
-    seed: int = 0,
-    n_boot: int = 2000,
+    analysis: Analysis = ANALYSIS,
 ) -> pd.DataFrame:
     """Accuracy of each template and of the regex vote, per note strategy, with 95% CIs.
 
@@ -74,10 +74,10 @@ def accuracy_long(
     """
     templates = list(templates) if templates is not None else list(dict.fromkeys(df["template"]))
     parts = [df[df["template"].isin(templates)].rename(columns={"template": "method"})]
-    vote = regex_vote(df, templates, rule=rule, seed=seed).assign(method=REGEX_VOTE)
+    vote = regex_vote(df, templates, analysis).assign(method=REGEX_VOTE)
     parts.append(vote)
     rows = [
-        accuracy_row(method, strategy, g["correct"], seed, n_boot)
+        accuracy_row(method, strategy, g["correct"], analysis)
         for (method, strategy), g in pd.concat(parts)[["method", "notes_strategy", "correct"]].groupby(
             ["method", "notes_strategy"], sort=False
         )
@@ -137,7 +137,7 @@ def consistency_table(counts: pd.DataFrame) -> pd.DataFrame:
     return t[ordered_strategies(counts["notes_strategy"])]
 
 
-def bounds_long(counts: pd.DataFrame, vote: pd.DataFrame, seed: int = 0, n_boot: int = 2000) -> pd.DataFrame:
+def bounds_long(counts: pd.DataFrame, vote: pd.DataFrame, analysis: Stats = STATS) -> pd.DataFrame:
     """Table 8: regex_upper, regex_lower and the regex vote per strategy, with 95% CIs.
 
     Appendix A.5 of the paper, per question with a = templates correct and w = largest wrong group:
@@ -150,9 +150,9 @@ def bounds_long(counts: pd.DataFrame, vote: pd.DataFrame, seed: int = 0, n_boot:
     rows = []
     for method, hit in parts.items():
         for strategy, g in hit.groupby(counts["notes_strategy"], sort=False):
-            rows.append(accuracy_row(method, strategy, g.to_numpy(), seed, n_boot))
+            rows.append(accuracy_row(method, strategy, g.to_numpy(), analysis))
     for strategy, g in vote.groupby("notes_strategy", sort=False):
-        rows.append(accuracy_row(REGEX_VOTE, strategy, g["correct"].to_numpy(), seed, n_boot))
+        rows.append(accuracy_row(REGEX_VOTE, strategy, g["correct"].to_numpy(), analysis))
     return sort_rows(pd.DataFrame(rows), ["method", "notes_strategy"])
 
 
@@ -171,21 +171,20 @@ def precision_table(long: pd.DataFrame, exclude: Sequence[str] = BASELINES) -> p
 def template_count_ablation(
     df: pd.DataFrame,
     templates: Sequence[str] | None = None,
-    rule: VoteRule = PAPER,
-    seed: int = 0,
+    analysis: Analysis = ANALYSIS,
 ) -> pd.DataFrame:
     """Fig 6's shape: vote accuracy over every subset of k templates, k = 1..len(templates).
 
     One row per (strategy, k): n_subsets, mean, std, min, max of the subsets' vote accuracies, and the
     best subset. With k = 1 the "vote" is the template itself.
     """
-    templates = rule.order(templates if templates is not None else df["template"])
-    wide, gold = vote_labels(df, templates, rule)  # once; each subset votes over its columns
+    templates = analysis.order(templates if templates is not None else df["template"])
+    wide, gold = vote_labels(df, templates, analysis)  # once; each subset votes over its columns
     rows = []
     for k in range(1, len(templates) + 1):
         accs: dict[str, list[tuple[float, str]]] = {}
         for subset in combinations(templates, k):
-            vote = vote_wide(wide[list(subset)], gold, rule=rule, seed=seed)
+            vote = vote_wide(wide[list(subset)], gold, analysis)
             for strategy, acc in vote.groupby("notes_strategy", sort=False)["correct"].mean().items():
                 accs.setdefault(strategy, []).append((float(acc), "+".join(subset)))
         for strategy, vals in accs.items():
@@ -256,17 +255,18 @@ def compare_with_paper(recomputed: dict[str, pd.DataFrame], paper: dict[str, dic
     return pd.DataFrame(rows)
 
 
-def sc_vote(df: pd.DataFrame, name: str = SC, rule: VoteRule = PAPER, seed: int = 0) -> pd.DataFrame:
+def sc_vote(df: pd.DataFrame, name: str = SC, analysis: Analysis = ANALYSIS) -> pd.DataFrame:
     """Self-consistency: majority over the samples of ``name`` per question and condition (voted, gold, correct).
-    A random tie is broken by a generator keyed on the seed and the question's condition, as the regex vote's is
-    (it was ``default_rng(0)`` for every question: the same position every time)."""
+    A random tie is broken by a generator keyed on the analysis seed and the question's condition, as the regex
+    vote's is (it was ``default_rng(0)`` for every question: the same position every time)."""
     sc = df[df["template"] == name]
     keys = ["dataset", "notes_strategy", "n_notes", "question_id"]
     rows = []
     for key, g in sc.sort_values("sample").groupby(keys, sort=False):
         dataset, strategy, n, qid = key
-        rng = keyed_rng(seed, dataset, strategy, n, 0, qid) if rule.tie == "random" else None  # GROUP's order
-        voted = majority(list(g["extracted"]), rule.tie, rng)
+        seeded = analysis.tie == "random"
+        rng = keyed_rng(analysis.analysis_seed, dataset, strategy, n, 0, qid) if seeded else None  # GROUP's order
+        voted = majority(list(g["extracted"]), analysis.tie, rng)
         gold = g["gold"].iloc[0]
         rows.append({**dict(zip(keys, key)), "voted": voted, "gold": gold, "correct": voted == gold})
     return pd.DataFrame(rows, columns=[*keys, "voted", "gold", "correct"])
@@ -275,23 +275,21 @@ def sc_vote(df: pd.DataFrame, name: str = SC, rule: VoteRule = PAPER, seed: int 
 def method_accuracy(
     df: pd.DataFrame,
     templates: Sequence[str],
-    rule: VoteRule = PAPER,
-    seed: int = 0,
-    n_boot: int = 2000,
+    analysis: Analysis = ANALYSIS,
 ) -> pd.DataFrame:
     """Accuracy with 95% CI of every method in the records: each template and the regex vote (sample 0),
     SC (majority over its samples), and single-answer methods (auto_cot, llm_vote, llm_vote_shuffled)."""
     parts = []
     if templates:
         base = df[df["template"].isin(templates) & (df["sample"] == 0)]
-        parts.append(accuracy_long(base, templates, rule=rule, seed=seed, n_boot=n_boot))
+        parts.append(accuracy_long(base, templates, analysis))
     rows = []
-    sc = sc_vote(df, rule=rule, seed=seed)
+    sc = sc_vote(df, analysis=analysis)
     for strategy, g in sc.groupby("notes_strategy", sort=False):
-        rows.append(accuracy_row(SC, strategy, g["correct"], seed, n_boot))
+        rows.append(accuracy_row(SC, strategy, g["correct"], analysis))
     for method in (AUTO_COT, LLM_VOTE, LLM_VOTE_SHUFFLED, DIY, CHOSEN_VOTE):
         for strategy, g in df[df["template"] == method].groupby("notes_strategy", sort=False):
-            rows.append(accuracy_row(method, strategy, g["correct"], seed, n_boot))
+            rows.append(accuracy_row(method, strategy, g["correct"], analysis))
     if rows:
         parts.append(pd.DataFrame(rows))
     if not parts:
@@ -316,7 +314,7 @@ def usage_table(df: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index().rename(columns={"template": "method"})
 
 
-def notes_count_table(df: pd.DataFrame, template: str, seed: int = 0, n_boot: int = 2000) -> pd.DataFrame:
+def notes_count_table(df: pd.DataFrame, template: str, analysis: Stats = STATS) -> pd.DataFrame:
     """Fig 9: accuracy of ``template`` per strategy and number of notes, with CIs. Zero-shot is n = 0 of every
     strategy (the same prompt)."""
     d = df[(df["template"] == template) & (df["sample"] == 0)]
@@ -329,16 +327,14 @@ def notes_count_table(df: pd.DataFrame, template: str, seed: int = 0, n_boot: in
         g = d[d["notes_strategy"] == strategy]
         parts = [zero.assign(n_notes=0)] if len(zero) and strategy != ZERO_SHOT else []
         for n, h in pd.concat([*parts, g]).groupby("n_notes"):
-            rows.append({**accuracy_row(template, strategy, h["correct"].to_numpy(), seed, n_boot), "n_notes": int(n)})
+            rows.append({**accuracy_row(template, strategy, h["correct"].to_numpy(), analysis), "n_notes": int(n)})
     return pd.DataFrame(rows)[["method", "notes_strategy", "n_notes", "n", "correct", "accuracy", "ci_low", "ci_high"]]
 
 
 def compute_tables(
     records: pd.DataFrame,
     templates: Sequence[str] | None = None,
-    rule: VoteRule = PAPER,
-    seed: int = 0,
-    n_boot: int = 2000,
+    analysis: Analysis = ANALYSIS,
 ) -> dict[str, pd.DataFrame]:
     """All paper tables from records (any records with several templates per question, not only OlaGPT's).
 
@@ -350,36 +346,36 @@ def compute_tables(
         templates = voting_templates(records["template"])
     templates = list(templates)
     base = records[records["template"].isin(templates)]
-    acc_long = method_accuracy(records, templates, rule=rule, seed=seed, n_boot=n_boot)
+    acc_long = method_accuracy(records, templates, analysis)
     if "overridden" in base and base["overridden"].any():  # how many answers in each cell were corrected by hand
         n = base[base["overridden"]].groupby(["template", "notes_strategy"]).size()
         acc_long["overrides"] = [int(n.get((m, s), 0)) for m, s in zip(acc_long["method"], acc_long["notes_strategy"])]
-    counts = answer_counts(base, templates, rule)
-    vote = regex_vote(base, templates, rule=rule, seed=seed)
+    counts = answer_counts(base, templates, analysis)
+    vote = regex_vote(base, templates, analysis)
     others = acc_long[acc_long["method"].isin(NON_TEMPLATES)]
     tables = {
         "accuracy": accuracy_wide(acc_long),
         "accuracy_ci": acc_long,
         "consistency": consistency_table(counts),
         "precision": precision_table(acc_long),
-        "bounds": pd.concat([bounds_long(counts, vote, seed=seed, n_boot=n_boot), others], ignore_index=True),
-        "template_count": template_count_ablation(base, templates, rule=rule, seed=seed),
+        "bounds": pd.concat([bounds_long(counts, vote, analysis), others], ignore_index=True),
+        "template_count": template_count_ablation(base, templates, analysis),
         "extraction": extraction_audit(records),
         "answer_counts": counts,
     }
     if "overridden" in base and base["overridden"].any():
-        tables["overrides"] = override_effect(base, templates, rule=rule)
+        tables["overrides"] = override_effect(base, templates, analysis)
     return tables
 
 
-def override_effect(df: pd.DataFrame, templates: Sequence[str], rule: VoteRule = PAPER) -> pd.DataFrame:
+def override_effect(df: pd.DataFrame, templates: Sequence[str], analysis: Analysis = ANALYSIS) -> pd.DataFrame:
     """Per strategy: overrides, how many changed a record's correctness, and how many changed the regex vote."""
     if "overridden" not in df or not df["overridden"].any():
         return pd.DataFrame(columns=["notes_strategy", "overrides", "records_changed", "votes_changed"])
     before = without_overrides(df)
     sub = [t for t in templates if t in set(df["template"])]
-    v_after = regex_vote(df[df["template"].isin(sub)], sub, rule=rule)
-    v_before = regex_vote(before[before["template"].isin(sub)], sub, rule=rule)
+    v_after = regex_vote(df[df["template"].isin(sub)], sub, analysis)
+    v_before = regex_vote(before[before["template"].isin(sub)], sub, analysis)
     rows = []
     for strategy in dict.fromkeys(df.loc[df["overridden"], "notes_strategy"]):
         m = (df["notes_strategy"] == strategy) & df["overridden"]
@@ -398,7 +394,7 @@ def override_effect(df: pd.DataFrame, templates: Sequence[str], rule: VoteRule =
     return pd.DataFrame(rows)
 
 
-def answer_stages_table(one: pd.DataFrame, two: pd.DataFrame, seed: int = 0, n_boot: int = 2000) -> pd.DataFrame:
+def answer_stages_table(one: pd.DataFrame, two: pd.DataFrame, analysis: Stats = STATS) -> pd.DataFrame:
     """Per template and strategy, the same slice answered with one stage and with two (olakit.llm.two_stage):
     accuracy with CIs, unparsed rate, and what the second stage cost (extra calls and their tokens).
 
@@ -412,8 +408,8 @@ def answer_stages_table(one: pd.DataFrame, two: pd.DataFrame, seed: int = 0, n_b
     rows = []
     for (template, strategy), g1 in a.groupby(level=keys, sort=False):
         g2 = b.loc[g1.index]
-        r1 = accuracy_row(template, strategy, g1["correct"].to_numpy(), seed, n_boot)
-        r2 = accuracy_row(template, strategy, g2["correct"].to_numpy(), seed, n_boot)
+        r1 = accuracy_row(template, strategy, g1["correct"].to_numpy(), analysis)
+        r2 = accuracy_row(template, strategy, g2["correct"].to_numpy(), analysis)
         extra = g2["answer_stage"] == 2
         tokens = (
             g2["prompt_tokens"].astype("Float64")

@@ -8,7 +8,8 @@ import json
 import pandas as pd
 
 from olakit.analysis.inference import paired_tests
-from olakit.analysis.intervals import accuracy_row
+from olakit.analysis.intervals import accuracy_row, verdict_shares
+from olakit.config import STATS, Stats
 from olakit.geek.corpus import setting_label
 
 
@@ -106,17 +107,16 @@ def cost_per_row(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def geek_tables(df: pd.DataFrame, seed: int = 0, n_boot: int = 2000) -> dict[str, pd.DataFrame]:
+def geek_tables(df: pd.DataFrame, analysis: Stats = STATS) -> dict[str, pd.DataFrame]:
     """GEEK's Table 2 (every row with CIs), paired tests between rows (exact McNemar and paired bootstrap, Holm),
     accuracy against calls and tokens, action frequencies and steps per question."""
     rows = [
-        accuracy_row(m, s, g["correct"].to_numpy(), seed, n_boot)
-        for (m, s), g in df.groupby(["row", "corpus"], sort=False)
+        accuracy_row(m, s, g["correct"].to_numpy(), analysis) for (m, s), g in df.groupby(["row", "corpus"], sort=False)
     ]
     table2 = pd.DataFrame(rows).rename(columns={"notes_strategy": "corpus"})
     table2["corpus"] = table2["corpus"].map(setting_label)
     outcomes = df.pivot_table(index="question_id", columns="row", values="correct", aggfunc="first", sort=False)
-    tests = paired_tests(outcomes.astype(float), n_boot=n_boot, seed=seed) if outcomes.shape[1] > 1 else pd.DataFrame()
+    tests = paired_tests(outcomes.astype(float), analysis=analysis) if outcomes.shape[1] > 1 else pd.DataFrame()
     return {
         "table2": table2,
         "paired_tests": tests,
@@ -124,3 +124,11 @@ def geek_tables(df: pd.DataFrame, seed: int = 0, n_boot: int = 2000) -> dict[str
         "actions": action_counts(df),
         "steps": steps_per_question(df),
     }
+
+
+def judge_table(judgements, row: str, stats: Stats = STATS) -> dict:
+    """The seed's Table 3 from the judge's verdicts on one row (olakit.geek.assessment.assess): the shares Human /
+    Equal / GEEK with their intervals, the unclear share and the judge's position bias."""
+    out = verdict_shares(judgements, labels=("human", "geek"), stats=stats)
+    out["equal"], out["equal_ci"] = out.pop("tie"), out.pop("tie_ci")
+    return {**out, "row": row}

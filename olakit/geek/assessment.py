@@ -1,6 +1,7 @@
 """The seed's Table 3 (ChatGPT assessment), done with any judge model: a pairwise LLM judge compares GEEK's
 sub-questions and facts with StrategyQA's human decomposition and facts for the same question, in both orders
-(olakit.llm.judge), and reports the shares Human / Equal / GEEK with CIs and the judge's position bias.
+(olakit.llm.judge); olakit.analysis.traces.judge_table gives the shares Human / Equal / GEEK with their
+intervals and the judge's position bias.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import pandas as pd
 
 from olakit.errors import DataError
 from olakit.llm.answerer import Answerer
-from olakit.llm.judge import judge_pairs, summary
+from olakit.llm.judge import Judgement, judge_pairs
 
 CONTEXT = (
     "Two reasoning chains decompose the same yes/no question into sub-questions with facts.\n"
@@ -42,15 +43,11 @@ def geek_chain(trace_json: str) -> str:
     return chain([s for s, _, _ in branch["chain"]], [f for _, f, _ in branch["chain"]])
 
 
-def assess(answerer: Answerer, records: pd.DataFrame, questions: dict, row: str = "Full") -> tuple[dict, list]:
-    """Judge the GEEK row's chains against the human ones: (summary with Human / Equal / GEEK shares, judgements)."""
+def assess(answerer: Answerer, records: pd.DataFrame, questions: dict, row: str = "Full") -> list[Judgement]:
+    """Judge the GEEK row's chains against the human ones (a: the human chain, b: GEEK's), each in both orders."""
     rows = records[(records["row"] == row) & (records["trace"] != "")]
     items = [
         (CONTEXT.format(question=questions[qid].text), human_chain(questions[qid]), geek_chain(t))
         for qid, t in zip(rows["question_id"], rows["trace"])
     ]
-    judgements = judge_pairs(answerer, items)
-    out = summary(judgements, labels=("human", "geek"))
-    out["equal"], out["equal_ci"] = out.pop("tie"), out.pop("tie_ci")
-    out["row"] = row
-    return out, judgements
+    return judge_pairs(answerer, items)

@@ -8,14 +8,14 @@ from typing import Annotated, Literal
 
 from pydantic import Field, field_validator
 
-from olakit.config import Slice
+from olakit.config import Slice, Stats
 from olakit.geek.actions import ROWS
 from olakit.majority import TIE_RULES
 
 TOKENS = {"select": 4, "decomp": 48, "pre_answer": 160, "retrieve": 48, "self": 48, "final": 96, "direct": 128}
 
 
-class GeekConfig(Slice):
+class GeekConfig(Slice, Stats):
     """A GEEK run: every row of ``rows`` on a slice of StrategyQA."""
 
     ALIASES = {"n_questions": "-n"}

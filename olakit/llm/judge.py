@@ -3,8 +3,8 @@
 ``judge_pairs(llm, items)`` takes (context, answer_a, answer_b) triples; each is judged twice (a first, then b first);
 an item's verdict is ``a``, ``b`` or ``tie`` (the two orders disagree, or a tie was said), and a reply that names
 neither is counted as ``unclear`` (recorded, never guessed); a failed call is no verdict at all: CallsFailed.
-The result gives shares with bootstrap CIs and the
-position bias: how often the judge picked the first-shown answer.
+The shares, with their intervals, and the position bias (how often the judge picked the first-shown answer) are
+olakit.analysis.intervals.verdict_shares.
 """
 
 from __future__ import annotations
@@ -12,8 +12,6 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-
-import numpy as np
 
 from olakit.llm.answerer import Answerer, refuse
 from olakit.llm.request import Request
@@ -85,20 +83,4 @@ def judge_pairs(answerer: Answerer, items: Sequence[tuple[str, str, str]], max_t
     for i in range(len(items)):
         r1, r2 = results[2 * i], results[2 * i + 1]
         out.append(combine(parse_verdict(r1.text), parse_verdict(r2.text)))
-    return out
-
-
-def summary(judgements: Sequence[Judgement], labels=("a", "b"), n_boot: int = 2000, seed: int = 0) -> dict:
-    """Shares of a / tie / b / unclear with 95% bootstrap CIs, and the position bias (share of clear single-order
-    verdicts that chose the answer shown first)."""
-    v = np.array([j.verdict for j in judgements])
-    rng = np.random.default_rng(seed)
-    out = {"n": len(v)}
-    for name, key in ((labels[0], "a"), ("tie", "tie"), (labels[1], "b"), ("unclear", "unclear")):
-        hits = (v == key).astype(float)
-        means = hits[rng.integers(0, len(v), size=(n_boot, len(v)))].mean(axis=1) if len(v) else np.array([np.nan])
-        out[name] = float(hits.mean()) if len(v) else float("nan")
-        out[f"{name}_ci"] = (float(np.quantile(means, 0.025)), float(np.quantile(means, 0.975)))
-    picks = [o for j in judgements for o in (j.first_order, j.second_order) if o in ("1", "2")]
-    out["position_bias_first"] = float(np.mean([p == "1" for p in picks])) if picks else float("nan")
     return out

@@ -16,26 +16,26 @@ from olakit.analysis.similarity import nearest_note_similarity, similarity_bands
 from olakit.analysis.tables import answer_counts, bounds_long, method_accuracy
 from olakit.data.loaders import DEFAULT_SPLIT, load_questions
 from olakit.names import LLM_VOTE, LLM_VOTE_SHUFFLED
-from olakit.olagpt.config import PAPER, OlaGPTConfig, VoteRule
+from olakit.olagpt.config import ANALYSIS, Analysis, OlaGPTConfig
 from olakit.olagpt.llm_vote import llm_vote_audit
 from olakit.olagpt.notes import resolve_library
 from olakit.olagpt.vote import regex_vote
 
 
 def vote_type_tables(
-    records: pd.DataFrame, names: Sequence[str], *, rule: VoteRule = PAPER, seed: int = 0, n_boot: int = 2000
+    records: pd.DataFrame, names: Sequence[str], analysis: Analysis = ANALYSIS
 ) -> dict[str, pd.DataFrame]:
     """Figs 7-8 / Table 8: the regex bounds, the regex vote and any LLM vote, with CIs (``vote_type``); and the
     LLM-vote audit over the questions that have an LLM vote (``llm_vote_audit``) when there is one."""
     base = records[records["template"].isin(names)]
-    counts = answer_counts(base, names, rule)
-    vote = regex_vote(base, names, rule=rule, seed=seed)
-    bounds = bounds_long(counts, vote, seed=seed, n_boot=n_boot)
-    votes = method_accuracy(records, [], seed=seed, n_boot=n_boot)
+    counts = answer_counts(base, names, analysis)
+    vote = regex_vote(base, names, analysis)
+    bounds = bounds_long(counts, vote, analysis)
+    votes = method_accuracy(records, [], analysis)
     tables = {"vote_type": pd.concat([bounds, votes], ignore_index=True)}
     if {LLM_VOTE, LLM_VOTE_SHUFFLED} <= set(records["template"]):
         voted = set(records.loc[records["template"] == LLM_VOTE, "question_id"])
-        tables["llm_vote_audit"] = llm_vote_audit(records[records["question_id"].isin(voted)], names, rule=rule)
+        tables["llm_vote_audit"] = llm_vote_audit(records[records["question_id"].isin(voted)], names, analysis)
     return tables
 
 
@@ -46,18 +46,18 @@ def similarity_table(
     *,
     source: str,
     edges: Sequence[float],
-    n_boot: int = 2000,
 ) -> pd.DataFrame:
     """Accuracy by retrieval-similarity band: live records carry the shown notes' similarities; recorded runs did
-    not keep their notes, so each question's similarity to its nearest library note is used (one embedder load)."""
+    not keep their notes, so each question's similarity to its nearest library note is used (one embedder load).
+    The intervals follow the config's analysis settings."""
     cfg = config
     templated = records[records["template"].isin(names)]
     if source != "recorded":
-        return similarity_bands(templated, edges=edges, seed=cfg.seed, n_boot=n_boot)
+        return similarity_bands(templated, edges=edges, analysis=cfg)
     ids = set(records["question_id"])
     questions = [q for q in load_questions(cfg.dataset, DEFAULT_SPLIT[cfg.dataset], cfg.data_dir) if q.id in ids]
     sims = nearest_note_similarity(questions, resolve_library(cfg.library, cfg.data_dir))
-    return similarity_bands(templated, sims, edges=edges, seed=cfg.seed, n_boot=n_boot)
+    return similarity_bands(templated, sims, edges=edges, analysis=cfg)
 
 
 def note_strategy_figures(tests: pd.DataFrame, kappas: pd.DataFrame, cost: pd.DataFrame) -> dict:

@@ -18,14 +18,14 @@ from olakit.config import Config
 from olakit.data.files import WORKDIR, in_workdir
 from olakit.errors import DataError
 from olakit.geek.config import GeekConfig
-from olakit.olagpt.config import OlaGPTConfig, VoteRule
+from olakit.olagpt.config import Analysis, OlaGPTConfig
 from olakit.review.config import ReviewConfig
 from olakit.runlog import RunLog, claim_folder
 
 NOTEBOOKS = WORKDIR / "notebooks"
 
 
-CONFIGS = {"olagpt": OlaGPTConfig, "geek": GeekConfig, "review": ReviewConfig, "vote": VoteRule}
+CONFIGS = {"olagpt": OlaGPTConfig, "geek": GeekConfig, "review": ReviewConfig, "analysis": Analysis}
 """The config types a notebook can name in its metadata (``"olakit": {"config": NAME}``)."""
 _PLAIN = (str, int, float, bool, list, dict, tuple, type(None))
 _IPYTHON = {"In", "Out", "exit", "quit", "get_ipython", "open"}
@@ -72,6 +72,20 @@ def configure(notebook: str, namespace: dict):
     if params.get("out_dir"):  # a folder holding another run is refused before the first call
         claim_folder(in_workdir(params["out_dir"]), RunLog(door=f"notebook:{notebook}", parameters=params))
     return cfg, params
+
+
+def parameter_defaults(path: str | os.PathLike) -> dict:
+    """The literal values the parameters cell assigns (``n_questions = 5``), by name; other expressions left out."""
+    cells = json.loads(Path(path).read_text(encoding="utf-8"))["cells"]
+    source = next("".join(c["source"]) for c in cells if "parameters" in c.get("metadata", {}).get("tags", []))
+    out = {}
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            try:
+                out[node.targets[0].id] = ast.literal_eval(node.value)
+            except ValueError:
+                pass
+    return out
 
 
 def parameter_names(path: str | os.PathLike) -> list[str]:

@@ -11,7 +11,9 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from olakit.analysis.intervals import verdict_shares
 from olakit.analysis.tables import method_accuracy
+from olakit.analysis.traces import judge_table
 from olakit.data.loaders import DEFAULT_SPLIT, load_questions
 from olakit.data.recorded import RECORDED_MODEL, RECORDED_SOURCE, RECORDED_TEMPLATES, import_olagpt
 from olakit.data.records import to_frame
@@ -20,9 +22,9 @@ from olakit.geek.assessment import assess
 from olakit.geek.config import GeekConfig
 from olakit.geek.corpus import parse_spec, setting_label
 from olakit.geek.run import run_geek
-from olakit.llm.judge import judge_pairs, summary
+from olakit.llm.judge import judge_pairs
 from olakit.names import LLM_VOTE, LLM_VOTE_SHUFFLED, REGEX_VOTE, ZERO_SHOT, voting_templates
-from olakit.olagpt.config import OlaGPTConfig, analysis_of
+from olakit.olagpt.config import OlaGPTConfig
 from olakit.olagpt.llm_vote import llm_vote_records
 from olakit.olagpt.run import run
 from olakit.review.config import ReviewConfig
@@ -57,9 +59,7 @@ def get_records(source: str, config: OlaGPTConfig, *, concurrency: int | None = 
         keep = cfg.pick(list(dict.fromkeys(df["question_id"])))
         df = df[df["question_id"].isin(keep)].reset_index(drop=True)
         extra = {"source": RECORDED_SOURCE, "model": RECORDED_MODEL, "n_notes": sorted({int(n) for n in df["n_notes"]})}
-        log = make_log(
-            "recorded", cfg, analysis=analysis_of(cfg), outputs={"records": records_summary(df)}, extra=extra
-        )
+        log = make_log("recorded", cfg, outputs={"records": records_summary(df)}, extra=extra)
         return df, cfg.order(names), log
     if source == "live":
         res = run(cfg, parameters={"concurrency": concurrency} if concurrency else None)
@@ -80,7 +80,7 @@ def geek_records(config: GeekConfig, *, judge_questions: int = 0, concurrency: i
         row = "Full" if "Full" in cfg.rows else cfg.rows[-1]
         with Run("geek judge", cfg, roles=("judge",)) as job:  # the judge role's endpoint, else the core model's
             judged = res.records[res.records["question_id"].isin(first)]
-            verdicts, _ = assess(job["judge"], judged, questions, row)
+            verdicts = judge_table(assess(job["judge"], judged, questions, row), row, cfg)
             judge_log = job.log()
         verdicts["model"] = judge_log.roles["judge"]["model"]
         verdicts["judge_is_core_model"] = judge_log.roles["judge"]["identity"] == log.roles["answerer"]["identity"]
@@ -88,10 +88,10 @@ def geek_records(config: GeekConfig, *, judge_questions: int = 0, concurrency: i
     return res.records, log
 
 
-def olagpt_vote_row(config: GeekConfig, log: RunLog, *, n_boot: int = 2000) -> tuple[pd.DataFrame, RunLog]:
+def olagpt_vote_row(config: GeekConfig, log: RunLog) -> tuple[pd.DataFrame, RunLog]:
     """The cross-method row: OlaGPT's templates answer the same StrategyQA questions zero-shot, and their regex vote
-    (the authors' vote rule) is one row of accuracy with its CI; (the row, ``log`` with that run as its part
-    ``olagpt_row``)."""
+    (the authors' vote rule, the GEEK config's statistics) is one row of accuracy with its CI; (the row, ``log``
+    with that run as its part ``olagpt_row``)."""
     olagpt = OlaGPTConfig(
         dataset="strategyqa",
         split=config.split,
@@ -100,9 +100,10 @@ def olagpt_vote_row(config: GeekConfig, log: RunLog, *, n_boot: int = 2000) -> t
         strategies=[ZERO_SHOT],
         seed=config.seed,
         data_dir=config.data_dir,
+        **config.stats().as_dict(),
     )
     records, names, olagpt_log = get_records("live", olagpt)
-    acc = method_accuracy(records, names, rule=olagpt.rule(), seed=olagpt.seed, n_boot=n_boot)
+    acc = method_accuracy(records, names, olagpt.analysis())
     row = acc[acc["method"] == REGEX_VOTE].assign(method=f"OlaGPT {REGEX_VOTE} ({len(names)} templates)")
     row = row.drop(columns="notes_strategy").assign(corpus=setting_label(parse_spec(config.corpus)[1]))
     return row, log.with_part("olagpt_row", olagpt_log)
@@ -115,7 +116,7 @@ def review_records(config: ReviewConfig) -> tuple[pd.DataFrame, RunLog]:
     return res.records, res.log
 
 
-def open_judgement(n_questions: int, config: ReviewConfig, *, n_boot: int = 2000):
+def open_judgement(n_questions: int, config: ReviewConfig):
     """Open questions (the shipped open_questions.jsonl, the first ``n_questions``): the loop's final answer against
     the direct answer, judged pairwise in both orders by the ``judge`` role. (records, summary of loop / tie /
     direct with CIs and the position bias, one row per question with its verdict, the run log of both: the loop's,
@@ -134,7 +135,7 @@ def open_judgement(n_questions: int, config: ReviewConfig, *, n_boot: int = 2000
     with Run("open judge", cfg, roles=("judge",)) as job:
         verdicts = judge_pairs(job["judge"], items)
         judge_log = job.log()
-    out = summary(verdicts, labels=("loop", "direct"), n_boot=n_boot, seed=cfg.seed)
+    out = verdict_shares(verdicts, labels=("loop", "direct"), stats=cfg)
     per = pd.DataFrame(
         {
             "question_id": ids,

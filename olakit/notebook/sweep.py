@@ -39,10 +39,14 @@ from olakit.data.files import write_atomic
 from olakit.env import endpoint_vars, environment
 from olakit.errors import DataError
 from olakit.llm.cache import default_cache_dir, open_cache, redact
+from olakit.llm.endpoint import Endpoint
 from olakit.llm.local import SLOTS, server_metrics
+from olakit.names import plural
 from olakit.notebook import cluster
 from olakit.notebook.jobs import Job, execute, resolve_notebook
-from olakit.notebook.parameters import check_names, config_type
+from olakit.notebook.parameters import check_names, config_type, parameter_defaults
+from olakit.olagpt.budget import planned_calls
+from olakit.olagpt.config import OlaGPTConfig
 
 log = logging.getLogger("olakit")
 EXECUTORS = ("local", "dask")
@@ -214,6 +218,39 @@ ALWAYS_LIVE = ("geek_ablation", "review_loop", "answer_stages")
 """Notebooks that always call a model (they have no ``source`` parameter)."""
 
 
+def plan_lines(live: list[Job], embedded: bool) -> list[str]:
+    """What the sweep's live runs will call, before any starts: per notebook its config's questions and, for the
+    OlaGPT ones, the planned calls and token ceiling (olakit.olagpt.budget, as ``olakit run`` prints them); and,
+    when no endpoint is set, that they run on the embedded test model."""
+    if not live:
+        return []
+    endpoint = Endpoint.embedded() if embedded else Endpoint.from_env()
+    lines, calls, ceiling = [f"plan: {plural(len(live), 'live notebook')} on {endpoint.model}"], 0, 0
+    for job in live:
+        path = resolve_notebook(job.notebook)
+        kind = config_type(path)
+        cfg = kind.from_mapping({**parameter_defaults(path), **job.parameters}) if kind else None
+        if isinstance(cfg, OlaGPTConfig):
+            stages = planned_calls(cfg)
+            n, top = sum(s.calls for s in stages), sum(s.calls * s.max_tokens for s in stages)
+            calls, ceiling = calls + n, ceiling + top
+            exact = "" if all(s.exact for s in stages) else "up to "
+            lines.append(f"  {job.name:32} {exact}{plural(n, 'call')}, at most {top:,} completion tokens")
+        elif cfg is not None:
+            n = cfg.n_questions if cfg.n_questions is not None else "every"
+            lines.append(f"  {job.name:32} {n} questions (its calls depend on the replies)")
+    if calls:
+        lines.append(
+            f"  OlaGPT notebooks: {plural(calls, 'call')}, at most {ceiling:,} completion tokens (cached: free)"
+        )
+    if embedded:
+        lines.append(
+            "  no OLAKIT_BASE_URL: these run on the embedded test model on this machine's CPU (about 22 tokens/s "
+            "for every run at once: plumbing, not results); set OLAKIT_BASE_URL and OLAKIT_MODEL for a real endpoint"
+        )
+    return lines
+
+
 def is_live(job: Job) -> bool:
     """Whether a run calls a model: its ``source`` parameter is ``live``, or its notebook is one of ALWAYS_LIVE.
 
@@ -304,6 +341,8 @@ def run_sweep(
     rules = thread_rules(os.cpu_count() or 1, parallel)
     jobs_in_order = longest_first(jobs, runs_dir / run_id / "index.json")
     live = [j for j in jobs_in_order if is_live(j)]
+    for line in plan_lines(live, _needs_embedded(live)):  # before any kernel starts
+        log.info("%s", line)
     recorded = [j for j in jobs_in_order if j not in live]
     server, server_log, served, local_cluster, own_client, where = None, None, None, None, False, None
     t0 = time.perf_counter()

@@ -31,7 +31,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from olakit.config import Config, ConfigError, Slice
+from olakit.config import Config, ConfigError, Slice, Stats
 from olakit.data.recorded import RECORDED_READER
 from olakit.majority import TIE_RULES
 from olakit.names import AUTO_COT, LLM_VOTE, REGEX_VOTE, SC, STRATEGIES, TURBO
@@ -102,21 +102,21 @@ PAPER = VoteRule()
 """The authors' vote rule: the default of every analysis function."""
 
 
-class Analysis(Config):
-    """How tables are computed from records: the vote rule, the seed of bootstrap resamples and random ties, the
-    bootstrap count and the CI level. What a run log records as its analysis settings."""
+class Analysis(VoteRule, Stats):
+    """How tables are computed from records: the vote rule and the statistics (olakit.config.Stats), passed whole to
+    every analysis function and recorded in every run log. ``VoteRule`` settings and ``analysis_seed``, ``n_boot``,
+    ``level``, by the same names at every door."""
 
-    rule: VoteRule = PAPER
-    """The vote rule (VoteRule)."""
-    seed: int = 0
-    """Seed of the bootstrap resamples and of random tie-breaks."""
-    n_boot: Annotated[int, Field(ge=1)] = 2000
-    """Bootstrap resamples per interval."""
-    level: Annotated[float, Field(gt=0, lt=1)] = 0.95
-    """Confidence level of every interval."""
+    def analysis(self) -> Analysis:
+        """Just the analysis settings of a larger config (an OlaGPTConfig is one)."""
+        return Analysis(**{k: getattr(self, k) for k in Analysis.model_fields})
 
 
-class OlaGPTConfig(Slice, VoteRule):
+ANALYSIS = Analysis()
+"""The default: the authors' vote rule, seed 0, 2000 resamples, 95% intervals."""
+
+
+class OlaGPTConfig(Slice, Analysis):
     """An OlaGPT run: questions x templates x note strategies x note counts (x SC samples), baselines and votes."""
 
     ALIASES = {"n_questions": "-n"}
@@ -213,11 +213,6 @@ class OlaGPTConfig(Slice, VoteRule):
                 f"OlaGPTConfig: choose_k={self.choose_k}: choose fewer than the {len(names)} templates "
                 f"({', '.join(names)}), or leave it unset to run them all"
             )
-
-
-def analysis_of(config: OlaGPTConfig) -> dict:
-    """The analysis settings a run's tables use (its vote rule and seed), as its run log records them."""
-    return Analysis(rule=config.rule(), seed=config.seed).as_dict()
 
 
 class NotesConfig(Config):

@@ -16,7 +16,7 @@ from olakit.llm import Request
 from olakit.llm.answerer import Answerer
 from olakit.llm.two_stage import Answer
 from olakit.names import LLM_VOTE, LLM_VOTE_SHUFFLED
-from olakit.olagpt.config import PAPER, VoteRule
+from olakit.olagpt.config import ANALYSIS, Analysis
 from olakit.olagpt.intent import DEFAULT_TYPE, show_question
 from olakit.olagpt.vote import GROUP, answer_matrix, regex_vote
 from olakit.rng import keyed_rng
@@ -96,14 +96,14 @@ def candidate_order(n: int, seed: int, key: str, shuffled: bool) -> list[int]:
     return order
 
 
-def llm_vote_audit(records: pd.DataFrame, templates: Sequence[str], rule: VoteRule = PAPER) -> pd.DataFrame:
+def llm_vote_audit(records: pd.DataFrame, templates: Sequence[str], analysis: Analysis = ANALYSIS) -> pd.DataFrame:
     """Per note strategy: LLM vote vs regex vote, and the vote in template order vs shuffled order.
 
     Records must hold templates, ``llm_vote`` and ``llm_vote_shuffled`` rows. Columns: n, llm_correct,
     regex_correct, overrides_correct_majority (regex vote right, LLM vote wrong), rescues (regex wrong, LLM
     right), order_changes (the LLM vote differs when the candidates are shuffled), position_bias_rate.
     """
-    votes = regex_vote(records, templates, rule=rule)
+    votes = regex_vote(records, templates, analysis)
     key = ["dataset", "notes_strategy", "n_notes", "question_id"]
     llm = records[records["template"] == LLM_VOTE].set_index(key)
     shuf = records[records["template"] == LLM_VOTE_SHUFFLED].set_index(key)

@@ -41,7 +41,7 @@ from olakit.names import (
     ZERO_SHOT,
 )
 from olakit.olagpt.baselines import auto_cot_demos, cot_prompt, published_demos
-from olakit.olagpt.config import OlaGPTConfig, analysis_of
+from olakit.olagpt.config import OlaGPTConfig
 from olakit.olagpt.controller import Call, plan
 from olakit.olagpt.integrative import choose_request, chosen_templates, composed_template, diy_request
 from olakit.olagpt.intent import frame_question, question_types
@@ -214,7 +214,7 @@ def run(
 ) -> RunResult:
     """Run the grid; write records.parquet and run.json into out_dir when given (``parameters``: the command's
     own flags, for the run log). ``llm``: the answerer (default: the configured endpoint)."""
-    with Run("run", config, llm, out_dir=out_dir, parameters=parameters, analysis=analysis_of(config)) as job:
+    with Run("run", config, llm, out_dir=out_dir, parameters=parameters) as job:
         return _run(config, job, out_dir)
 
 

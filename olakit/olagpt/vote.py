@@ -20,7 +20,7 @@ import pandas as pd
 
 from olakit.errors import DataError
 from olakit.majority import majority
-from olakit.olagpt.config import PAPER, VoteRule
+from olakit.olagpt.config import ANALYSIS, PAPER, Analysis, VoteRule
 from olakit.rng import keyed_rng
 
 RAW = "\x00raw:"
@@ -69,23 +69,22 @@ def vote_labels(
 def regex_vote(
     df: pd.DataFrame,
     templates: Sequence[str] | None = None,
-    rule: VoteRule = PAPER,
-    seed: int = 0,
+    analysis: Analysis = ANALYSIS,
 ) -> pd.DataFrame:
     """Regex majority vote over ``templates`` for every question and condition, under ``rule`` (its vote order,
-    tie rule and unparsed rule; ``seed`` for the random tie rule).
+    tie rule and unparsed rule; ``analysis.analysis_seed`` for the random tie rule).
 
     Returns one row per GROUP key with columns ``voted`` (None when nothing parsed won), ``gold``, ``correct``.
     """
-    return vote_wide(*vote_labels(df, templates, rule), rule=rule, seed=seed)
+    return vote_wide(*vote_labels(df, templates, analysis), analysis)
 
 
-def vote_wide(wide: pd.DataFrame, gold: pd.Series, rule: VoteRule = PAPER, seed: int = 0) -> pd.DataFrame:
+def vote_wide(wide: pd.DataFrame, gold: pd.Series, analysis: Analysis = ANALYSIS) -> pd.DataFrame:
     """regex_vote over the columns of a vote_labels matrix, in their order (so that many subsets of templates share
     one matrix)."""
-    tie = rule.tie
+    tie = analysis.tie
     voted = [
-        majority(list(row), tie, keyed_rng(seed, *key) if tie == "random" else None)
+        majority(list(row), tie, keyed_rng(analysis.analysis_seed, *key) if tie == "random" else None)
         for key, row in zip(wide.index, wide.itertuples(index=False, name=None))
     ]
     voted = [None if isinstance(v, str) and v.startswith(RAW) else v for v in voted]

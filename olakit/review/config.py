@@ -8,10 +8,10 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from olakit.config import Slice
+from olakit.config import Slice, Stats
 
 
-class ReviewConfig(Slice):
+class ReviewConfig(Slice, Stats):
     """The review loop and a direct answer on a slice of a dataset (or the shipped open questions)."""
 
     ALIASES = {"n_questions": "-n"}

@@ -12,7 +12,7 @@ from olakit.analysis.questions import fig12_grid
 from olakit.analysis.tables import answer_counts, ordered_strategies
 from olakit.names import plural
 from olakit.notebook.explorers.html import esc, html_heatmap, template_names
-from olakit.olagpt.config import PAPER, VoteRule
+from olakit.olagpt.config import ANALYSIS, Analysis
 from olakit.olagpt.vote import answer_matrix
 
 
@@ -25,7 +25,7 @@ class HeatmapExplorer:
         "kappa": "Cohen's kappa",
     }
 
-    def __init__(self, records: pd.DataFrame, templates: Sequence[str] | None = None, rule: VoteRule = PAPER):
+    def __init__(self, records: pd.DataFrame, templates: Sequence[str] | None = None, rule: Analysis = ANALYSIS):
         import ipywidgets as w
 
         self.df = records[records["sample"] == 0]

@@ -22,7 +22,7 @@ from olakit.errors import DataError
 from olakit.names import LLM_VOTE, plural
 from olakit.notebook.explorers.heatmaps import HeatmapExplorer
 from olakit.notebook.explorers.html import esc, template_names
-from olakit.olagpt.config import PAPER, VoteRule
+from olakit.olagpt.config import ANALYSIS, Analysis
 from olakit.olagpt.notes import NotesLibrary, error_reason, note_from_question
 from olakit.olagpt.vote import GROUP
 from olakit.runlog import claim_folder, load_run, make_log, records_summary, write_log
@@ -40,7 +40,7 @@ class QuestionExplorer:
         notes=None,
         records_path: str | Path | None = None,
         notes_path: str | Path | None = None,
-        rule: VoteRule = PAPER,
+        rule: Analysis = ANALYSIS,
     ):
         import ipywidgets as w
 
@@ -281,8 +281,8 @@ def open_explorers(
     )
 
 
-def vote_rule(run_log) -> VoteRule:
-    """The vote rule a run's tables were computed with (its log's analysis settings); the authors' rule for
-    records without a log."""
-    rule = (run_log.analysis.get("rule") if run_log is not None else None) or {}
-    return VoteRule(**rule) if rule else PAPER
+def vote_rule(run_log) -> Analysis:
+    """The analysis settings a run's tables were computed with (its log's, vote rule included); the authors' rule
+    and the default statistics for records without a log."""
+    given = {k: v for k, v in (run_log.analysis if run_log is not None else {}).items() if k in Analysis.model_fields}
+    return Analysis(**given) if given else ANALYSIS
