@@ -352,3 +352,34 @@ def test_olakit_run_against_a_closed_port_says_so_in_one_line(tmp_path):
     assert r.returncode != 0 and "Traceback" not in r.stderr
     assert any(f"connection refused at http://127.0.0.1:{port}/v1" in line for line in errors), r.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_an_answer_whose_store_fails_while_the_cache_restarts_is_stored_again():
+    """After Redis was restarted mid-sweep, one answer received while it came back was never stored (its rerun paid
+    it again). A store that fails is tried again, with a wait, a bounded number of times; one that keeps failing is
+    counted and reported."""
+    import asyncio
+
+    from olakit.llm.client import STORE_ATTEMPTS, _Writes
+
+    stored, tries = {}, {"n": 0}
+
+    async def restarting(key, answer):  # what a Redis coming back does to the first two stores
+        tries["n"] += 1
+        if tries["n"] <= 2:
+            raise ConnectionError("Connection refused (Redis restarting)")
+        stored[key] = answer
+
+    async def gone(key, answer):
+        raise ConnectionError("Connection refused (Redis gone)")
+
+    async def go(store):
+        writes = _Writes(4)
+        await writes.add(store, "k", {"text": "4"})
+        await writes.wait()
+        return writes
+
+    writes = asyncio.run(go(restarting))
+    assert stored == {"k": {"text": "4"}} and writes.failed == 0 and tries["n"] == 3
+    writes = asyncio.run(go(gone))
+    assert writes.failed == 1 and "Redis gone" in writes.error and STORE_ATTEMPTS >= 3

@@ -251,3 +251,28 @@ def test_parameter_names_are_the_ones_papermill_finds_in_every_notebook():
     assert len(notebooks) >= 9
     for nb in notebooks:
         assert parameter_names(nb) == list(pm.inspect_notebook(str(nb))), nb.name
+
+
+def test_a_notebook_run_is_made_again_from_its_log(tmp_path):
+    """`olakit again` on a notebook's folder gives the papermill call (every parameter, settings included) that makes
+    the same records."""
+    import shlex
+    import subprocess
+    import sys
+
+    from olakit.runlog import command, read_log
+
+    out, _ = run("template_count.ipynb", tmp_path, n_questions=6, strategies=["zero-shot"], tie="random")
+    log = read_log(out)
+    assert log.door == "notebook:template_count" and log.parameters["tie"] == "random"
+    words = shlex.split(command(log, tmp_path / "again"))
+    assert words[:2] == ["papermill", "notebooks/template_count.ipynb"]
+    done = subprocess.run(
+        [sys.executable, "-m", *words, "--kernel", "python3", "--no-progress-bar"],
+        cwd=NOTEBOOKS.parent, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    again = read_log(tmp_path / "again")
+    assert again.identity == log.identity and again.outputs["records"] == log.outputs["records"]
+    first, second = (pd.read_csv(p / "tables" / "template_count.csv") for p in (out, tmp_path / "again"))
+    pd.testing.assert_frame_equal(first, second)

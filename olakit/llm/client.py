@@ -97,6 +97,11 @@ class _Connections:
         self.answers.close()
 
 
+STORE_ATTEMPTS, STORE_WAIT = 5, 0.25
+"""A paid answer whose store failed is stored again, up to 5 times over about 4 s (a Redis restarted mid-sweep once
+lost the one answer that arrived while it came back: its rerun paid it again)."""
+
+
 class _Writes:
     """The answers of a batch being stored in the background: at most ``limit`` at once (a lane waits when the cache
     falls behind), failures counted rather than raised."""
@@ -114,9 +119,15 @@ class _Writes:
 
     async def _run(self, store, *args) -> None:
         try:
-            await store(*args)
-        except Exception as exc:
-            self.failed, self.error = self.failed + 1, describe(exc)
+            for attempt in range(STORE_ATTEMPTS):  # a cache restarting (Redis comes back in a second or two)
+                try:
+                    await store(*args)
+                    return
+                except Exception as exc:
+                    if attempt == STORE_ATTEMPTS - 1:
+                        self.failed, self.error = self.failed + 1, describe(exc)
+                    else:
+                        await asyncio.sleep(STORE_WAIT * 2**attempt)
         finally:
             self.slots.release()
 
