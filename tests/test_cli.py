@@ -62,7 +62,7 @@ def test_reproduce_cli_end_to_end(tmp_path, data_dir):
     assert log["door"] == "reproduce-olagpt" and log["extra"]["source"] == "olagpt-recorded"
     assert log["outputs"]["records"]["rows"] == len(pd.read_parquet(out / "records.parquet"))
     assert log["parameters"]["extractor"] == "olagpt" and log["analysis"]["n_boot"] == 200
-    assert log["config_type"] == "VoteRule" and log["analysis"]["rule"] == log["config"]
+    assert log["config_type"] == "Analysis" and log["analysis"] == log["config"] and log["config"]["tie"] == "first"
     assert log["packages"]["pandas"] and set(log["outputs"]["figures"]) >= {
         "fig6_template_count",
         "fig12_agreement_heatmaps",
@@ -90,7 +90,7 @@ def test_cli_errors_are_one_line_and_write_nothing(tmp_path, data_dir):
     r = olakit("reproduce-olagpt", "--data-dir", str(tmp_path / "nowhere"), "--out", str(out))
     assert r.returncode == 2 and "nowhere does not exist" in r.stderr and not out.exists()
     r = olakit("reproduce-olagpt", "--data-dir", str(data_dir), "--out", str(out), "--tie", "coin")
-    assert r.returncode == 2 and "VoteRule: tie='coin': input should be 'first', 'random' or 'none'" in r.stderr
+    assert r.returncode == 2 and "Analysis: tie='coin': input should be 'first', 'random' or 'none'" in r.stderr
     assert not out.exists()
     r = olakit("reproduce-olagpt", "--out", str(out), "--preset", "paper", "--unparsed", "abstain")
     assert r.returncode == 2 and "preset 'paper' sets unparsed='raw' but unparsed='abstain'" in r.stderr
