@@ -186,8 +186,12 @@ class LocalServer:
         it, and wait until the port refuses connections (ModelError if it still answers after ``timeout`` s)."""
         if getattr(self, "_server", None) is None:
             return
-        self._server = None
-        gc.collect()
+        owned, self._server = [self._server], None
+        # the Server is freed on a thread of its own: its native shutdown once hung a whole test run inside
+        # gc.collect(); now such a hang is a ModelError after ``timeout`` s, not a process that never returns
+        stopper = threading.Thread(target=lambda: (owned.clear(), gc.collect()), daemon=True, name="olakit-stop")
+        stopper.start()
+        stopper.join(timeout)
         host, port = urllib.parse.urlsplit(self.base_url).hostname, urllib.parse.urlsplit(self.base_url).port
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
