@@ -366,9 +366,14 @@ def test_the_oracle_setting_is_labelled_an_upper_bound_in_table2(tmp_path, corpu
     assert set(geek_tables(res.records, Stats(n_boot=20))["table2"]["corpus"]) == {"oracle (upper bound)"}
 
 
-def test_a_figure_title_says_when_the_embedded_test_model_made_it():
-    from olakit.notebook.outputs import title
+def test_every_figure_of_an_embedded_model_run_says_so(tmp_path):
+    """Only GEEK's Table 2 carried the "embedded test model" banner; now finish stamps every figure of a run the
+    embedded model made any part of (a judge's part included), and none of a run on another endpoint."""
+    import matplotlib.pyplot as plt
+
+    from olakit.notebook.outputs import EMBEDDED_BANNER, finish
     from olakit.runlog import RunLog, role_entry
+    from tests.test_records import rec
 
     def made_by(endpoint, part=False):
         roles = {"answerer": role_entry(endpoint)}
@@ -380,5 +385,13 @@ def test_a_figure_title_says_when_the_embedded_test_model_made_it():
 
     embedded, remote = made_by(Endpoint.embedded()), made_by(Endpoint("http://127.0.0.1:9/v1", "gpt-x"))
     assert embedded.embedded is True and remote.embedded is False and made_by(Endpoint.embedded(), True).embedded
-    assert title("GEEK rows", embedded) == "GEEK rows\n[embedded test model: plumbing, not results]"
-    assert title("GEEK rows", remote) == "GEEK rows"
+    from olakit.data.records import to_frame
+
+    records = to_frame([rec()])
+    for name, log, banner in (("e", made_by(Endpoint.embedded(), True), True), ("r", remote, False)):
+        fig, ax = plt.subplots()
+        ax.set_title("Table 2")
+        finish(tmp_path / name, "template_count", {"out_dir": str(tmp_path / name)}, records, log, tables={},
+               figures={"f": fig})  # fmt: skip
+        assert (EMBEDDED_BANNER in (fig._suptitle.get_text() if fig._suptitle else "")) is banner, name
+        assert (tmp_path / name / "figures" / "f.png").is_file()

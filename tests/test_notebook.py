@@ -83,7 +83,9 @@ def test_template_count_on_recorded_slice(tmp_path):
     m = manifest(out)
     assert m["door"] == "notebook:template_count" and m["extra"]["source"] == "olagpt-recorded"
     assert m["outputs"]["records"]["models"] == ["gpt-3.5-turbo"] and m["parameters"]["n_questions"] == 12
-    assert m["packages"]["pandas"] and m["analysis"]["analysis_seed"] == 0 and m["outputs"]["tables"] == ["template_count"]
+    assert (
+        m["packages"]["pandas"] and m["analysis"]["analysis_seed"] == 0 and m["outputs"]["tables"] == ["template_count"]
+    )
     assert m["outputs"]["figures"]["fig6_template_count"] == ["figures/fig6_template_count.png",
                                                               "figures/fig6_template_count.pdf"]  # fmt: skip
 

@@ -1,5 +1,6 @@
-"""What a notebook run leaves: records.parquet (what the explorers open), tables as CSV, figures as PNG and PDF,
-and its run log (run.json: olakit.runlog, the same as every other door's), written into its out_dir by ``finish``.
+"""What a notebook run leaves: records.parquet (what the explorers open), tables as CSV, figures as PNG and PDF
+(each stamped "embedded test model: plumbing, not results" when that model made any part of the run), and its run
+log (run.json: olakit.runlog, the same as every other door's), written into its out_dir by ``finish``.
 """
 
 from __future__ import annotations
@@ -39,10 +40,16 @@ def finish(
     )
     claim_folder(out, log)
     save_records(records, out / "records.parquet")
+    if log.embedded:  # every figure a run of the embedded model made says so, whichever notebook drew it
+        for fig in figures.values():
+            stamp(fig)
     return write_outputs(out, log, tables, figures)
 
 
-def title(text: str, log: RunLog) -> str:
-    """A figure title that says when its numbers come from the embedded test model (a 0.5B model that exercises
-    the plumbing; its accuracies are not results)."""
-    return f"{text}\n[embedded test model: plumbing, not results]" if log.embedded else text
+EMBEDDED_BANNER = "embedded test model: plumbing, not results"
+"""What a figure made (in part) by the embedded 0.5B model says: its accuracies exercise the plumbing only."""
+
+
+def stamp(fig) -> None:
+    """The embedded-model banner across the top of a figure, above its own titles."""
+    fig.suptitle(f"[{EMBEDDED_BANNER}]", y=1.04, fontsize=9, color="#a00")
