@@ -11,6 +11,7 @@ import papermill as pm
 import pytest
 
 from olakit.data.provenance import SECRET_NAME
+from olakit.runlog import history
 
 pytestmark = pytest.mark.slow
 
@@ -66,6 +67,10 @@ def test_reproduce_olagpt(tmp_path, data_dir):
     acc = pd.read_csv(out / "tables" / "accuracy.csv", index_col=0)
     assert acc.shape == (7, 4)  # 5 templates, the regex vote and the recorded LLM vote
     assert len(list((out / "figures").glob("*.png"))) == 3
+    # `make paper` twice: the second run of the notebook found its folder held by the run the function logged
+    run("reproduce_olagpt.ipynb", tmp_path, data_dir=str(data_dir), n_boot=100, tie="random", analysis_seed=3)
+    logs = history(out)
+    assert [lg.door for lg in logs] == ["notebook:reproduce_olagpt"] * 2 and logs[0].run_id != logs[1].run_id
 
 
 def manifest(out):

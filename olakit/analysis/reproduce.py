@@ -186,11 +186,15 @@ def reproduce_olagpt(
     figures_dir=None,
     extractor: str | None = None,
     analysis: Analysis = ANALYSIS,
+    *,
+    door: str = "reproduce-olagpt",
+    parameters: dict | None = None,
 ) -> Reproduction:
     """Import the OlaGPT recorded outputs (the 5 templates and the authors' LLM vote), compute the paper's tables
     and figures under ``analysis`` (olakit.olagpt.config.Analysis: default the authors' vote order, tie and unparsed
     rules, seed 0, 2000 resamples, 95%), write them to out_dir with the run log (run.json).
-    ``extractor``: the answer reader (default: the authors' regex, how they read their own outputs)."""
+    ``extractor``: the answer reader (default: the authors' regex, how they read their own outputs). ``door`` and
+    ``parameters`` say who ran it, for the run log (the notebook passes its own, so its reruns find their folder)."""
     extractor = extractor or RECORDED_READER
     records = import_olagpt(data_dir, extractor=extractor, parts=("templates", "llm_vote"))
     log.info("imported %d OlaGPT records with extractor %r", len(records), extractor)
@@ -201,13 +205,17 @@ def reproduce_olagpt(
     figs = draw_figures(tables)
     rep = Reproduction(records=records, tables=tables, rule=analysis)
     out_dir = Path(out_dir)
-    parameters = {
-        "extractor": extractor,
-        "data_dir": str(data_dir) if data_dir else None,
-        "figures_dir": str(figures_dir) if figures_dir else None,
-    }
+    parameters = (
+        parameters
+        if parameters is not None
+        else {
+            "extractor": extractor,
+            "data_dir": str(data_dir) if data_dir else None,
+            "figures_dir": str(figures_dir) if figures_dir else None,
+        }
+    )
     run_log = make_log(
-        "reproduce-olagpt",
+        door,
         analysis,
         parameters=parameters,
         outputs={"records": records_summary(records)},
