@@ -108,10 +108,6 @@ class RunLog:
         logs = [self, *(RunLog.from_dict(p) for p in self.parts.values())]
         return any(r.get("embedded") for lg in logs for r in lg.roles.values())
 
-    @property
-    def models(self) -> list[str]:
-        return sorted({r["model"] for r in self.roles.values()})
-
     def total(self, what: str = "paid") -> float:
         """One count summed over roles (and parts): ``total("paid")``, ``total("cost")``."""
         own = sum(c.get(what) or 0 for c in self.calls.values())
@@ -269,12 +265,10 @@ def write_outputs(
     tables: dict,
     figures: dict | None = None,
     *,
-    analysis: dict | None = None,
     figures_dir: str | os.PathLike | None = None,
 ) -> RunLog:
     """Tables (CSV) and figures (PNG and PDF; into ``figures_dir``, default the folder's figures/) into a run's
-    folder, then its log naming them and the analysis settings they were computed with; figures are closed. The
-    folder was claimed when the run started."""
+    folder, then its log naming them; figures are closed. The folder was claimed when the run started."""
     folder = Path(folder)
     write_tables(tables, folder)
     where = Path(figures_dir) if figures_dir is not None else folder / "figures"
@@ -287,7 +281,7 @@ def write_outputs(
         for fig in figures.values():
             plt.close(fig)
     outputs = {**log.outputs, "tables": sorted(tables), "figures": written}
-    log = log.replace(outputs=outputs, **({"analysis": analysis} if analysis is not None else {}))
+    log = log.replace(outputs=outputs)
     write_log(folder, log)
     return log
 

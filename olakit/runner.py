@@ -61,11 +61,10 @@ class Run:
         roles: Sequence[str] = ("answerer",),
         out_dir: str | Path | None = None,
         parameters: dict | None = None,
-        analysis: dict | None = None,
         concurrency: int | None = None,
     ):
         self.door, self.config, self.out_dir = door, config, out_dir
-        self.parameters, self.analysis = dict(parameters or {}), analysis  # None: the config's own, if it has one
+        self.parameters = dict(parameters or {})
         claim_folder(out_dir, self.draft())
         given = dict(models) if isinstance(models, Mapping) else ({"answerer": models} if models is not None else {})
         self._owned: list = []
@@ -106,7 +105,7 @@ class Run:
         return {role: dict(c.counts) for role, c in self.roles.items() if c.counts["requests"] or role == "answerer"}
 
     def _log(self, **more) -> RunLog:
-        return make_log(self.door, self.config, parameters=self.parameters, analysis=self.analysis, **more)
+        return make_log(self.door, self.config, parameters=self.parameters, **more)  # analysis: the config's own
 
     def log(self, records: pd.DataFrame | None = None, **more) -> RunLog:
         """The run log as it stands: roles (those that made calls, and the answerer), calls, wall time, records."""
