@@ -242,8 +242,8 @@ def add_arguments(parser: argparse.ArgumentParser, cls: type[Config], skip=()) -
 
 
 def parse_value(cls: type[Config], name: str, text):
-    """A command-line string as the field expects it: lists split on commas, ``none`` as None where allowed, JSON
-    for mappings; the rest is left to the field's validation.
+    """A command-line string as the field expects it: ``none`` as None where allowed, JSON for mappings; the rest
+    (a comma-separated list included: Config._same_forms splits it, as at every door) to the field's validation.
 
     >>> from olakit.config import Slice
     >>> parse_value(Slice, "n_questions", "none") is None
@@ -256,8 +256,6 @@ def parse_value(cls: type[Config], name: str, text):
     if allows_none and text.strip().lower() in ("none", "all"):
         return None
     kind = _kind(annotation)
-    if kind == "list":
-        return [part.strip() for part in text.split(",") if part.strip()]
     if kind == "json":
         try:
             return json.loads(text)

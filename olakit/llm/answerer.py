@@ -111,8 +111,6 @@ class Counted(Completes):
         self.answerer = answerer
         self.endpoint = answerer.endpoint
         self.counts: dict = {**dict.fromkeys(FIELDS, 0), "cost": 0.0}
-        self.first_error: str | None = None
-        """Why the first failed call failed (for the one error line a run gives)."""
         self.fingerprints: set[str] = set()
         """The ``system_fingerprint`` values the endpoint sent with these answers."""
 
@@ -126,7 +124,6 @@ class Counted(Completes):
             c["paid"] += int(r.ok and not r.cached)
             c["cached"] += int(r.cached)
             c["failed"] += int(not r.ok)
-            self.first_error = self.first_error or r.error
             if r.fingerprint:
                 self.fingerprints.add(r.fingerprint)
             c["prompt_tokens"] += r.prompt_tokens or 0
