@@ -64,3 +64,14 @@ def olagpt_records(data_dir):
     from olakit.data.recorded import import_olagpt
 
     return import_olagpt(data_dir)
+
+
+@pytest.fixture
+def own_machine(tmp_path) -> dict:
+    """An environment for subprocesses with a machine of their own as far as olakit's embedded server goes (its own
+    servers folder, via XDG_CACHE_HOME), the joined model file shared: a test that watches a server start or stop
+    does not meet the one the rest of the session shares."""
+    from olakit.llm.local import model_dir
+
+    env = {k: v for k, v in os.environ.items() if k != "OLAKIT_EMBEDDED_URL"}
+    return {**env, "XDG_CACHE_HOME": str(tmp_path / "xdg"), "OLAKIT_MODEL_DIR": str(model_dir())}

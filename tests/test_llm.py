@@ -383,3 +383,13 @@ def test_an_answer_whose_store_fails_while_the_cache_restarts_is_stored_again():
     assert stored == {"k": {"text": "4"}} and writes.failed == 0 and tries["n"] == 3
     writes = asyncio.run(go(gone))
     assert writes.failed == 1 and "Redis gone" in writes.error and STORE_ATTEMPTS >= 3
+
+
+def test_a_local_server_that_makes_no_progress_still_times_out(tmp_path):
+    """The wait for a busy local server is bounded by its progress: a server that stalls and reports nothing (no
+    /metrics) fails the call after max_attempts as before."""
+    with Loopback(delay=3.0) as srv:
+        ep = Endpoint(base_url=srv.base_url, model="m", local=True, identity="local-stall")
+        llm = LLM(ep, cache_dir=tmp_path, max_attempts=2, timeout=0.5, backoff=0.01, progress=False)
+        (r,) = llm.batch([Request.make("q", max_tokens=4)])
+    assert r.error and "timed out" in r.error.lower() and r.attempts == 2

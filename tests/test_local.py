@@ -79,3 +79,16 @@ def test_close_stops_the_server_for_real():
     with pytest.raises(OSError):
         socket.create_connection((url.hostname, url.port), timeout=5)
     srv.close()  # a second close is harmless
+
+
+def test_calls_queued_behind_a_busy_local_server_wait_instead_of_failing(tmp_path):
+    """Two commands sharing one embedded server queue calls beyond its slots; a call that times out while the
+    server works through others is not a failed attempt (old code: max_attempts=1 failed every call but the
+    first). One slot, three calls of ~40 tokens at ~22 tokens/s, a 1 s timeout."""
+    with LocalServer(n_parallel=1, n_ctx=2048) as srv:
+        llm = LLM(endpoint(srv), cache_dir=tmp_path, concurrency=3, max_attempts=1, timeout=1.0, progress=False)
+        reqs = [Request.make(f"Count from 1 to 30, test {i}.", max_tokens=40, temperature=0) for i in range(3)]
+        got = llm.batch(reqs)
+    assert [r.error for r in got] == [None, None, None]
+    assert sum(r.latency for r in got) > 3 * 1.0  # they did wait past the timeout: queued, one slot
+    assert all(r.attempts == 1 for r in got)  # a wait is not an attempt

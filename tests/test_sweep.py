@@ -138,7 +138,7 @@ def probe_notebook(path):
 
 
 @pytest.mark.real_model
-def test_a_live_sweep_keeps_the_terminal_quiet_and_follows_the_thread_rules(tmp_path):
+def test_a_live_sweep_keeps_the_terminal_quiet_and_follows_the_thread_rules(tmp_path, own_machine):
     import os
     import subprocess
     import sys
@@ -157,6 +157,7 @@ def test_a_live_sweep_keeps_the_terminal_quiet_and_follows_the_thread_rules(tmp_
         stderr=subprocess.STDOUT,  # the terminal, in order
         text=True,
         timeout=600,
+        env=own_machine,  # no embedded server runs: the sweep starts the machine's, with its rules and its log
     )
     terminal = proc.stdout
     assert proc.returncode == 0, terminal[-2000:]
@@ -227,3 +228,48 @@ def test_a_sweep_prints_its_plan_and_says_when_it_runs_on_the_embedded_model():
     assert "5 questions" in lines[2] and "embedded test model" in lines[-1] and "OLAKIT_BASE_URL" in lines[-1]
     assert not any("embedded" in line for line in plan_lines(live[:1], embedded=False)[1:])
     assert plan_lines([], embedded=True) == []
+
+
+@pytest.mark.real_model
+def test_a_live_sweep_shares_the_embedded_server_already_running(tmp_path, own_machine):
+    """Found, not started twice: with another process holding the machine's server, the sweep uses it and counts
+    only its own tokens (the server's counters include the other process's)."""
+    import subprocess
+    import sys
+
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER], env=own_machine, stdout=subprocess.PIPE, text=True, stdin=subprocess.PIPE
+    )
+    try:
+        pid, url = holder.stdout.readline().split()
+        nb = probe_notebook(tmp_path / "probe.ipynb")
+        spec = write(tmp_path, f"run_id: shared\nnotebooks:\n  - notebook: {nb}\n    grid: {{source: [live]}}\n")
+        proc = subprocess.run(
+            [sys.executable, "-m", "olakit.cli", "sweep", str(spec), "--runs-dir", str(tmp_path / "runs")]
+            + ["--results-dir", str(tmp_path / "results")],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            timeout=600,
+            env=own_machine,
+        )
+    finally:
+        holder.stdin.close()  # it exits
+        holder.wait(timeout=30)
+    assert proc.returncode == 0, proc.stdout[-2000:]
+    assert f"embedded model already running at {url}" in proc.stdout
+    assert not (tmp_path / "runs" / "shared" / "embedded-server.log").exists()  # no second server, no second log
+    index = json.loads((tmp_path / "runs" / "shared" / "index.json").read_text())
+    assert index["server"]["tokens_generated"] == 2  # the probe's one call; the holder's 6 tokens are not its
+
+
+HOLDER = """
+import sys
+from olakit.llm import LLM, Request
+from olakit.llm.daemon import machine_server
+r = LLM(progress=False).batch([Request.make("Say hello.", max_tokens=6, temperature=0)])[0]
+assert r.completion_tokens == 6, r
+s = machine_server()
+print(s.pid, s.base_url, flush=True)
+sys.stdin.read()
+"""

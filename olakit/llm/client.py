@@ -22,7 +22,7 @@ from olakit.env import endpoint_vars
 from olakit.llm.answerer import CACHE_UNAVAILABLE, SCRIPTED, Answerer, Completes, ScriptedModel
 from olakit.llm.cache import RedisCache, open_cache
 from olakit.llm.endpoint import Endpoint
-from olakit.llm.local import SLOTS
+from olakit.llm.local import QUEUE_WAIT, SLOTS, progressing
 from olakit.llm.prefix import lanes, prompt_text
 from olakit.llm.request import Request, Result, cache_key
 from olakit.llm.response import describe, first_choice, parse_body
@@ -240,10 +240,9 @@ class LLM(Completes):
                         # the client's low-level post: the same transport, auth and status errors as
                         # chat.completions.create, without its per-call pydantic transform and model building,
                         # a fifth of the client's CPU per call (benchmarks/bench_throughput.py)
-                        raw = await client.post(
-                            "/chat/completions",
-                            cast_to=bytes,
-                            body={
+                        raw = await self._post(
+                            client,
+                            {
                                 "model": self.endpoint.model,
                                 "messages": request.message_dicts(),
                                 **request.call_params(),
@@ -298,6 +297,32 @@ class LLM(Completes):
             attempts=attempts,
             fingerprint=fingerprint,
         )
+
+    async def _post(self, client, body: dict) -> bytes:
+        """POST one chat completion. To a remote endpoint, with the client's timeout. To the local server (which
+        queues calls beyond its slots, from this process and from others sharing it), a call that takes longer than
+        the timeout goes on waiting while the server makes progress (tokens processed since the last look, up to
+        QUEUE_WAIT), and times out only when it makes none."""
+        import httpx
+        import openai
+
+        if not self.endpoint.local:
+            return await client.post("/chat/completions", cast_to=bytes, body=body)
+        task = asyncio.ensure_future(
+            client.post("/chat/completions", cast_to=bytes, body=body, options={"timeout": QUEUE_WAIT})
+        )
+        done = None
+        try:
+            while True:
+                finished, _ = await asyncio.wait({task}, timeout=self.timeout)
+                if finished:
+                    return task.result()
+                moving, done = await asyncio.to_thread(progressing, str(client.base_url), done)
+                if not moving:
+                    raise openai.APITimeoutError(request=httpx.Request("POST", str(client.base_url)))
+        finally:
+            if not task.done():
+                task.cancel()
 
     async def _release(self, key: str) -> None:
         """Drop this process's claim on a key, even while the call is being cancelled; a cache that failed lets

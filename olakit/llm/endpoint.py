@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 
 from olakit.env import ROLES, endpoint_vars
 from olakit.errors import OlakitError
-from olakit.llm.local import embedded_spec, shared_server
+from olakit.llm.daemon import shared_server
+from olakit.llm.local import embedded_spec
 
 PRICES: dict[str, tuple[float, float]] = {
     # USD per million tokens: (prompt, completion). Extend with register_price().
@@ -66,8 +67,8 @@ class Endpoint:
 
     @classmethod
     def embedded(cls) -> Endpoint:
-        """The embedded model, served on 127.0.0.1 by this process (or by ``olakit sweep``) from the first call on;
-        identified by its weights, since the port changes between runs."""
+        """The embedded model, served on 127.0.0.1 by the machine's one embedded server (olakit.llm.daemon), found or
+        started on the first call; identified by its weights, since the port changes between runs."""
         spec = embedded_spec()
         return cls(
             base_url="",
@@ -77,7 +78,7 @@ class Endpoint:
         )
 
     def url(self) -> str:
-        """The base URL to call: the embedded model's starts it (once per process) when needed."""
+        """The base URL to call: the embedded model's finds or starts the machine's server when needed."""
         return self.base_url or shared_server().base_url
 
     def price(self) -> tuple[float, float] | None:

@@ -18,7 +18,6 @@ import socket
 import threading
 import time
 import urllib.parse
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from olakit.env import environment, user_dir
@@ -139,6 +138,24 @@ def server_metrics(base_url: str, timeout: float = 10.0) -> dict[str, float]:
     return out
 
 
+QUEUE_WAIT = 3600.0
+"""The longest a call to a local server waits while that server is busy with other calls (it queues calls beyond its
+slots, and two processes share it): a timeout while it makes progress is not counted as a failed attempt."""
+
+
+def progressing(base_url: str, since: float | None) -> tuple[bool, float | None]:
+    """Whether a llama.cpp server is working through calls (``requests_processing`` or ``requests_deferred`` above
+    0) and has processed tokens since the count ``since`` (None: no count yet); with the count now. A server that
+    does not answer /metrics is not progressing."""
+    try:
+        m = server_metrics(base_url, timeout=5.0)
+    except (OSError, ValueError):
+        return False, since
+    done = m.get("prompt_tokens_total", 0.0) + m.get("tokens_predicted_total", 0.0)
+    busy = m.get("requests_processing", 0.0) + m.get("requests_deferred", 0.0) > 0
+    return busy and (since is None or done > since), done
+
+
 class LocalServer:
     """An OpenAI-compatible server for a GGUF file on 127.0.0.1 (xllamacpp), on a free port.
 
@@ -209,32 +226,3 @@ class LocalServer:
 
     def __exit__(self, *exc) -> None:
         self.close()
-
-
-_shared: LocalServer | None = None
-_shared_lock = threading.Lock()
-
-
-@dataclass(frozen=True)
-class RunningServer:
-    """An embedded server started by another process (``$OLAKIT_EMBEDDED_URL``), e.g. by ``olakit sweep``."""
-
-    base_url: str
-    model: str = field(default_factory=lambda: embedded_spec()["name"])
-
-
-def shared_server() -> LocalServer | RunningServer:
-    """The process's embedded server, started on first use (used when no endpoint is configured).
-
-    With ``$OLAKIT_EMBEDDED_URL`` set (``olakit sweep`` sets it for its notebooks), that already running
-    embedded server is used instead, so parallel notebooks share one model and one cache identity.
-    """
-    global _shared
-    url = environment().embedded_url
-    if url:
-        return RunningServer(url.rstrip("/"))
-    with _shared_lock:
-        if _shared is None:
-            log.info("no OLAKIT_BASE_URL set: starting the embedded model on 127.0.0.1")
-            _shared = LocalServer()
-        return _shared

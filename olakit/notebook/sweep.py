@@ -28,8 +28,6 @@ import json
 import logging
 import os
 import re
-import subprocess
-import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
@@ -39,6 +37,7 @@ from olakit.data.files import write_atomic
 from olakit.env import endpoint_vars, environment
 from olakit.errors import DataError
 from olakit.llm.cache import default_cache_dir, open_cache, redact
+from olakit.llm.daemon import machine_server
 from olakit.llm.endpoint import Endpoint
 from olakit.llm.local import SLOTS, server_metrics
 from olakit.names import plural
@@ -145,13 +144,16 @@ def longest_first(jobs: list[Job], previous_index: Path) -> list[Job]:
     return sorted(jobs, key=lambda j: -before.get(j.name, float("inf")))
 
 
-def _served(url: str) -> dict | None:
-    """What the sweep's embedded server reports of its work (its /metrics): tokens evaluated and generated, and
-    its generation speed per slot (the figure the oversubscription benchmark compares)."""
+def _served(url: str, before: dict | None = None) -> dict | None:
+    """What the embedded server reports of its work (its /metrics) since ``before`` (an earlier reading; the server
+    may be the machine's, shared with other processes): tokens evaluated and generated, and its generation speed
+    per slot (the figure the oversubscription benchmark compares)."""
     try:
         m = server_metrics(url)
     except OSError:
         return None
+    if before:
+        m = {k: v - before.get(k, 0.0) for k, v in m.items()}
     seconds = m.get("tokens_predicted_seconds_total", 0.0)
     return {
         "prompt_tokens_evaluated": int(m.get("prompt_tokens_total", 0)),
@@ -264,24 +266,6 @@ def is_live(job: Job) -> bool:
     return Path(job.notebook).stem in ALWAYS_LIVE
 
 
-def start_embedded(log_path: Path, n_parallel: int = SLOTS, threads: int | None = None) -> tuple[subprocess.Popen, str]:
-    """The embedded model served by an ``olakit serve`` process whose log goes to ``log_path``; (process, URL)."""
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    extra = ["--threads", str(threads)] if threads else []
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "olakit.cli", "serve", "--n-parallel", str(n_parallel), "--verbosity", "3", *extra],
-        stdout=subprocess.PIPE,
-        stderr=open(log_path, "w"),
-        text=True,
-    )
-    first = proc.stdout.readline()
-    m = re.search(r" at (http\S+)", first)
-    if not m:
-        proc.kill()
-        raise DataError(f"the embedded model did not start; see {log_path}")
-    return proc, m.group(1)
-
-
 def run_sweep(
     path: str | os.PathLike,
     *,
@@ -345,6 +329,7 @@ def run_sweep(
         log.info("%s", line)
     recorded = [j for j in jobs_in_order if j not in live]
     server, server_log, served, local_cluster, own_client, where = None, None, None, None, False, None
+    before: dict = {}
     t0 = time.perf_counter()
     kernel_env: dict[str, str] = {}  # given to each notebook's kernel; this process's environment stays as it is
     try:
@@ -356,10 +341,25 @@ def run_sweep(
             where = "LocalCluster" if local_cluster is not None else client.scheduler.address
             cluster.preflight(client, jobs, [runs_dir / run_id, results_dir / run_id])
         if _needs_embedded(live):
-            server_log = runs_dir / run_id / "embedded-server.log"
-            server, url = start_embedded(server_log, rules["server_slots"], rules["server_threads"])
+            # the machine's embedded server: started for this sweep (its slots and threads, its log here) unless one
+            # already runs, which this sweep then shares
+            server = machine_server(
+                n_parallel=rules["server_slots"],
+                threads=rules["server_threads"],
+                verbosity=3,
+                log_path=runs_dir / run_id / "embedded-server.log",
+            )
+            url, server_log, before = server.base_url, Path(server.log), server_metrics(server.base_url)
             kernel_env["OLAKIT_EMBEDDED_URL"] = url  # one model for all the kernels
-            log.info("embedded model at %s; its log: %s", url, server_log)
+            if server.started:
+                log.info("embedded model at %s; its log: %s", url, server_log)
+            else:
+                log.info(
+                    "embedded model already running at %s (%d slots), shared; its log: %s",
+                    url,
+                    server.slots,
+                    server_log,
+                )
         for phase, at_once, threads in (
             (recorded, parallel, rules["recorded_threads"]),
             (live, rules["live_at_once"], rules["live_threads"]),
@@ -374,9 +374,7 @@ def run_sweep(
                     list(pool.map(functools.partial(execute, env=env), phase))
     finally:
         if server is not None:
-            served = _served(url)
-            server.terminate()
-            server.wait(timeout=30)
+            served = _served(url, before)  # the server stops once no process uses it (olakit.llm.daemon)
         if own_client:
             client.close()
         if local_cluster is not None:
