@@ -31,7 +31,7 @@ from olakit.analysis.iterations import flips, iteration_accuracy, stage_cost
 from olakit.analysis.reproduce import reproduce_olagpt
 from olakit.analysis.runs import run_tables
 from olakit.analysis.traces import geek_tables
-from olakit.config import add_arguments, from_arguments
+from olakit.config import add_arguments, from_arguments, parse_value
 from olakit.data import fetch
 from olakit.data.loaders import FETCHED_DIR, resolve_data_dir
 from olakit.data.recorded import RECORDED_READER
@@ -43,7 +43,7 @@ from olakit.llm.client import connect
 from olakit.llm.endpoint import Endpoint
 from olakit.llm.local import LocalServer
 from olakit.names import plural, voting_templates
-from olakit.notebook.sweep import EXECUTORS, run_sweep
+from olakit.notebook.sweep import SweepSettings, run_sweep
 from olakit.olagpt.active_learning import build_notes
 from olakit.olagpt.budget import describe, planned_calls
 from olakit.olagpt.config import Analysis, NotesConfig, OlaGPTConfig
@@ -102,21 +102,10 @@ def _parser() -> argparse.ArgumentParser:
 
     sw = sub.add_parser("sweep", help="run notebooks over parameter grids through papermill, in parallel")
     sw.add_argument("file", help="sweep file (YAML)")
-    sw.add_argument("--run-id", default=None, help="default: the file's run_id, or its name and a timestamp")
-    sw.add_argument("--parallel", type=int, default=None, help="notebooks at once (default: the file's, or 2)")
     sw.add_argument("--runs-dir", default="runs", help="where executed notebooks go (runs/<run_id>/)")
     sw.add_argument("--results-dir", default="results", help="where outputs go (results/<run_id>/<name>/)")
     sw.add_argument("--figures-dir", default=None, help="also copy every run's figures here (<name>__<figure>)")
-    sw.add_argument("--executor", choices=EXECUTORS, default=None, help="local processes (default) or dask tasks")
-    sw.add_argument(
-        "--scheduler",
-        default=None,
-        help="with dask: tcp://HOST:8786 or HOST:8786 [default: $DASK_SCHEDULER_ADDRESS or dask's config, else a "
-        "LocalCluster here]",
-    )
-    sw.add_argument(
-        "--scheduler-file", default=None, help="with dask: the file `dask scheduler --scheduler-file` wrote"
-    )
+    add_arguments(sw, SweepSettings)
 
     ca = sub.add_parser("cache", help="the answer cache").add_subparsers(dest="cache_cmd", required=True)
     cp = ca.add_parser("copy", help="copy every answer from one cache to another (a directory or redis://HOST/DB)")
@@ -235,16 +224,11 @@ def main(argv: list[str] | None = None) -> int:
                 print(tables["flips"].to_string())
             print(f"calls {json.dumps(res.calls)}")
         elif args.cmd == "sweep":
+            given = {
+                k: parse_value(SweepSettings, k, v) for k, v in vars(args).items() if k in SweepSettings.settings()
+            }
             index = run_sweep(
-                args.file,
-                run_id=args.run_id,
-                parallel=args.parallel,
-                runs_dir=args.runs_dir,
-                results_dir=args.results_dir,
-                figures_dir=args.figures_dir,
-                executor=args.executor,
-                scheduler=args.scheduler,
-                scheduler_file=args.scheduler_file,
+                args.file, runs_dir=args.runs_dir, results_dir=args.results_dir, figures_dir=args.figures_dir, **given
             )
             for job in index["runs"]:
                 print(

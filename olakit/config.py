@@ -49,7 +49,12 @@ def _message(cls: type, exc: ValidationError) -> str:
     for err in exc.errors(include_url=False):
         name = ".".join(str(x) for x in err["loc"])
         given = err.get("input")
-        if err["type"] == "extra_forbidden":
+        inner = (err.get("ctx") or {}).get("error")
+        if isinstance(inner, ConfigError):  # a config inside a config (a sweep file's entries) said it already
+            parts.append(f"{name}: {inner}")
+        elif err["type"] == "missing":
+            parts.append(f"{name}: required")
+        elif err["type"] == "extra_forbidden":
             known = ", ".join(cls.model_fields)
             parts.append(f"{name}={given!r}: not a setting of {cls.__name__}; known: {known}")
         else:

@@ -19,17 +19,23 @@ def write(tmp_path, text):
 
 
 def test_spec_errors_say_what_and_where(tmp_path):
-    with pytest.raises(DataError, match="needs a non-empty list 'notebooks'"):
+    with pytest.raises(ConfigError, match=r"sweep.yaml: SweepFile: notebooks: required"):
         load_spec(write(tmp_path, "parallel: 2\n"))
+    with pytest.raises(ConfigError, match=r"SweepFile: notebooks=\[\]: list should have at least 1 item"):
+        load_spec(write(tmp_path, "notebooks: []\n"))
+    with pytest.raises(ConfigError, match=r"SweepFile: executor='coin': input should be 'local' or 'dask'"):
+        load_spec(write(tmp_path, "executor: coin\nnotebooks:\n  - notebook: notebooks/template_count.ipynb\n"))
+    with pytest.raises(ConfigError, match=r"SweepFile: notebooks.0: SweepEntry: notebook: required"):
+        load_spec(write(tmp_path, "notebooks:\n  - name: x\n"))
     with pytest.raises(DataError, match=r"notebooks\[0\]: notebook notebooks/nope.ipynb not found"):
         load_spec(write(tmp_path, "notebooks:\n  - notebook: notebooks/nope.ipynb\n"))
-    with pytest.raises(DataError, match=r"notebooks\[0\]: 'grid' must map parameter names to non-empty lists"):
-        load_spec(write(tmp_path, "notebooks:\n  - notebook: notebooks/template_count.ipynb\n    grid: {seed: 1}\n"))
+    with pytest.raises(ConfigError, match=r"notebooks.0: SweepEntry: grid.tie=\[\]: list should have at least 1 item"):
+        load_spec(write(tmp_path, "notebooks:\n  - notebook: notebooks/template_count.ipynb\n    grid: {tie: []}\n"))
     with pytest.raises(DataError, match="out_dir is set by the sweep"):
         load_spec(
             write(tmp_path, "notebooks:\n  - notebook: notebooks/template_count.ipynb\n    parameters: {out_dir: x}\n")
         )
-    with pytest.raises(DataError, match=r"unknown keys \['paralel'\]"):
+    with pytest.raises(ConfigError, match=r"paralel=2: not a setting of SweepFile; known: run_id, parallel"):
         load_spec(write(tmp_path, "paralel: 2\nnotebooks:\n  - notebook: notebooks/template_count.ipynb\n"))
     nb = "notebooks:\n  - notebook: notebooks/template_count.ipynb\n"
     with pytest.raises(
@@ -273,3 +279,22 @@ s = machine_server()
 print(s.pid, s.base_url, flush=True)
 sys.stdin.read()
 """
+
+
+def test_sweep_settings_take_the_same_forms_in_the_file_and_as_flags(tmp_path):
+    """The sweep file has its config type (SweepFile: SweepSettings + notebooks): "1" is the integer 1 in the file,
+    a single grid value is one point, and a flag given overrides the file's setting of the same name."""
+    from olakit.cli import main
+
+    nb = probe_notebook(tmp_path / "probe.ipynb")
+    text = f'run_id: r\nparallel: "1"\nnotebooks:\n  - notebook: {nb}\n    grid: {{source: recorded}}\n'
+    spec = write(tmp_path, text)
+    loaded = load_spec(spec)
+    assert loaded.parallel == 1 and loaded.notebooks[0].grid == {"source": ["recorded"]}
+    assert [j.name for j in expand(loaded, "r", tmp_path, tmp_path)] == ["probe__source-recorded"]
+    dirs = ["--runs-dir", str(tmp_path / "runs"), "--results-dir", str(tmp_path / "results")]
+    assert main(["sweep", str(spec), "--parallel", "2", "--run-id", "flagged", *dirs]) == 0
+    index = json.loads((tmp_path / "runs" / "flagged" / "index.json").read_text())
+    assert index["parallel"] == 2 and index["config_type"] == "SweepFile"
+    assert index["config"]["parallel"] == 2 and index["config"]["run_id"] == "flagged"
+    assert main(["sweep", str(spec), "--parallel", "0", *dirs]) == 2  # validated where it is defined

@@ -32,7 +32,11 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 from pathlib import Path
+from typing import Annotated, Any, Literal
 
+from pydantic import Field, field_validator
+
+from olakit.config import Config, ConfigError
 from olakit.data.files import write_atomic
 from olakit.env import endpoint_vars, environment
 from olakit.errors import DataError
@@ -48,44 +52,78 @@ from olakit.olagpt.budget import planned_calls
 from olakit.olagpt.config import OlaGPTConfig
 
 log = logging.getLogger("olakit")
-EXECUTORS = ("local", "dask")
 
 
-def load_spec(path: str | os.PathLike) -> dict:
-    """Read and check a sweep file; DataError says what is wrong and where."""
+class SweepSettings(Config):
+    """How a sweep runs: the top-level keys of a sweep file and the flags of ``olakit sweep`` (a flag given
+    overrides the file)."""
+
+    run_id: str | None = None
+    """The sweep's name, its folder under runs/ and results/ (default: the file's name and a UTC timestamp)."""
+    parallel: Annotated[int, Field(ge=1)] = 2
+    """Notebooks at once (and the local Dask cluster's workers)."""
+    executor: Literal["local", "dask"] | None = None
+    """Local processes or Dask tasks (default: local; dask when a dask Client is given from Python)."""
+    scheduler: str | None = None
+    """With dask: tcp://HOST:8786 or HOST:8786 (default: $DASK_SCHEDULER_ADDRESS or dask's config, else a
+    LocalCluster here)."""
+    scheduler_file: str | None = None
+    """With dask: the file ``dask scheduler --scheduler-file`` wrote."""
+
+
+class SweepEntry(Config):
+    """One notebook of a sweep file: its fixed parameters and the grid of the rest (one run per combination)."""
+
+    notebook: str
+    """The notebook's path (or its name among olakit's notebooks)."""
+    name: str | None = None
+    """The runs' name (default: the notebook's); a grid point adds ``__key-value`` for each key."""
+    parameters: dict[str, Any] = {}
+    """Parameters every run of the entry gets: the notebook's own and the settings of its config type."""
+    grid: dict[str, Annotated[list, Field(min_length=1)]] = {}
+    """Parameter name -> the values to run (a single value is one run)."""
+
+    @field_validator("grid", mode="before")
+    @classmethod
+    def _points(cls, grid):
+        """A single value where a list of points is expected is that one point (the same forms as everywhere)."""
+        if isinstance(grid, dict):
+            return {k: v if isinstance(v, list) else [v] for k, v in grid.items()}
+        return grid
+
+
+class SweepFile(SweepSettings):
+    """A sweep file: the sweep's settings and its notebooks."""
+
+    notebooks: Annotated[list[SweepEntry], Field(min_length=1)]
+    """The notebooks to run, each with its parameters and grid."""
+
+
+def load_spec(path: str | os.PathLike) -> SweepFile:
+    """Read and check a sweep file; one DataError or ConfigError says what is wrong and where."""
     import yaml
 
     path = Path(path)
     if not path.is_file():
         raise DataError(f"{path}: sweep file not found")
     try:
-        spec = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
         raise DataError(f"{path}: not valid YAML ({exc})") from None
-    if not isinstance(spec, dict) or not isinstance(spec.get("notebooks"), list) or not spec["notebooks"]:
-        raise DataError(f"{path}: needs a non-empty list 'notebooks'")
-    unknown = sorted(set(spec) - {"run_id", "parallel", "executor", "scheduler", "scheduler_file", "notebooks"})
-    if unknown:
-        raise DataError(
-            f"{path}: unknown keys {unknown}; known: executor, notebooks, parallel, run_id, scheduler, scheduler_file"
-        )
-    if spec.get("executor", "local") not in EXECUTORS:
-        raise DataError(f"{path}: executor {spec['executor']!r}; use one of {', '.join(EXECUTORS)}")
-    for i, entry in enumerate(spec["notebooks"]):
+    if not isinstance(raw, dict):
+        raise DataError(f"{path}: a sweep file is a mapping of settings and 'notebooks'")
+    try:
+        spec = SweepFile(**raw)
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
+    for i, entry in enumerate(spec.notebooks):
         where = f"{path}: notebooks[{i}]"
-        if not isinstance(entry, dict) or "notebook" not in entry:
-            raise DataError(f"{where}: needs 'notebook' (a path)")
-        bad = sorted(set(entry) - {"notebook", "name", "parameters", "grid"})
-        if bad:
-            raise DataError(f"{where}: unknown keys {bad}; known: notebook, name, parameters, grid")
-        if not resolve_notebook(str(entry["notebook"])).is_file():
-            raise DataError(f"{where}: notebook {entry['notebook']} not found")
-        grid = entry.get("grid") or {}
-        if not isinstance(grid, dict) or not all(isinstance(v, list) and v for v in grid.values()):
-            raise DataError(f"{where}: 'grid' must map parameter names to non-empty lists")
-        if "out_dir" in (entry.get("parameters") or {}) or "out_dir" in grid:
+        notebook = resolve_notebook(entry.notebook)
+        if not notebook.is_file():
+            raise DataError(f"{where}: notebook {entry.notebook} not found")
+        if "out_dir" in entry.parameters or "out_dir" in entry.grid:
             raise DataError(f"{where}: out_dir is set by the sweep (results/<run_id>/<name>)")
-        check_parameters(resolve_notebook(str(entry["notebook"])), entry.get("parameters") or {}, grid, where)
+        check_parameters(notebook, entry.parameters, entry.grid, where)
     return spec
 
 
@@ -106,21 +144,20 @@ def _slug(value) -> str:
     return re.sub(r"[^A-Za-z0-9.]+", "-", text).strip("-")[:40] or "x"
 
 
-def expand(spec: dict, run_id: str, runs_dir: Path, results_dir: Path) -> list[Job]:
+def expand(spec: SweepFile, run_id: str, runs_dir: Path, results_dir: Path) -> list[Job]:
     """One Job per notebook and grid point, with its out_dir and executed-notebook path."""
     jobs, seen = [], set()
-    for entry in spec["notebooks"]:
-        base = entry.get("name") or Path(entry["notebook"]).stem
-        grid = entry.get("grid") or {}
-        keys = list(grid)
-        for values in itertools.product(*(grid[k] for k in keys)) if keys else [()]:
+    for entry in spec.notebooks:
+        base = entry.name or Path(entry.notebook).stem
+        keys = list(entry.grid)
+        for values in itertools.product(*(entry.grid[k] for k in keys)) if keys else [()]:
             point = dict(zip(keys, values))
             name = base + "".join(f"__{k}-{_slug(v)}" for k, v in point.items())
             if name in seen:
                 raise DataError(f"two sweep runs are both named {name!r}; give the entries distinct 'name's")
             seen.add(name)
-            params = {**(entry.get("parameters") or {}), **point, "out_dir": str(results_dir / run_id / name)}
-            jobs.append(Job(name, str(entry["notebook"]), params, str(runs_dir / run_id / f"{name}.ipynb")))
+            params = {**entry.parameters, **point, "out_dir": str(results_dir / run_id / name)}
+            jobs.append(Job(name, entry.notebook, params, str(runs_dir / run_id / f"{name}.ipynb")))
     return jobs
 
 
@@ -290,13 +327,14 @@ def run_sweep(
     ``scheduler_file``, at ``scheduler`` (``tcp://HOST:8786`` or ``HOST:8786``) or at Dask's own
     ``scheduler-address`` setting (``DASK_SCHEDULER_ADDRESS``), else on a LocalCluster of ``parallel`` worker
     processes (olakit.notebook.cluster)."""
+    given = dict(
+        run_id=run_id, parallel=parallel, executor=executor, scheduler=scheduler, scheduler_file=scheduler_file
+    )
     spec = load_spec(path)
-    run_id = run_id or spec.get("run_id") or f"{Path(path).stem}-{_dt.datetime.now(_dt.UTC):%Y%m%dT%H%M%S}"
-    executor = executor or spec.get("executor") or ("dask" if client is not None else "local")
-    scheduler = scheduler or spec.get("scheduler")
-    scheduler_file = scheduler_file or spec.get("scheduler_file")
-    if executor not in EXECUTORS:
-        raise DataError(f"executor {executor!r}; use one of {', '.join(EXECUTORS)}")
+    spec = spec.replace(**{k: v for k, v in given.items() if v is not None})  # a flag given overrides the file
+    run_id = spec.run_id or f"{Path(path).stem}-{_dt.datetime.now(_dt.UTC):%Y%m%dT%H%M%S}"
+    executor = spec.executor or ("dask" if client is not None else "local")
+    scheduler, scheduler_file, parallel = spec.scheduler, spec.scheduler_file, spec.parallel
     given = scheduler or scheduler_file or client
     if given and executor != "dask":
         raise DataError(
@@ -321,7 +359,6 @@ def run_sweep(
     jobs = expand(spec, run_id, runs_dir, results_dir)
     for folder in (runs_dir / run_id, results_dir / run_id):
         folder.mkdir(parents=True, exist_ok=True)
-    parallel = int(parallel or spec.get("parallel") or 2)
     rules = thread_rules(os.cpu_count() or 1, parallel)
     jobs_in_order = longest_first(jobs, runs_dir / run_id / "index.json")
     live = [j for j in jobs_in_order if is_live(j)]
@@ -383,6 +420,8 @@ def run_sweep(
     index = {
         "run_id": run_id,
         "sweep": str(path),
+        "config_type": type(spec).__name__,
+        "config": spec.as_dict(),
         "executor": executor,
         "scheduler": where,
         "parallel": parallel,
