@@ -12,6 +12,7 @@ olakit run --out DIR [OlaGPTConfig settings, e.g. -n 10 --strategies zero-shot,r
 olakit geek --out DIR [GeekConfig settings]
 olakit review (--out DIR | --ask QUESTION) [ReviewConfig settings]
 olakit sweep FILE.yaml [--run-id ID] [--parallel N] [--figures-dir figures]
+olakit notebook NAME [-p NAME VALUE ...] [-y YAML] [--output EXECUTED.ipynb]
 olakit serve [--model GGUF] [--port N] [--n-parallel N]
 olakit cache copy SRC DST
 olakit notes build --out FILE [NotesConfig settings, e.g. --dataset ekar_zh --pool 40 --r 3]
@@ -31,7 +32,7 @@ from olakit.analysis.iterations import flips, iteration_accuracy, stage_cost
 from olakit.analysis.reproduce import reproduce_olagpt
 from olakit.analysis.runs import run_tables
 from olakit.analysis.traces import geek_tables
-from olakit.config import add_arguments, from_arguments, parse_value
+from olakit.config import ConfigError, add_arguments, from_arguments, parse_value
 from olakit.data import fetch
 from olakit.data.loaders import FETCHED_DIR, resolve_data_dir
 from olakit.data.recorded import RECORDED_READER
@@ -43,6 +44,8 @@ from olakit.llm.client import connect
 from olakit.llm.endpoint import Endpoint
 from olakit.llm.local import LocalServer
 from olakit.names import plural, voting_templates
+from olakit.notebook.jobs import notebook_path, run_notebook
+from olakit.notebook.parameters import from_text
 from olakit.notebook.sweep import SweepSettings, run_sweep
 from olakit.olagpt.active_learning import build_notes
 from olakit.olagpt.budget import describe, planned_calls
@@ -107,6 +110,17 @@ def _parser() -> argparse.ArgumentParser:
     sw.add_argument("--figures-dir", default=None, help="also copy every run's figures here (<name>__<figure>)")
     add_arguments(sw, SweepSettings)
 
+    nb = sub.add_parser(
+        "notebook", help="run one notebook through papermill, every parameter and setting checked before it starts"
+    )
+    nb.add_argument("notebook", help="a notebook's name (template_count) or path")
+    nb.add_argument(
+        "-p", "--parameter", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
+        help="a parameter or setting of its config, as its flag takes it (none, A,B,...) or a YAML value",
+    )  # fmt: skip
+    nb.add_argument("-y", "--parameters-yaml", default=None, help="parameters as a YAML (or JSON) mapping")
+    nb.add_argument("--output", default=None, help="the executed notebook [default: runs/NAME.ipynb]")
+
     ca = sub.add_parser("cache", help="the answer cache").add_subparsers(dest="cache_cmd", required=True)
     cp = ca.add_parser("copy", help="copy every answer from one cache to another (a directory or redis://HOST/DB)")
     cp.add_argument("src", help="a diskcache directory or a Redis URL")
@@ -153,6 +167,19 @@ def _out_dir(path: str | None) -> str | None:
 def _answerer(concurrency: int | None):
     """The answerer role's client, made before the run so the plan can name its endpoint."""
     return connect(Endpoint.from_env("answerer"), **({"concurrency": concurrency} if concurrency else {}))
+
+
+def yaml_mapping(text: str) -> dict:
+    """A YAML (or JSON) mapping given on the command line; ConfigError when it is something else."""
+    import yaml
+
+    try:
+        value = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"-y {text[:60]!r}: not valid YAML ({exc})") from None
+    if not isinstance(value, dict):
+        raise ConfigError(f"-y {text[:60]!r}: give a mapping of parameter names to values")
+    return value
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -223,6 +250,17 @@ def main(argv: list[str] | None = None) -> int:
                 print(tables["iteration_accuracy"][shown].to_string())
                 print(tables["flips"].to_string())
             print(f"calls {json.dumps(res.calls)}")
+        elif args.cmd == "notebook":
+            path = notebook_path(args.notebook)
+            given = yaml_mapping(args.parameters_yaml) if args.parameters_yaml else {}
+            job = run_notebook(args.notebook, {**given, **from_text(path, args.parameter)}, args.output)
+            if job.status != "ok":
+                print(
+                    f"olakit: error: notebook {job.name} failed: {job.error} (executed: {job.output})", file=sys.stderr
+                )
+                return 1
+            out = job.parameters.get("out_dir")
+            print(f"executed: {job.output}" + (f"; outputs: {out}" if out else ""))  # after the log's "ok in N s"
         elif args.cmd == "sweep":
             given = {
                 k: parse_value(SweepSettings, k, v) for k, v in vars(args).items() if k in SweepSettings.settings()

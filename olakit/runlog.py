@@ -317,12 +317,13 @@ def _flag(name: str, value) -> list[str]:
 
 def command(log: RunLog, out: str | os.PathLike | None = None) -> str:
     """The shell command that makes the same run again, its outputs into ``out`` (default: a new folder beside the
-    log's own, ``<out>-again``): every setting as a flag (an ``olakit`` command), or every parameter as papermill's
-    ``-y`` YAML (a notebook)."""
+    log's own, ``<out>-again``): every setting as a flag (an ``olakit`` command), or every parameter as ``olakit
+    notebook``'s ``-y`` mapping (a notebook)."""
     if log.door.startswith("notebook:"):
         name = log.door.split(":", 1)[1]
         params = {**log.parameters, **({"out_dir": str(out)} if out is not None else {})}
-        return shlex.join(["papermill", f"notebooks/{name}.ipynb", f"{out or 'out'}.ipynb", "-y", json.dumps(params)])
+        words = ["olakit", "notebook", name, "-y", json.dumps(params)]
+        return shlex.join(words + (["--output", f"{out}.ipynb"] if out is not None else []))
     if log.door not in COMMANDS:
         raise DataError(f"run log door {log.door!r}: no command makes it; known: {', '.join(COMMANDS)}")
     words = ["olakit", *log.door.split()]

@@ -261,8 +261,9 @@ def test_parameter_names_are_the_ones_papermill_finds_in_every_notebook():
 
 
 def test_a_notebook_run_is_made_again_from_its_log(tmp_path):
-    """`olakit again` on a notebook's folder gives the papermill call (every parameter, settings included) that makes
-    the same records."""
+    """`olakit again` on a notebook's folder gives the `olakit notebook` call (every parameter, settings included)
+    that makes the same records, and papermill's "Passed unknown parameter" warning for each setting the parameters
+    cell does not list is gone (the names were checked against the notebook's config before the kernel started)."""
     import shlex
     import subprocess
     import sys
@@ -273,13 +274,34 @@ def test_a_notebook_run_is_made_again_from_its_log(tmp_path):
     log = read_log(out)
     assert log.door == "notebook:template_count" and log.parameters["tie"] == "random"
     words = shlex.split(command(log, tmp_path / "again"))
-    assert words[:2] == ["papermill", "notebooks/template_count.ipynb"]
+    assert words[:3] == ["olakit", "notebook", "template_count"]
+    assert words[-2:] == ["--output", f"{tmp_path}/again.ipynb"]
     done = subprocess.run(
-        [sys.executable, "-m", *words, "--kernel", "python3", "--no-progress-bar"],
+        [sys.executable, "-m", "olakit.cli", *words[1:]],
         cwd=NOTEBOOKS.parent, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
+    assert "unknown parameter" not in done.stdout + done.stderr
+    assert "notebook template_count: ok in " in done.stderr and done.stdout.startswith("executed: ")
     again = read_log(tmp_path / "again")
     assert again.identity == log.identity and again.outputs["records"] == log.outputs["records"]
     first, second = (pd.read_csv(p / "tables" / "template_count.csv") for p in (out, tmp_path / "again"))
     pd.testing.assert_frame_equal(first, second)
+
+
+def test_the_notebook_door_takes_settings_in_their_flag_forms_and_checks_names_first(tmp_path):
+    """`olakit notebook NAME -p ...`: a setting as its flag takes it ("2", "none", "a,b"), a notebook parameter as a
+    YAML value; a misspelled name or a bad value is one error before any kernel starts."""
+    from olakit.cli import main
+    from olakit.notebook.jobs import notebook_path
+    from olakit.notebook.parameters import from_text
+
+    path = notebook_path("template_count")
+    given = from_text(path, [("n_questions", "none"), ("strategies", "zero-shot,random"), ("source", "recorded")])
+    assert given == {"n_questions": None, "strategies": "zero-shot,random", "source": "recorded"}
+    assert from_text(path, [("answer_stages", "2"), ("source", "[1, 2]")]) == {"answer_stages": "2", "source": [1, 2]}
+    out = ["--output", str(tmp_path / "x.ipynb")]
+    assert main(["notebook", "template_count", "-p", "sorce", "live", *out]) == 2
+    assert main(["notebook", "template_count", "-p", "answer_stages", "3", *out]) == 2
+    assert main(["notebook", "nope", *out]) == 2
+    assert not (tmp_path / "x.ipynb").exists()  # nothing ran

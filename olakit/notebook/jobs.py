@@ -1,5 +1,5 @@
-"""One run of a sweep: a notebook, its parameters and where its executed copy goes (Job), and how it is run
-through papermill (execute), here or on a Dask worker."""
+"""One notebook run: a notebook, its parameters and where its executed copy goes (Job), how it is run through
+papermill (execute), here or on a Dask worker, and ``olakit notebook`` (run_notebook), one run checked first."""
 
 from __future__ import annotations
 
@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from olakit.data.files import WORKDIR, in_workdir
+from olakit.errors import DataError
+from olakit.notebook.parameters import check_parameters
 from olakit.runlog import read_log
 
 log = logging.getLogger("olakit")
@@ -104,5 +106,26 @@ def execute(job: Job, attempts: int = 3, env: dict[str, str] | None = None) -> J
     done = read_log(in_workdir(job.parameters["out_dir"])) if job.status == "ok" else None
     if done is not None:
         job.calls = done.summary()
-    log.info("sweep: %s %s in %.1f s", job.name, job.status, job.wall_s)
+    log.info("notebook %s: %s in %.1f s", job.name, job.status, job.wall_s)
     return job
+
+
+def notebook_path(notebook: str) -> Path:
+    """A notebook named as ``template_count`` (one of olakit's notebooks) or by its path; DataError when there is
+    none."""
+    for path in (resolve_notebook(notebook), WORKDIR / "notebooks" / f"{notebook}.ipynb"):
+        if path.is_file():
+            return path
+    raise DataError(f"notebook {notebook}: not found (give a path or the name of one in notebooks/)")
+
+
+def run_notebook(notebook: str, parameters: dict, output: str | os.PathLike | None = None) -> Job:
+    """``olakit notebook``: one notebook through papermill, every parameter name and its config checked before the
+    kernel starts (a setting of the notebook's config is a parameter too: papermill alone warns "Passed unknown
+    parameter" for each one the parameters cell does not list). The executed notebook goes to ``output`` (default
+    runs/<notebook>.ipynb)."""
+    path = notebook_path(notebook)
+    check_parameters(path, parameters, {}, f"notebook {path.stem}")
+    output = Path(output) if output is not None else WORKDIR / "runs" / f"{path.stem}.ipynb"
+    output.parent.mkdir(parents=True, exist_ok=True)
+    return execute(Job(path.stem, str(path), dict(parameters), str(output)))

@@ -10,11 +10,12 @@ a running notebook calls to get its config and the parameters its manifest recor
 from __future__ import annotations
 
 import ast
+import itertools
 import json
 import os
 from pathlib import Path
 
-from olakit.config import Config
+from olakit.config import Config, parse_value
 from olakit.data.files import WORKDIR, in_workdir
 from olakit.errors import DataError
 from olakit.geek.config import GeekConfig
@@ -55,6 +56,37 @@ def check_names(path: str | os.PathLike, names, where: str = "") -> None:
         raise DataError(
             f"{where or Path(path).name}: unknown parameters {unknown}; {Path(path).stem} takes: {', '.join(known)}"
         )
+
+
+def check_parameters(notebook: Path, parameters: dict, grid: dict, where: str) -> None:
+    """Every name a notebook's own parameter or a setting of its config, and every grid point a valid config, so a
+    misspelled name or a bad value stops the sweep before any kernel starts."""
+    check_names(notebook, [*parameters, *grid], where)
+    kind = config_type(notebook)
+    if kind is None:
+        return
+    keys = list(grid)
+    for values in itertools.product(*(grid[k] for k in keys)) if keys else [()]:
+        kind.from_mapping({**parameters, **dict(zip(keys, values))}, where)
+
+
+def from_text(path: str | os.PathLike, pairs: list[tuple[str, str]]) -> dict:
+    """Parameters given as text (``olakit notebook -p NAME VALUE``): a setting of the notebook's config as its
+    command-line flag would take it (``none``, a comma-separated list, JSON for a mapping), any other parameter as
+    a YAML value (``3`` an integer, ``[1, 3]`` a list)."""
+    import yaml
+
+    kind = config_type(path)
+    out = {}
+    for name, text in pairs:
+        if kind is not None and name in kind.model_fields:
+            out[name] = parse_value(kind, name, text)
+        else:
+            try:
+                out[name] = yaml.safe_load(text)
+            except yaml.YAMLError:
+                out[name] = text
+    return out
 
 
 def configure(notebook: str, namespace: dict):

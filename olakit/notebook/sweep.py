@@ -47,7 +47,7 @@ from olakit.llm.local import SLOTS, server_metrics
 from olakit.names import plural
 from olakit.notebook import cluster
 from olakit.notebook.jobs import Job, execute, resolve_notebook
-from olakit.notebook.parameters import check_names, config_type, parameter_defaults
+from olakit.notebook.parameters import check_parameters, config_type, parameter_defaults
 from olakit.olagpt.budget import planned_calls
 from olakit.olagpt.config import OlaGPTConfig
 
@@ -125,18 +125,6 @@ def load_spec(path: str | os.PathLike) -> SweepFile:
             raise DataError(f"{where}: out_dir is set by the sweep (results/<run_id>/<name>)")
         check_parameters(notebook, entry.parameters, entry.grid, where)
     return spec
-
-
-def check_parameters(notebook: Path, parameters: dict, grid: dict, where: str) -> None:
-    """Every name a notebook's own parameter or a setting of its config, and every grid point a valid config, so a
-    misspelled name or a bad value stops the sweep before any kernel starts."""
-    check_names(notebook, [*parameters, *grid], where)
-    kind = config_type(notebook)
-    if kind is None:
-        return
-    keys = list(grid)
-    for values in itertools.product(*(grid[k] for k in keys)) if keys else [()]:
-        kind.from_mapping({**parameters, **dict(zip(keys, values))}, where)
 
 
 def _slug(value) -> str:
