@@ -721,7 +721,7 @@ def test_a_sweep_leaves_the_workers_environment_as_it_was(tmp_path, monkeypatch,
         monkeypatch.setenv("OLAKIT_BASE_URL", "http://127.0.0.1:9/v1")
         monkeypatch.setenv("OLAKIT_MODEL", "fake")
         monkeypatch.setenv("OLAKIT_CACHE_URL", redis_url)
-        seen = []
+        seen, threads_before = [], client.run(lambda: os.environ.get("OMP_NUM_THREADS"))
         for run_id, answerer in (("first", "model-of-the-first-sweep"), ("second", None)):
             if answerer:
                 monkeypatch.setenv("OLAKIT_ANSWERER_BASE_URL", "http://127.0.0.1:9/v1")
@@ -736,6 +736,7 @@ def test_a_sweep_leaves_the_workers_environment_as_it_was(tmp_path, monkeypatch,
         assert seen[0]["OLAKIT_ANSWERER_MODEL"] == "model-of-the-first-sweep" and seen[0]["OMP_NUM_THREADS"]
         assert seen[1]["OLAKIT_ANSWERER_MODEL"] is None
         assert set(client.run(lambda: os.environ.get("OLAKIT_ANSWERER_MODEL")).values()) == {None}
+        assert client.run(lambda: os.environ.get("OMP_NUM_THREADS")) == threads_before  # the kernels' limit only
     finally:
         client.close()
         lc.close()
@@ -758,11 +759,17 @@ def test_a_sweep_on_a_scheduler_given_by_address_writes_its_index(tmp_path, monk
     monkeypatch.setenv("OLAKIT_BASE_URL", "http://127.0.0.1:9/v1")
     monkeypatch.setenv("OLAKIT_MODEL", "fake")
     monkeypatch.setenv("OLAKIT_CACHE_URL", redis_url)
+    from dask.distributed import Client
+
     with LocalCluster(n_workers=1, threads_per_worker=1, dashboard_address=":0") as lc:
+        with Client(lc.scheduler_address) as look:
+            threads_before = look.run(lambda: os.environ.get("OMP_NUM_THREADS"))
         index = run_sweep(spec, runs_dir=tmp_path / "runs", results_dir=tmp_path / "results",
                           scheduler=lc.scheduler_address)  # fmt: skip
         assert [r["status"] for r in index["runs"]] == ["ok"], index["runs"][0]["error"]
         assert index["scheduler"] == lc.scheduler_address
+        with Client(lc.scheduler_address) as look:  # the workers of a scheduler the sweep did not start
+            assert look.run(lambda: os.environ.get("OMP_NUM_THREADS")) == threads_before
     assert json.loads((tmp_path / "runs" / "by-address" / "index.json").read_text())["scheduler"].startswith("tcp://")
 
 
