@@ -25,3 +25,85 @@ def fail_second_stage(prompt, request):
     if messages[-1]["role"] == "assistant":  # the second stage continues the model's own turn
         raise RuntimeError("500 internal error (scripted second stage)")
     return "I am thinking about it but state nothing final"
+
+
+def albany(prompt, req):
+    """GEEK on the Albany question (tests/test_geek.py PARAGRAPHS). Select: decompose, retrieve, decompose,
+    self-answer, final (read off the state); the rest by prompt kind."""
+    if "Reply with the letter of the next action only." in prompt:
+        facts, pending = prompt.count("\nFact "), "Current sub-question" in prompt
+        return {(0, False): "A", (0, True): "B", (1, False): "A", (1, True): "C"}.get((facts, pending), "D")
+    if prompt.rstrip().endswith("Sub-question:"):
+        first = "\nSub-question 1:" not in prompt.split("Break a yes/no question")[1].split("\n\n", 3)[-1]
+        seed = req.get("seed")
+        if seed is not None:  # a sampled branch candidate
+            return f"What is the population of Albany {'Georgia' if req.get('seed') % 2 == 0 else 'New York'}?"
+        return "What is the population of Albany, Georgia?" if first else "What is the population of Albany, New York?"
+    if "Answer the question using only the paragraphs below" in prompt:
+        return "Albany, GA has around 75,000 people."
+    if prompt.rstrip().endswith("Answer:"):
+        return "Albany, NY has almost 100,000 people."
+    return "Both are below 100,000. So the answer is no."
+
+
+def review_text(score):
+    if score is None:
+        return "Decent answer; I would probably rate it well."  # no score line: unparseable
+    return (
+        f"Feedback.\nAccuracy: {score}\nCompleteness: {score}\nClarity: {score}\nDepth: {score}\nOverall Score: {score}"
+    )
+
+
+def graded(prompt, req):
+    """A scripted model for graded runs: the first answer A, every review 3, every revision B, the direct answer C."""
+    if "[Answer 1]" in prompt:
+        return "Answer 1 is better."
+    if prompt.startswith("Here is the answer to the question"):
+        return review_text(3)
+    if "Please improve the original answer" in prompt:
+        return "Improved. Answer: B"
+    if "Think about this question" in prompt:
+        return "First try. Answer: A"
+    if prompt.startswith("Please break down"):
+        return "1. x\n2. y\nTotal Steps: 2"
+    return "Direct. Answer: C"
+
+
+def cut_off_then_second_stage(prompt, req):
+    """Every first answer cut off mid-sentence (finish "length"); the answer trigger's continuation gives (B)."""
+    if prompt.startswith("As a mathematics professor"):
+        return '{"task_type": "arithmetic"}'
+    if prompt.rstrip().endswith("the answer is"):
+        return " (B).", "stop"
+    return "Let us compute step by step the", "length"
+
+
+def geek_notebook(prompt, req):
+    """The GEEK ablation notebook's core model: albany, plus the OlaGPT cross-method row's prompts. A judge prompt
+    here would mean the judge role reached the core model's endpoint."""
+    if "Which chain decomposes the question better" in prompt:
+        return "the core model judged itself"
+    if "As a professor of general knowledge" in prompt:
+        return '{"task_type": "comparison"}'
+    if "one of options[yes,no]" in prompt:
+        return "So the Answer: no"
+    return albany(prompt, req)
+
+
+def first_shown(prompt, req):
+    """A judge with full position bias: always the answer shown first."""
+    return "Answer 1 is better."
+
+
+def idiom(prompt, req):
+    """`olakit review --ask` on a model like the embedded one: an outline without a count, reviews without scores, a
+    "final answer" that talks about the review."""
+    if prompt.startswith("Please break down the following problem"):
+        return "1. Meaning\n2. Origin\n3. Example"
+    if prompt.startswith("Here is the answer to the question"):
+        return "It is a good answer overall."
+    if "Please improve the original answer" in prompt:
+        return "The original answer is clear but could add the origin of the phrase."
+    if "Think about this question" in prompt:
+        return "It means accepting consequences."
+    return "To face the music is to accept the unpleasant results of your actions."

@@ -164,49 +164,46 @@ def test_prediction_with_wrong_gold_is_refused(tmp_path, data_copy):
 
 @pytest.mark.slow
 def test_run_cli_with_verification_diy_and_template_choice(tmp_path):
-    """`olakit run` end to end against a loopback endpoint, every flag of the OlaGPT extensions on."""
+    """`olakit run` end to end against a scripted endpoint, every flag of the OlaGPT extensions on."""
     import os
 
-    from olakit.llm.loopback import Loopback
-
-    with Loopback() as srv:
-        env = {
-            **os.environ,
-            "OLAKIT_BASE_URL": srv.base_url,
-            "OLAKIT_MODEL": "loopback",
-            "OLAKIT_CACHE_DIR": str(tmp_path / "cache"),
-        }
-        out = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "olakit.cli",
-                "run",
-                "-n",
-                "2",
-                "--templates",
-                "turbo,ST",
-                "--strategies",
-                "zero-shot",
-                "--baselines",
-                "",
-                "--votes",
-                "regex_vote",
-                "--verify",
-                "--diy",
-                "--choose-k",
-                "1",
-                "--choice-comparison",
-                "--max-tokens",
-                "16",
-                "--out",
-                str(tmp_path / "out"),
-            ],
-            capture_output=True,
-            text=True,
-            timeout=300,
-            env=env,
-        )
+    env = {
+        **os.environ,
+        "OLAKIT_BASE_URL": "scripted://tests.replies:steady",  # the command reaches it as an endpoint, no server
+        "OLAKIT_MODEL": "scripted",
+        "OLAKIT_CACHE_DIR": str(tmp_path / "cache"),
+    }
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "olakit.cli",
+            "run",
+            "-n",
+            "2",
+            "--templates",
+            "turbo,ST",
+            "--strategies",
+            "zero-shot",
+            "--baselines",
+            "",
+            "--votes",
+            "regex_vote",
+            "--verify",
+            "--diy",
+            "--choose-k",
+            "1",
+            "--choice-comparison",
+            "--max-tokens",
+            "16",
+            "--out",
+            str(tmp_path / "out"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.startswith("planned: up to ")  # the plan comes first (verification's revisions: a ceiling)
     for name in ("methods", "verification", "template_choice", "usage"):
@@ -268,11 +265,13 @@ def test_the_terminal_shows_one_bar_per_geek_row_and_no_library_logs(tmp_path):
     import os
 
     from olakit.llm.loopback import Loopback
-    from tests.test_geek import PARAGRAPHS, scripted
+    from tests import replies
+    from tests.test_geek import PARAGRAPHS
 
     corpus = tmp_path / "albany.jsonl"
     corpus.write_text("".join(json.dumps(p) + "\n" for p in PARAGRAPHS))
-    with Loopback(reply=scripted) as srv:
+    # the bars are the cached client's (one per batch): this one is about the real client, through HTTP
+    with Loopback(reply=replies.albany) as srv:
         env = {**os.environ, "OLAKIT_BASE_URL": srv.base_url, "OLAKIT_MODEL": "loopback"}
         geek = subprocess.run(
             [sys.executable, "-m", "olakit.cli", "geek", "-n", "1", "--rows", "+De,Full", "--corpus", str(corpus),

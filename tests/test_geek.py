@@ -19,6 +19,7 @@ from olakit.geek.run import run_geek
 from olakit.llm import LLM, Endpoint
 from olakit.llm.answerer import CallsFailed, ScriptedModel
 from olakit.llm.loopback import Loopback
+from tests import replies
 
 PARAGRAPHS = [
     {"id": "ga", "title": "Albany, Georgia", "text": "Albany, GA has around 75,000 people."},
@@ -35,22 +36,7 @@ def corpus_file(tmp_path):
     return path
 
 
-def scripted(prompt, req):
-    """Select: decompose, retrieve, decompose, self-answer, final (read off the state); the rest by prompt kind."""
-    if "Reply with the letter of the next action only." in prompt:
-        facts, pending = prompt.count("\nFact "), "Current sub-question" in prompt
-        return {(0, False): "A", (0, True): "B", (1, False): "A", (1, True): "C"}.get((facts, pending), "D")
-    if prompt.rstrip().endswith("Sub-question:"):
-        first = "\nSub-question 1:" not in prompt.split("Break a yes/no question")[1].split("\n\n", 3)[-1]
-        seed = req.get("seed")
-        if seed is not None:  # a sampled branch candidate
-            return f"What is the population of Albany {'Georgia' if req.get('seed') % 2 == 0 else 'New York'}?"
-        return "What is the population of Albany, Georgia?" if first else "What is the population of Albany, New York?"
-    if "Answer the question using only the paragraphs below" in prompt:
-        return "Albany, GA has around 75,000 people."
-    if prompt.rstrip().endswith("Answer:"):
-        return "Albany, NY has almost 100,000 people."
-    return "Both are below 100,000. So the answer is no."
+scripted = replies.albany
 
 
 def geek(tmp_path, model, **kw):

@@ -176,20 +176,11 @@ def test_explore_runs_through_papermill(tmp_path):
 
 
 def test_answer_stages_notebook_against_a_loopback_endpoint(tmp_path, monkeypatch):
-    """The notebook's wiring, with an endpoint that cuts every first answer off and answers the trigger with (B)."""
-    from olakit.llm.loopback import Loopback
-
-    def reply(prompt, req):
-        if prompt.startswith("As a mathematics professor"):
-            return '{"task_type": "arithmetic"}'
-        if prompt.rstrip().endswith("the answer is"):
-            return " (B).", "stop"
-        return "Let us compute step by step the", "length"
-
-    with Loopback(reply=reply) as srv:
-        monkeypatch.setenv("OLAKIT_BASE_URL", srv.base_url)
-        monkeypatch.setenv("OLAKIT_MODEL", "loopback")
-        out, _ = run("answer_stages.ipynb", tmp_path, n_questions=3, templates=["turbo", "ST"], n_boot=50)
+    """The notebook's wiring, with a scripted endpoint that cuts every first answer off and answers the trigger with
+    (B)."""
+    monkeypatch.setenv("OLAKIT_BASE_URL", "scripted://tests.replies:cut_off_then_second_stage")
+    monkeypatch.setenv("OLAKIT_MODEL", "scripted")
+    out, _ = run("answer_stages.ipynb", tmp_path, n_questions=3, templates=["turbo", "ST"], n_boot=50)
     t = pd.read_csv(out / "tables" / "answer_stages.csv").set_index("template")
     assert t.loc["all", "unparsed_rate_1"] == 1.0 and t.loc["all", "unparsed_rate_2"] == 0.0
     assert t.loc["turbo", "second_calls"] == 3 and t.loc["all", "cut_off_1"] == 6
@@ -201,32 +192,13 @@ def test_answer_stages_notebook_against_a_loopback_endpoint(tmp_path, monkeypatc
 
 
 def test_geek_ablation_notebook_against_a_scripted_endpoint(tmp_path, monkeypatch):
-    """The notebook's wiring with a loopback endpoint: every row, the OlaGPT cross-method row, the judge, tables."""
-    from olakit.llm.loopback import Loopback
-    from tests.test_geek import scripted
-
-    judged = []
-
-    def judge(prompt, req):
-        judged.append(prompt)
-        return "Answer 1 is better."  # always the first shown: a judge with full position bias
-
-    def reply(prompt, req):
-        if "Which chain decomposes the question better" in prompt:
-            return "the core model judged itself"  # the judge role has its own endpoint: never reached
-        if "As a professor of general knowledge" in prompt:
-            return '{"task_type": "comparison"}'
-        if "one of options[yes,no]" in prompt:
-            return "So the Answer: no"
-        return scripted(prompt, req)
-
-    with Loopback(reply=reply) as srv, Loopback(reply=judge) as judge_srv:
-        monkeypatch.setenv("OLAKIT_BASE_URL", srv.base_url)
-        monkeypatch.setenv("OLAKIT_MODEL", "loopback")
-        monkeypatch.setenv("OLAKIT_JUDGE_BASE_URL", judge_srv.base_url)
-        monkeypatch.setenv("OLAKIT_JUDGE_MODEL", "judge")
-        out, _ = run("geek_ablation.ipynb", tmp_path, n_questions=2, branches=2, k=1, n_boot=50, judge_questions=2)
-    assert len(judged) == 4  # 2 questions, both orders, all on the judge's endpoint
+    """The notebook's wiring with scripted endpoints (the judge role its own): every row, the OlaGPT cross-method
+    row, the judge, tables."""
+    monkeypatch.setenv("OLAKIT_BASE_URL", "scripted://tests.replies:geek_notebook")
+    monkeypatch.setenv("OLAKIT_MODEL", "scripted")
+    monkeypatch.setenv("OLAKIT_JUDGE_BASE_URL", "scripted://tests.replies:first_shown")  # a role of its own
+    monkeypatch.setenv("OLAKIT_JUDGE_MODEL", "judge")
+    out, _ = run("geek_ablation.ipynb", tmp_path, n_questions=2, branches=2, k=1, n_boot=50, judge_questions=2)
     t2 = pd.read_csv(out / "tables" / "table2.csv").set_index("method")
     assert (
         list(t2.index)[:5] == ["zero-shot", "CoT", "+De", "+RE", "Full"]

@@ -14,21 +14,13 @@ from olakit.llm import Endpoint
 from olakit.llm.answerer import Counted, ScriptedModel
 from olakit.llm.endpoint import LLMError
 from olakit.llm.judge import judge_pairs
-from olakit.llm.loopback import Loopback
 from olakit.review.config import ReviewConfig
 from olakit.review.loop import Loop
 from olakit.review.parse import parse_scores, parse_similar, parse_steps
 from olakit.review.run import run_review
+from tests import replies
 
 SCORES = {"Q5": [5], "Q44": [4, 4], "Q45": [4, 5], "Q333": [3, 3, 3], "Qbad": [None, 4, 4], "Q3then4": [3, 4]}
-
-
-def review_text(score):
-    if score is None:
-        return "Decent answer; I would probably rate it well."  # no score line: unparseable
-    return (
-        f"Feedback.\nAccuracy: {score}\nCompleteness: {score}\nClarity: {score}\nDepth: {score}\nOverall Score: {score}"
-    )
 
 
 def scripted(prompt, req):
@@ -60,20 +52,7 @@ def scripted(prompt, req):
     return f"direct answer to {q}"
 
 
-def graded_reply(prompt, req):
-    """A scripted model for graded runs: the first answer A, every review 3, every revision B, the direct answer C."""
-    if "[Answer 1]" in prompt:
-        return "Answer 1 is better."
-    if prompt.startswith("Here is the answer to the question"):
-        return review_text(3)
-    if "Please improve the original answer" in prompt:
-        return "Improved. Answer: B"
-    if "Think about this question" in prompt:
-        return "First try. Answer: A"
-    if prompt.startswith("Please break down"):
-        return "1. x\n2. y\nTotal Steps: 2"
-    return "Direct. Answer: C"
-
+review_text, graded_reply = replies.review_text, replies.graded
 
 SEEN: list = []
 REVISED: list = []
@@ -417,10 +396,9 @@ def test_iteration_tables_by_hand():
 def test_review_notebook_against_a_scripted_endpoint(tmp_path, monkeypatch):
     from tests.test_notebook import manifest, run
 
-    with Loopback(reply=graded_reply) as srv:
-        monkeypatch.setenv("OLAKIT_BASE_URL", srv.base_url)
-        monkeypatch.setenv("OLAKIT_MODEL", "loopback")
-        out, _ = run("review_loop.ipynb", tmp_path, n_questions=2, max_iterations=2, open_questions=2, n_boot=50)
+    monkeypatch.setenv("OLAKIT_BASE_URL", "scripted://tests.replies:graded")  # the kernel reaches it, no server
+    monkeypatch.setenv("OLAKIT_MODEL", "scripted")
+    out, _ = run("review_loop.ipynb", tmp_path, n_questions=2, max_iterations=2, open_questions=2, n_boot=50)
     import pandas as pd
 
     acc = pd.read_csv(out / "tables" / "iteration_accuracy.csv")
@@ -438,21 +416,9 @@ def test_ask_shows_the_direct_answer_and_says_when_the_final_answer_states_none(
     a "final answer" that talks about the review. The report shows all of it as it is, with the direct answer."""
     from olakit.cli import main
 
-    def reply(prompt, req):
-        if prompt.startswith("Please break down the following problem"):
-            return "1. Meaning\n2. Origin\n3. Example"
-        if prompt.startswith("Here is the answer to the question"):
-            return "It is a good answer overall."
-        if "Please improve the original answer" in prompt:
-            return "The original answer is clear but could add the origin of the phrase."
-        if "Think about this question" in prompt:
-            return "It means accepting consequences."
-        return "To face the music is to accept the unpleasant results of your actions."
-
-    with Loopback(reply=reply) as srv:
-        monkeypatch.setenv("OLAKIT_BASE_URL", srv.base_url)
-        monkeypatch.setenv("OLAKIT_MODEL", "loopback")
-        assert main(["review", "--ask", "What does face the music mean?", "--max-iterations", "1"]) == 0
+    monkeypatch.setenv("OLAKIT_BASE_URL", "scripted://tests.replies:idiom")
+    monkeypatch.setenv("OLAKIT_MODEL", "scripted")
+    assert main(["review", "--ask", "What does face the music mean?", "--max-iterations", "1"]) == 0
     out = capsys.readouterr().out
     assert "outline (no step count found: answered in one call):\n1. Meaning" in out
     assert "review 1: no overall score found -> unparseable review" in out
