@@ -7,6 +7,7 @@ import pytest
 from olakit.analysis import tables as analysis
 from olakit.olagpt.config import Analysis
 from olakit.olagpt.vote import regex_vote
+from tests.toys import answers_frame
 
 # 5 templates x 4 questions, gold "A" everywhere.
 #        T1    T2    T3    T4    T5
@@ -29,27 +30,12 @@ tests/test_paper_numbers.py against their own files)."""
 
 
 def toy(strategy="zero-shot"):
-    rows = []
-    for template, labels in ANSWERS.items():
-        for i, label in enumerate(labels):
-            rows.append(
-                {
-                    "dataset": "toy",
-                    "question_id": f"q{i}",
-                    "template": template,
-                    "notes_strategy": strategy,
-                    "n_notes": 0,
-                    "sample": 0,
-                    "extracted": label,
-                    "gold": "A",
-                    "correct": label == "A",
-                    # q3 is cut off at the limit for every template; T5's unparsed q2 finished without an answer
-                    "finish_reason": "length" if i == 3 else "stop",
-                    "unparsed_cause": "" if label else ("cut_off" if i == 3 else "no_answer"),
-                    "answer_stage": 1,
-                }
-            )
-    return pd.DataFrame(rows)
+    # q3 is cut off at the limit for every template; T5's unparsed q2 finished without an answer
+    def stops(i, label):
+        cause = "" if label else ("cut_off" if i == 3 else "no_answer")
+        return {"finish_reason": "length" if i == 3 else "stop", "unparsed_cause": cause}
+
+    return answers_frame(ANSWERS, per_question=stops, notes_strategy=strategy)
 
 
 def test_answer_counts_by_hand():

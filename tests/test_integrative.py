@@ -118,37 +118,23 @@ def test_choice_and_verification_tables_keep_notes_counts_apart():
          verified all B -> vote B (wrong): 2 answers changed, right -> wrong.
     n=3: T1 B, T2 B, T3 A -> vote B (wrong); chosen T3, T1 -> A (right); verified all A: 2 changed, wrong -> right.
     Tokens: a template answer costs 10+5 at n=1 and 30+5 at n=3; the choice call 7+3."""
-    import pandas as pd
-
     from olakit.analysis.runs import choice_table, verification_table
+    from olakit.data.records import to_frame
+    from tests.toys import record
 
     rows = []
 
     def add(n, template, label, prompt, trace=""):
-        rows.append(
-            dict(
-                dataset="aqua",
-                question_id="q0",
-                template=template,
-                notes_strategy="random",
-                n_notes=n,
-                sample=0,
-                extracted=label,
-                gold="A",
-                correct=label == "A",
-                prompt_tokens=prompt,
-                completion_tokens=5 if template != "chosen_vote" else 3,
-                cached=False,
-                trace=trace,
-            )
-        )
+        completion = 5 if template != "chosen_vote" else 3
+        rows.append(record("q0", template, label, dataset="aqua", notes_strategy="random", n_notes=n,
+                           prompt_tokens=prompt, completion_tokens=completion, cached=False, trace=trace))  # fmt: skip
 
     for n, labels, verified, chosen_label in ((1, "AAB", "B", "B"), (3, "BBA", "A", "A")):
         for t, label in zip(("T1", "T2", "T3"), labels):
             add(n, t, label, 10 * n)
             add(n, f"{t}+V", verified, 10 * n, json.dumps({"revised": label != verified}))
         add(n, "chosen_vote", chosen_label, 7, json.dumps({"chosen": ["T3", "T1"], "named_by_model": 2}))
-    df = pd.DataFrame(rows)
+    df = to_frame(rows)
 
     c = choice_table(df, ["T1", "T2", "T3"]).set_index("n_notes")
     assert list(c.index) == [1, 3] and list(c["n"]) == [1, 1]

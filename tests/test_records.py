@@ -7,26 +7,12 @@ import pytest
 
 from olakit.data.records import load_records, save_records, to_frame
 from olakit.errors import DataError
-from olakit.types import OlaGPTRecord
+from tests.toys import record
 
 
 def rec(**kw):
-    base = dict(
-        dataset="aqua",
-        question_id="test-0",
-        template="ST",
-        notes_strategy="zero-shot",
-        n_notes=0,
-        sample=0,
-        model="m",
-        prompt_hash="h",
-        raw_output="Answer: A",
-        extracted="A",
-        gold="A",
-        correct=True,
-    )
-    base.update(kw)
-    return OlaGPTRecord(**base)
+    kw = {"dataset": "aqua", "raw_output": "Answer: A", **kw}
+    return record(kw.pop("question_id", "test-0"), kw.pop("template", "ST"), kw.pop("extracted", "A"), **kw)
 
 
 def test_round_trip(tmp_path):

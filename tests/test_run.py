@@ -14,7 +14,7 @@ from olakit.analysis.tables import method_accuracy, sc_vote
 from olakit.data.records import load_records, to_frame
 from olakit.olagpt.config import Analysis
 from olakit.olagpt.llm_vote import llm_vote_audit, llm_vote_prompt
-from olakit.types import OlaGPTRecord
+from tests.toys import record
 
 CRASH_SCRIPT = textwrap.dedent("""
     import sys
@@ -129,20 +129,7 @@ def test_llm_vote_on_a_real_model_call(embedded):
 
 
 def rec(qid, template, extracted, gold="A", sample=0, strategy="zero-shot"):
-    return OlaGPTRecord(
-        dataset="aqua",
-        question_id=qid,
-        template=template,
-        notes_strategy=strategy,
-        n_notes=0,
-        sample=sample,
-        model="m",
-        prompt_hash="h",
-        raw_output="",
-        extracted=extracted,
-        gold=gold,
-        correct=extracted == gold,
-    )
+    return record(qid, template, extracted, gold, dataset="aqua", sample=sample, notes_strategy=strategy)
 
 
 def test_config_errors_come_before_any_call():

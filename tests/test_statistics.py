@@ -10,28 +10,12 @@ from olakit.analysis.inference import holm, mcnemar_exact, paired_bootstrap
 from olakit.analysis.similarity import SHOWN_NOTES, similarity_bands
 from olakit.config import Stats
 from olakit.data.records import to_frame
-from olakit.types import OlaGPTRecord
+from tests.toys import record
 
 
 def rec(qid, template, extracted, gold="A", prompt_tokens=None, completion_tokens=None, note_sims=()):
-    return OlaGPTRecord(
-        dataset="toy",
-        question_id=qid,
-        template=template,
-        notes_strategy="zero-shot",
-        n_notes=0,
-        sample=0,
-        model="m",
-        prompt_hash="h",
-        raw_output="x",
-        extracted=extracted,
-        gold=gold,
-        correct=extracted == gold,
-        prompt_tokens=prompt_tokens,
-        completion_tokens=completion_tokens,
-        cost=0.0,
-        note_sims=tuple(note_sims),
-    )
+    return record(qid, template, extracted, gold, raw_output="x", cost=0.0, note_sims=tuple(note_sims),
+                  prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)  # fmt: skip
 
 
 def test_mcnemar_exact_by_hand():

@@ -1,13 +1,14 @@
 """Regex majority vote and its tie rules, worked by hand."""
 
 import numpy as np
-import pandas as pd
 import pytest
 
+from olakit.data.records import to_frame
 from olakit.errors import DataError, UnknownNameError
 from olakit.majority import TIE_RULES, majority
 from olakit.olagpt.config import Analysis
 from olakit.olagpt.vote import regex_vote
+from tests.toys import answers_frame, record
 
 
 def test_majority_by_hand():
@@ -27,23 +28,7 @@ def test_unknown_tie_rule():
 
 
 def _records(answers: dict[str, list], gold: list[str], strategy="zero-shot"):
-    rows = []
-    for template, labels in answers.items():
-        for i, (label, g) in enumerate(zip(labels, gold)):
-            rows.append(
-                {
-                    "dataset": "toy",
-                    "question_id": f"q{i}",
-                    "template": template,
-                    "notes_strategy": strategy,
-                    "n_notes": 0,
-                    "sample": 0,
-                    "extracted": label,
-                    "gold": g,
-                    "correct": label == g,
-                }
-            )
-    return pd.DataFrame(rows)
+    return answers_frame(answers, gold, notes_strategy=strategy)
 
 
 def test_regex_vote_frame():
@@ -90,12 +75,8 @@ def test_sc_random_ties_are_seeded_per_question():
     depend on which other questions are voted, and the seed changes the picks."""
     from olakit.analysis.tables import sc_vote
 
-    rows = []
-    for i in range(40):  # every question: two samples, a 1-1 tie between A (sample 0) and B (sample 1)
-        for sample, label in enumerate(("A", "B")):
-            rows.append({"dataset": "toy", "question_id": f"q{i}", "template": "SC", "notes_strategy": "zero-shot",
-                         "n_notes": 0, "sample": sample, "extracted": label, "gold": "A"})  # fmt: skip
-    df = pd.DataFrame(rows)
+    # every question: two samples, a 1-1 tie between A (sample 0) and B (sample 1)
+    df = to_frame([record(f"q{i}", "SC", label, sample=s) for i in range(40) for s, label in enumerate(("A", "B"))])
     rule = Analysis(tie="random", analysis_seed=1)
     picks = sc_vote(df, analysis=rule).set_index("question_id")["voted"]
     assert set(picks) == {"A", "B"}  # all 40 the same has probability 2 * 2**-40

@@ -11,7 +11,8 @@ from olakit.notebook.explorers.heatmaps import HeatmapExplorer
 from olakit.notebook.explorers.questions import QuestionExplorer
 from olakit.olagpt.config import Analysis
 from olakit.olagpt.notes import NotesLibrary
-from olakit.types import OlaGPTRecord, Question
+from olakit.types import Question
+from tests.toys import record
 
 OPTS = {"A": "one", "B": "two", "C": "three"}
 # question -> answers of T1, T2, T3 (gold A everywhere)
@@ -24,26 +25,11 @@ ANSWERS = {
 
 
 def records():
-    rows = []
-    for qid, answers in ANSWERS.items():
-        for t, a in zip(("T1", "T2", "T3"), answers):
-            rows.append(
-                OlaGPTRecord(
-                    dataset="aqua",
-                    question_id=qid,
-                    template=t,
-                    notes_strategy="zero-shot",
-                    n_notes=0,
-                    sample=0,
-                    model="m",
-                    prompt_hash="h",
-                    raw_output=f"{t} reasoning for {qid}",
-                    extracted=a,
-                    gold="A",
-                    correct=a == "A",
-                    question_type="toy",
-                )
-            )
+    rows = [
+        record(qid, t, a, dataset="aqua", raw_output=f"{t} reasoning for {qid}", question_type="toy")
+        for qid, answers in ANSWERS.items()
+        for t, a in zip(("T1", "T2", "T3"), answers)
+    ]
     return to_frame(rows)
 
 
