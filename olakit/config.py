@@ -31,11 +31,13 @@ import json
 import textwrap
 import types
 import typing
+from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from olakit.errors import OlakitError
+from olakit.names import BUILTIN_DATASETS, DATASET_FORMATS
 
 __all__ = ["STATS", "Config", "ConfigError", "Slice", "Stats", "add_arguments", "from_arguments", "parse_value"]
 
@@ -138,6 +140,29 @@ class Slice(Config):
         if not picked:
             raise ConfigError(f"offset={self.offset}: the split has {len(questions)} questions, none from there on")
         return picked
+
+
+def dataset_setting(value, also: tuple[str, ...] = ()) -> str:
+    """A dataset setting's value: a built-in dataset's name (BUILTIN_DATASETS, and ``also``) or a dataset file's
+    path (.jsonl, .json, .csv, .parquet; read when the run starts)."""
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError("give a dataset's name or a dataset file")
+    value = value.strip()
+    if value in BUILTIN_DATASETS + also or Path(value).suffix.lower() in DATASET_FORMATS:
+        return value
+    raise ValueError(
+        f"not a built-in dataset ({', '.join(BUILTIN_DATASETS + also)}) nor a dataset file "
+        f"({', '.join(DATASET_FORMATS)})"
+    )
+
+
+class OwnDataset(Config):
+    """How a dataset file's fields map, for a layout olakit does not recognise (olakit.data.datasets)."""
+
+    dataset_map: str | None = None
+    """For a dataset file: which field is what, as ``question=FIELD,answer=FIELD,choices=FIELD`` (paths such as
+    ``question.stem``; ``choices=A|B|C|D`` for one column per option), YAML, or a .map.yaml file (none: the file's
+    own ``FILE.map.yaml``, else the layout recognised)."""
 
 
 class Stats(Config):

@@ -97,6 +97,101 @@ def _canonical(found: str, labels: Sequence[str]) -> str:
     return found
 
 
+NUMBER = r"-?\d{1,3}(?:,\d{3})+(?:\.\d+)?|-?\d+(?:\.\d+)?(?:\s*/\s*\d+)?|-?\.\d+"
+"""A number as written in an answer: ``1,600``, ``-3``, ``0.25``, ``.5``, ``3/4``."""
+PLACES = 6
+"""Numeric answers are compared, and voted, after rounding to this many decimal places (the stated tolerance)."""
+_MONEY = r"(?:\\?\$|USD\s*|€|£)?"
+_NUMBER_STATEMENTS = [
+    re.compile(
+        rf"(?i:answer)(?:\s*\([^()\n]{{0,30}}\))?[\"']?\s*(?:(?i:is|would be|should be|=)\s*)?[:=]?\s*"
+        rf"[\"'(\[{{]*\s*{_MONEY}\s*({NUMBER})(?![\d,]*\.?\d)",
+        re.MULTILINE,
+    ),
+    re.compile(rf"\\boxed\{{\s*{_MONEY}\s*({NUMBER})"),
+    re.compile(rf"####\s*{_MONEY}\s*({NUMBER})"),
+    re.compile(rf"答案\s*(?:是|为|應為|应为)?\s*[:：]?\s*{_MONEY}\s*({NUMBER})"),
+]
+_LAST_LINE_NUMBER = re.compile(rf"^\W*{_MONEY}\s*({NUMBER})\s*(?:[A-Za-z%]+\.?)?\W*$")
+
+
+def canonical_number(text: str | float | int) -> str | None:
+    """A number as one string, so equal numbers are one answer: commas and spaces dropped, fractions divided,
+    rounded to PLACES decimals, no trailing zeros; None when ``text`` is no number.
+
+    >>> [canonical_number(x) for x in ("1,600", "18.00", "-0", "3/4", "1/3", 2.5, "x")]
+    ['1600', '18', '0', '0.75', '0.333333', '2.5', None]
+    """
+    from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
+    from fractions import Fraction
+
+    raw = str(text).replace(",", "").replace(" ", "").strip().rstrip(".")
+    try:
+        value = Fraction(raw) if "/" in raw else Fraction(Decimal(raw))
+        number = Decimal(value.numerator) / Decimal(value.denominator)
+    except (ValueError, ZeroDivisionError, InvalidOperation):
+        return None
+    if not number.is_finite():
+        return None
+    rounded = number.quantize(Decimal(1).scaleb(-PLACES), rounding=ROUND_HALF_EVEN).normalize()
+    shown = format(rounded, "f")
+    return "0" if shown in ("-0", "0") else shown
+
+
+def gold_number(value) -> str | None:
+    """A numeric gold as given by a dataset: a number, a numeric string, or a worked solution ending in
+    ``#### N`` (GSM8K: the number after the last ``####``); None when it holds no number.
+
+    >>> gold_number("She makes 9 * 2 = $18.\\n#### 1,800"), gold_number(18.0), gold_number("$5")
+    ('1800', '18', '5')
+    """
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return canonical_number(repr(value))
+    text = str(value)
+    if "####" in text:
+        text = text.rsplit("####", 1)[1]
+    return canonical_number(re.sub(r"^\s*(?:\\?\$|USD|€|£)", "", text.strip()))
+
+
+def extract_number(text: str, labels: Sequence[str] = ()) -> str | None:
+    """The number an output states as its answer (canonical_number), for a question without options: the last
+    explicit statement (``{"Answer": 18}``, ``Answer: $18``, ``the answer is 1,600``, ``\\boxed{18}``,
+    ``#### 18``, ``答案是18``), else a last line that is just a number (with a unit or ``$``); nothing else is
+    guessed.
+
+    >>> extract_number("9 * 2 = 18 dollars.\\nSo the answer is $18.")
+    '18'
+    >>> extract_number("She has 3 apples and buys 4 more.") is None
+    True
+    """
+    text = text or ""
+    best: tuple[int, str] | None = None
+    for pattern in _NUMBER_STATEMENTS:
+        for m in pattern.finditer(text):
+            if best is None or m.start(1) > best[0]:
+                best = (m.start(1), m.group(1))
+    if best is None:
+        lines = [ln for ln in text.splitlines() if ln.strip()]
+        m = _LAST_LINE_NUMBER.match(lines[-1].strip()) if lines else None
+        if m is None:
+            return None
+        best = (0, m.group(1))
+    return canonical_number(best[1])
+
+
+def _by_kind(fn: Callable[[str, Sequence[str]], str | None]) -> Callable[[str, Sequence[str]], str | None]:
+    """An extractor for every answer kind: a question with options (letters, yes/no) is read by ``fn``; one
+    without options has a numeric answer, read by extract_number whatever the extractor's name."""
+
+    def read(text: str, labels: Sequence[str] = ()) -> str | None:
+        return fn(text, labels) if labels else extract_number(text)
+
+    read.__name__, read.__doc__ = fn.__name__, fn.__doc__
+    return read
+
+
 EXTRACTORS: dict[str, Callable[[str, Sequence[str]], str | None]] = {
     "olagpt": extract_olagpt,
     "strict": extract_strict,
@@ -104,8 +199,9 @@ EXTRACTORS: dict[str, Callable[[str, Sequence[str]], str | None]] = {
 
 
 def get_extractor(name: str) -> Callable[[str, Sequence[str]], str | None]:
-    """The extractor registered under ``name``; UnknownNameError lists the known ones."""
-    return lookup(EXTRACTORS, name, "extractor")
+    """The extractor registered under ``name`` (UnknownNameError lists the known ones), reading a question
+    without options (a numeric answer) with extract_number."""
+    return _by_kind(lookup(EXTRACTORS, name, "extractor"))
 
 
 def extract(name: str, text: str, labels: Sequence[str]) -> str | None:
@@ -134,6 +230,8 @@ def unparsed_cause(text: str | None, labels: Sequence[str], finish_reason: str |
     """
     if finish_reason == "length":
         return "cut_off"
+    if not labels:  # a numeric answer: any statement it makes is read as a number
+        return "no_answer"
     known = {label.lower() for label in labels}
     for pattern in _ANY_LABEL_STATEMENTS:
         for m in pattern.finditer(text or ""):

@@ -58,3 +58,9 @@ def plural(n: int, noun: str) -> str:
     ('1 question', '1,234 calls')
     """
     return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
+BUILTIN_DATASETS = ("aqua", "ekar_zh", "strategyqa")
+"""The datasets olakit reads by name (AQuA-RAT, E-KAR Chinese, StrategyQA); any other is named by its file."""
+DATASET_FORMATS = {".jsonl": "jsonl", ".json": "json", ".csv": "csv", ".parquet": "parquet"}
+"""A dataset file's suffix -> its format."""

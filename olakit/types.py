@@ -6,10 +6,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+ANSWER_KINDS = ("choice", "yes_no", "number", "text")
+"""What a question's answer is: an option label (``choice``), ``yes``/``no``, a number (no options; the gold a
+canonical number, olakit.extract.canonical_number) or free ``text`` (judged, never extracted)."""
+
 
 @dataclass(frozen=True)
 class Question:
-    """One multiple-choice question."""
+    """One question: multiple choice, yes/no, numeric or free text (``kind``)."""
 
     id: str
     """Stable id within its dataset and split, e.g. ``"test-17"`` (AQuA) or ``"f6ed57-zh"`` (E-KAR)."""
@@ -18,13 +22,16 @@ class Question:
     text: str
     """The question as given by the dataset, without the options."""
     options: dict[str, str]
-    """Option label -> option text, in the dataset's order, e.g. ``{"A": "33,000", ...}``."""
+    """Option label -> option text, in the dataset's order, e.g. ``{"A": "33,000", ...}``; empty for a numeric or
+    free-text question."""
     gold: str
-    """The correct option label; always a key of ``options``."""
+    """The correct option label (a key of ``options``), or the canonical number, or the reference text."""
     rationale: str = ""
     """The dataset's own explanation of the answer, when it has one."""
     meta: dict = field(default_factory=dict)
     """Anything else the dataset carries (E-KAR relations, StrategyQA facts, ...)."""
+    kind: str = "choice"
+    """The answer kind (ANSWER_KINDS)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -78,6 +85,9 @@ class Record:
     """True when the answer came from the cache rather than a paid call."""
     source: str = "live"
     """Where the record comes from: ``"live"`` or the name of a recorded run, e.g. ``"olagpt-recorded"``."""
+    question_hash: str = ""
+    """A content hash of the question answered (its normalised text and options; olakit.data.datasets
+    question_hash): two versions of a question under one id are told apart (empty: not known)."""
     trace: str = ""
     """A multi-step method's whole trace as JSON (GEEK: per branch, every step's action, prompt hash, input,
     output, retrieved ids and scores; the review loop: the history); empty for single-call answers."""

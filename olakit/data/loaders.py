@@ -10,6 +10,7 @@ import os
 import re
 from pathlib import Path
 
+from olakit.data.datasets import FORMATS, load_file
 from olakit.data.files import CHECKOUT, WORKDIR, read_json, read_jsonl, require
 from olakit.env import environment, user_dir
 from olakit.errors import DataError, lookup
@@ -194,9 +195,35 @@ DEFAULT_SPLIT = {"aqua": "test", "ekar_zh": "validation", "strategyqa": "dev"}
 """The split evaluated when none is named (the one with gold labels that the papers report)."""
 
 
-def load_questions(dataset: str, split: str, data_dir=None) -> list[Question]:
-    """Load a dataset by name: ``load_questions("aqua", "test")``."""
-    return lookup(LOADERS, dataset, "dataset")(split, data_dir=data_dir)
+def is_file(dataset: str) -> bool:
+    """Whether a dataset is named by its file (``gsm8k/test.jsonl``) rather than a built-in name."""
+    return Path(str(dataset)).suffix.lower() in FORMATS
+
+
+def default_split(dataset: str) -> str | None:
+    """The split read when none is named: the built-in dataset's usual one; a file is its own split (None)."""
+    return None if is_file(dataset) else lookup(DEFAULT_SPLIT, dataset, "dataset")
+
+
+def load_questions(dataset: str, split: str | None = None, data_dir=None, mapping=None) -> list[Question]:
+    """A dataset's questions: a built-in one by name and split (``load_questions("aqua", "test")``), or a file
+    (``load_questions("gsm8k/test.jsonl")``: a path, or one relative to the data directory) read through its
+    mapping (olakit.data.datasets). The file is noted as read, so the run log keeps its sha256."""
+    if not is_file(dataset):
+        if mapping is not None:
+            raise DataError(f"dataset {dataset!r} is built in: a dataset map is for a dataset file")
+        return lookup(LOADERS, dataset, "dataset")(split or DEFAULT_SPLIT[dataset], data_dir=data_dir)
+    if split is not None:
+        raise DataError(f"dataset {dataset}: a file is its own split; leave split unset (got {split!r})")
+    path = Path(dataset).expanduser()
+    if not path.is_file() and not path.is_absolute():
+        inside = resolve_data_dir(data_dir) / path
+        path = inside if inside.is_file() else path
+    if not path.is_file():
+        raise DataError(f"{dataset}: dataset file not found (nor in the data directory)")
+    questions = load_file(path, mapping)
+    _READ[path.resolve()] = None
+    return questions
 
 
 _NOTE_QUESTION = re.compile(r"\s*question:\s*(.*?)\n\s*choices:\s*\n(.*)", re.S)
@@ -247,3 +274,8 @@ def load_olagpt_notes(data_dir=None, dataset: str = "aqua") -> list[dict]:
             }
         )
     return notes
+
+
+def questions_of(config) -> list[Question]:
+    """The questions a config names (its ``dataset``, ``split``, ``data_dir`` and ``dataset_map``), in order."""
+    return load_questions(config.dataset, config.split, config.data_dir, getattr(config, "dataset_map", None))

@@ -9,6 +9,7 @@ import json
 
 import pandas as pd
 
+from olakit.data.datasets import question_hash
 from olakit.data.files import read_json, require
 from olakit.data.loaders import data_file, load_aqua
 from olakit.data.records import check_frame, prompt_hash, to_frame
@@ -144,6 +145,7 @@ def import_olagpt(data_dir=None, extractor: str = RECORDED_READER, parts=("templ
                     correct=got == q.gold,
                     unparsed_cause=cause,
                     source=RECORDED_SOURCE,
+                    question_hash=question_hash(q),
                 )
             )
     return check_frame(to_frame(records), "OlaGPT predictions")

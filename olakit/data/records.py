@@ -14,14 +14,15 @@ from pathlib import Path
 import pandas as pd
 
 from olakit.data import overrides as ov
+from olakit.data.datasets import question_hash
 from olakit.data.files import write_atomic
 from olakit.errors import DataError
 from olakit.extract import unparsed_cause
 from olakit.types import RECORD_KINDS, OlaGPTRecord, Record
 
-FORMAT_VERSION = 4
+FORMAT_VERSION = 5
 """Bumped whenever the record columns change meaning; load_records refuses other versions (4: each method's own
-columns, olakit.types)."""
+columns, olakit.types; 5: the question's content hash)."""
 _META_KEY = b"olakit_records_format"
 _KIND_KEY = b"olakit_records_kind"
 
@@ -143,6 +144,7 @@ def answer_record(kind: type[Record], question, prompt: str, first, answer, *, m
         stage2_output=(second.text or "") if second is not None else "",
         unparsed_cause="" if unparsed else unparsed_cause(first.text, labels, first.finish_reason),
         source="live",
+        question_hash=question_hash(question),
         **own,
     )
 

@@ -19,7 +19,7 @@ import pandas as pd
 from olakit.data.loaders import load_questions
 from olakit.data.records import answer_record
 from olakit.errors import DataError
-from olakit.extract import extract_strict
+from olakit.extract import get_extractor
 from olakit.geek import prompts
 from olakit.geek.actions import RETRIEVE, ROWS
 from olakit.geek.agent import Engine, Trace, start
@@ -140,7 +140,7 @@ def _run(config: GeekConfig, job: Run, out_dir) -> GeekResult:
             [(t.final_request, t.final_result, LABELS) for t in traces],
             counter,
             stages=cfg.answer_stages,
-            extract=extract_strict,
+            extract=get_extractor("strict"),
         )
         by_q: dict[str, list] = {}
         for t, a in zip(traces, found):

@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from olakit.extract import extract_strict
+from olakit.extract import get_extractor
 from olakit.llm.answerer import Answerer
 from olakit.llm.request import Request, Result
 
@@ -29,12 +29,14 @@ def answer_trigger(labels: Sequence[str]) -> str:
     'Therefore, the answer (yes or no) is'
     """
     labels = list(labels)
-    if labels and all(len(label) > 1 for label in labels):
+    if not labels:  # a numeric answer (no options): Kojima et al.'s trigger for arithmetic
+        return "Therefore, the answer (arabic numerals) is"
+    if all(len(label) > 1 for label in labels):
         return f"Therefore, the answer ({' or '.join(labels)}) is"
     return f"Therefore, among {labels[0]} through {labels[-1]}, the answer is"
 
 
-def needs_second_stage(result: Result, labels: Sequence[str], extract: Callable = extract_strict) -> bool:
+def needs_second_stage(result: Result, labels: Sequence[str], extract: Callable = get_extractor("strict")) -> bool:
     """A successful first output that was cut off at the limit, or that the extractor cannot read."""
     return result.ok and (result.finish_reason == "length" or extract(result.text, list(labels)) is None)
 
@@ -78,8 +80,8 @@ def read_second(text: str | None, options: Sequence[str] | Mapping[str, str]) ->
     True
     """
     labels = list(options)
-    found = extract_strict(f"{answer_trigger(labels)}{text or ''}", labels)
-    if found is not None or not isinstance(options, Mapping):
+    found = get_extractor("strict")(f"{answer_trigger(labels)}{text or ''}", labels)
+    if found is not None or not isinstance(options, Mapping) or not labels:
         return found
     stated = re.match(r"\s*[:\-]?\s*(.+?)\s*(?:[.;,]\s|[.;,]?$|\n)", text or "")
     if not stated:
@@ -122,7 +124,7 @@ def answers(
     answerer: Answerer,
     *,
     stages: int = 1,
-    extract: Callable = extract_strict,
+    extract: Callable = get_extractor("strict"),
     max_tokens: int = SECOND_MAX_TOKENS,
 ) -> list[Answer]:
     """The answer of each (first request, its result, the question's labels, or its options label -> text): read by

@@ -14,7 +14,7 @@ from olakit.analysis import figures
 from olakit.analysis.inference import holm_matrix
 from olakit.analysis.similarity import nearest_note_similarity, similarity_bands
 from olakit.analysis.tables import answer_counts, bounds_long, method_accuracy
-from olakit.data.loaders import DEFAULT_SPLIT, load_questions
+from olakit.data.loaders import questions_of
 from olakit.names import LLM_VOTE, LLM_VOTE_SHUFFLED
 from olakit.olagpt.config import ANALYSIS, Analysis, OlaGPTConfig
 from olakit.olagpt.llm_vote import llm_vote_audit
@@ -55,7 +55,7 @@ def similarity_table(
     if source != "recorded":
         return similarity_bands(templated, edges=edges, analysis=cfg)
     ids = set(records["question_id"])
-    questions = [q for q in load_questions(cfg.dataset, DEFAULT_SPLIT[cfg.dataset], cfg.data_dir) if q.id in ids]
+    questions = [q for q in questions_of(cfg) if q.id in ids]
     sims = nearest_note_similarity(questions, resolve_library(cfg.library, cfg.data_dir))
     return similarity_bands(templated, sims, edges=edges, analysis=cfg)
 

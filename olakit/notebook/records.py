@@ -14,7 +14,7 @@ import pandas as pd
 from olakit.analysis.intervals import verdict_shares
 from olakit.analysis.tables import method_accuracy
 from olakit.analysis.traces import judge_table
-from olakit.data.loaders import DEFAULT_SPLIT, load_questions
+from olakit.data.loaders import load_questions, questions_of
 from olakit.data.recorded import RECORDED_MODEL, RECORDED_SOURCE, RECORDED_TEMPLATES, import_olagpt
 from olakit.data.records import to_frame
 from olakit.errors import DataError
@@ -157,7 +157,7 @@ def add_llm_vote(
     if not n_questions:
         return records, log
     cfg = config
-    questions = {q.id: q for q in load_questions(cfg.dataset, DEFAULT_SPLIT[cfg.dataset], cfg.data_dir)}
+    questions = {q.id: q for q in questions_of(cfg)}
     first = list(dict.fromkeys(records["question_id"]))[:n_questions]
     with Run("llm vote", cfg) as job:
         votes = llm_vote_records(

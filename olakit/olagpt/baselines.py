@@ -21,7 +21,7 @@ import numpy as np
 
 from olakit.data.loaders import data_file
 from olakit.errors import DataError, require_extra
-from olakit.extract import extract_strict
+from olakit.extract import get_extractor
 from olakit.llm import Request
 from olakit.llm.answerer import Answerer
 from olakit.olagpt.intent import answer_format, show_question
@@ -102,7 +102,7 @@ def auto_cot_demos(
         found = []
         for q in members:
             text = results[q.id].text if results[q.id].ok else ""
-            found.append(Demo(q.id, demo_question(q), text, extract_strict(text, list(q.options))))
+            found.append(Demo(q.id, demo_question(q), text, get_extractor("strict")(text, list(q.options))))
         passing = [d for d in found if d.answer is not None and reasoning_steps(d.rationale) <= MAX_REASONING_STEPS]
         answering = [d for d in found if d.answer is not None]
         demos.append((passing or answering or found[-1:])[0])

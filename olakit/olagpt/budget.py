@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from olakit.data.loaders import DEFAULT_SPLIT, load_questions
+from olakit.data.loaders import questions_of
 from olakit.llm.endpoint import PRICES, Endpoint
 from olakit.names import AUTO_COT, LLM_VOTE, SC, ZERO_SHOT, plural
 from olakit.olagpt.config import OlaGPTConfig
@@ -35,7 +35,7 @@ class Stage:
 def planned_calls(config: OlaGPTConfig) -> list[Stage]:
     """The stages of a run of ``config`` with their calls (see the module docstring); stages with none left out."""
     cfg = config
-    n = len(cfg.pick(load_questions(cfg.dataset, cfg.split or DEFAULT_SPLIT[cfg.dataset], data_dir=cfg.data_dir)))
+    n = len(cfg.pick(questions_of(cfg)))
     n_templates = len(templates_for(cfg.dataset, cfg.templates))
     cells = sum(1 if s == ZERO_SHOT else len(set(cfg.n_notes)) for s in cfg.strategies)
     answering = cfg.choose_k if cfg.choose_k and not cfg.choice_comparison else n_templates

@@ -29,9 +29,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Annotated, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
-from olakit.config import Config, ConfigError, Slice, Stats
+from olakit.config import Config, ConfigError, OwnDataset, Slice, Stats, dataset_setting
 from olakit.data.recorded import RECORDED_READER
 from olakit.majority import TIE_RULES
 from olakit.names import AUTO_COT, LLM_VOTE, REGEX_VOTE, SC, STRATEGIES, TURBO
@@ -116,12 +116,14 @@ ANALYSIS = Analysis()
 """The default: the authors' vote rule, seed 0, 2000 resamples, 95% intervals."""
 
 
-class OlaGPTConfig(Slice, Analysis):
+class OlaGPTConfig(Slice, OwnDataset, Analysis):
     """An OlaGPT run: questions x templates x note strategies x note counts (x SC samples), baselines and votes."""
 
     ALIASES = {"n_questions": "-n"}
-    dataset: Literal["aqua", "ekar_zh", "strategyqa"] = "aqua"
-    """The dataset: ``aqua`` (AQuA-RAT), ``ekar_zh`` (E-KAR, Chinese) or ``strategyqa``."""
+    _dataset = field_validator("dataset")(classmethod(lambda cls, v: dataset_setting(v)))
+    dataset: str = "aqua"
+    """The dataset: ``aqua`` (AQuA-RAT), ``ekar_zh`` (E-KAR, Chinese), ``strategyqa``, or a dataset file (.jsonl,
+    .json, .csv, .parquet: multiple choice, yes/no or numeric answers; olakit.data.datasets)."""
     templates: tuple[str, ...] | None = None
     """Thinking templates (none: every template that suits the dataset: turbo, DT, DST, PT, ST, and AT for E-KAR)."""
     strategies: Annotated[tuple[Strategy, ...], Field(min_length=1)] = STRATEGIES
@@ -215,14 +217,15 @@ class OlaGPTConfig(Slice, Analysis):
             )
 
 
-class NotesConfig(Config):
+class NotesConfig(OwnDataset):
     """``olakit notes build``: a notes library by active learning (paper 3.4): a pool of a split, answered ``r``
     times; the questions wrong every time get notes."""
 
-    dataset: Literal["aqua", "ekar_zh", "strategyqa"] = "ekar_zh"
-    """The dataset whose questions form the pool."""
-    split: str = "train"
-    """Its split."""
+    _dataset = field_validator("dataset")(classmethod(lambda cls, v: dataset_setting(v)))
+    dataset: str = "ekar_zh"
+    """The dataset whose questions form the pool: a built-in one's name or a dataset file."""
+    split: str | None = None
+    """Its split (none: ``train`` for a built-in dataset; a file is its own split)."""
     pool: Annotated[int, Field(ge=1)] = 40
     """Pool questions: the split's first N (or, with ``sample``, drawn from the whole split)."""
     sample: Annotated[int, Field(ge=1)] | None = None

@@ -38,21 +38,41 @@ TYPE_PROMPTS = {
     ),
 }
 """Table 5 of the paper, keyed by dataset (StrategyQA's, for the cross-method row, follows the AQuA wording)."""
+KIND_PROMPTS = {
+    "number": TYPE_PROMPTS["aqua"],
+    "yes_no": TYPE_PROMPTS["strategyqa"],
+    "choice": (
+        "As an examiner, you need to judge the type of the following multiple-choice question and don't give an "
+        "explanation\n\nQuestion: {question}\n\nAnswer: The output must only be in a strict JSON format: "
+        '"task_type": "question type".'
+    ),
+}
+"""The type prompt of a dataset file, by its answer kind (olakit's choice: the paper has one per dataset): a
+numeric question gets AQuA's mathematics professor, a yes/no one StrategyQA's, any other multiple choice an
+examiner's in the same wording."""
 TYPE_PARAMS = {"temperature": 0, "max_tokens": 24}
-DEFAULT_TYPE = {"aqua": "math", "ekar_zh": "analogy", "strategyqa": "yes/no"}
-"""Used when the model's reply holds no usable type."""
+DEFAULT_TYPE = {"aqua": "math", "ekar_zh": "analogy", "strategyqa": "yes/no", "number": "math", "yes_no": "yes/no"}
+"""Used when the model's reply holds no usable type (by dataset, or a dataset file's answer kind)."""
 
 
 def show_question(question: Question) -> str:
-    """The question with its options, as every prompt shows it."""
+    """The question with its options, as every prompt shows it (a numeric question has none)."""
+    if not question.options:
+        return f"question: {question.text}"
     options = "\n".join(f"{label}){text}" for label, text in question.options.items())
     return f"question: {question.text}\nchoices:\n{options}"
 
 
+def type_prompt(question: Question) -> str:
+    """The type prompt for a question: its dataset's (Table 5), else its answer kind's (KIND_PROMPTS)."""
+    if question.dataset in TYPE_PROMPTS:
+        return TYPE_PROMPTS[question.dataset]
+    return lookup(KIND_PROMPTS, question.kind, "answer kind with a type prompt")
+
+
 def type_request(question: Question) -> Request:
     """The Table 5 call for one question."""
-    prompt = lookup(TYPE_PROMPTS, question.dataset, "dataset with a type prompt")
-    return Request.make(prompt.format(question=show_question(question)), **TYPE_PARAMS)
+    return Request.make(type_prompt(question).format(question=show_question(question)), **TYPE_PARAMS)
 
 
 def parse_type(text: str | None, dataset: str = "aqua") -> str:
@@ -76,19 +96,23 @@ def parse_type(text: str | None, dataset: str = "aqua") -> str:
 
 
 def answer_format(labels: Sequence[str]) -> str:
+    """The answer-format sentence: one of the labels, or (no labels: a numeric answer) a number."""
+    if not labels:
+        return "The answer must end with JSON format: Answer: a number."
     return f"The answer must end with JSON format: Answer: one of options[{','.join(labels)}]."
 
 
 def frame_question(question: Question, qtype: str) -> str:
     """The question as the paper asks it: type sentence, question and choices, answer-format sentence."""
-    return (
-        f"Now give you the {qtype} question and choices:\n{show_question(question)}\n"
-        f"{answer_format(list(question.options))}"
-    )
+    given = "question and choices" if question.options else "question"
+    return f"Now give you the {qtype} {given}:\n{show_question(question)}\n{answer_format(list(question.options))}"
 
 
 def question_types(answerer: Answerer, questions: Sequence[Question]) -> dict[str, str]:
     """question id -> type, one cached call per question (a failed call gives the dataset's default type)."""
     reqs = [type_request(q) for q in questions]
     results = answerer.batch(reqs, "question types")
-    return {q.id: parse_type(r.text if r.ok else None, q.dataset) for q, r in zip(questions, results)}
+    return {
+        q.id: parse_type(r.text if r.ok else None, q.dataset if q.dataset in DEFAULT_TYPE else q.kind)
+        for q, r in zip(questions, results)
+    }

@@ -25,7 +25,7 @@ from olakit.types import OlaGPTRecord
 LLM_VOTE_INTRO = "Several solvers answered the same multiple-choice question. Their reasoning and answers follow."
 LLM_VOTE_ASK = (
     "Choose the most consistent answer among the solvers' answers. Give a short rationale, then end "
-    "with JSON format: Answer: one of options[{labels}]."
+    "with JSON format: Answer: {answer}."
 )
 RATIONALE_CHARS = 700
 """Each candidate's rationale is cut to its last RATIONALE_CHARS characters (the conclusion is at the end)."""
@@ -82,7 +82,9 @@ def llm_vote_prompt(question, qtype: str, candidates, names=None, variant: str =
         f"{LLM_VOTE_INTRO}\n\nThe {qtype} question:\n{show_question(question)}\n\n"
         + "\n\n".join(blocks)
         + "\n\n"
-        + LLM_VOTE_ASK.format(labels=",".join(question.options))
+        + LLM_VOTE_ASK.format(
+            answer=f"one of options[{','.join(question.options)}]" if question.options else "a number"
+        )
     )
 
 

@@ -24,7 +24,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from olakit.data.loaders import DEFAULT_SPLIT, load_questions
+from olakit.data.datasets import question_hash
+from olakit.data.loaders import questions_of
 from olakit.data.records import answer_record, prompt_hash, to_frame
 from olakit.errors import DataError
 from olakit.extract import get_extractor
@@ -172,6 +173,7 @@ def _chosen_records(cfg, questions, names, choices: dict[str, Choice], records, 
                     cost=c.reply.cost,
                     cached=c.reply.cached,
                     source="live",
+                    question_hash=question_hash(q),
                     trace=json.dumps({"chosen": c.chosen, "named_by_model": c.named, "candidates": names}),
                 )
             )
@@ -220,8 +222,7 @@ def run(
 
 def _run(config: OlaGPTConfig, job: Run, out_dir) -> RunResult:
     cfg = config
-    split = cfg.split or DEFAULT_SPLIT[cfg.dataset]
-    everything = load_questions(cfg.dataset, split, data_dir=cfg.data_dir)
+    everything = questions_of(cfg)
     questions = cfg.pick(everything)
     templates = templates_for(cfg.dataset, cfg.templates)
     cfg.check_templates([t.name for t in templates])

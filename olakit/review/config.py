@@ -6,17 +6,19 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
-from olakit.config import Slice, Stats
+from olakit.config import OwnDataset, Slice, Stats, dataset_setting
 
 
-class ReviewConfig(Slice, Stats):
+class ReviewConfig(Slice, OwnDataset, Stats):
     """The review loop and a direct answer on a slice of a dataset (or the shipped open questions)."""
 
     ALIASES = {"n_questions": "-n"}
-    dataset: Literal["aqua", "ekar_zh", "strategyqa", "open"] = "aqua"
-    """aqua, ekar_zh, strategyqa (questions with a gold answer) or ``open`` (the shipped open questions)."""
+    _dataset = field_validator("dataset")(classmethod(lambda cls, v: dataset_setting(v, also=("open",))))
+    dataset: str = "aqua"
+    """aqua, ekar_zh, strategyqa or a dataset file (questions with a gold answer), or ``open`` (the shipped open
+    questions)."""
     mode: Literal["lite", "standard"] = "lite"
     """``lite`` (one decomposition) or ``standard`` (three similar questions, a common and a detailed outline)."""
     behaviour: Literal["intended", "literal"] = "intended"

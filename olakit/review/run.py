@@ -16,10 +16,10 @@ from pathlib import Path
 import pandas as pd
 
 from olakit.data.files import RESOURCES, read_jsonl
-from olakit.data.loaders import DEFAULT_SPLIT, load_questions
+from olakit.data.loaders import questions_of
 from olakit.data.records import answer_record
 from olakit.errors import DataError
-from olakit.extract import extract_strict
+from olakit.extract import get_extractor
 from olakit.llm import Answerer, Request, Result
 from olakit.llm.two_stage import answers
 from olakit.review.config import ReviewConfig
@@ -88,7 +88,7 @@ def _questions(cfg: ReviewConfig, ask: str | None) -> list[Question]:
     if cfg.dataset == "open":
         qs = open_questions()
     else:
-        qs = load_questions(cfg.dataset, cfg.split or DEFAULT_SPLIT[cfg.dataset], cfg.data_dir)
+        qs = questions_of(cfg)
     return cfg.pick(qs)
 
 
@@ -169,7 +169,9 @@ def _records(cfg, questions, histories, direct, job: Run) -> list[ReviewRecord]:
         (Request.make(ask_text(q), temperature=0, max_tokens=cfg.direct_tokens), res, q.options)
         for q, _, _, res in (items[k] for k in graded)
     ]
-    found = dict(zip(graded, answers(firsts, job["answerer"], stages=cfg.answer_stages, extract=extract_strict)))
+    found = dict(
+        zip(graded, answers(firsts, job["answerer"], stages=cfg.answer_stages, extract=get_extractor("strict")))
+    )
     hist = {q.id: h for q, h in zip(questions, histories)}
     out = []
     for k, (q, name, i, res) in enumerate(items):

@@ -1,0 +1,365 @@
+"""Your own dataset: a question file (JSON Lines, JSON, CSV, Parquet; from a notebook a pandas DataFrame or a
+``datasets.Dataset``) and a small mapping that says which field is what (DatasetMap). The common layouts are
+recognised without a mapping (``recognise``): GSM8K (``question``, ``answer`` ending ``#### N``), CommonsenseQA
+(``question.stem``, ``question.choices[].label/text``, ``answerKey``), ARC/E-KAR (``choices.label/text``), the
+OpenCompass/EvalScope columns (``question, A, B, C, D, answer[, explanation]``), AQuA (``options: ["A)..."]``,
+``correct``), and yes/no or numeric answers beside a ``question``.
+
+A field is named by its path: ``question.stem``; ``question.choices[].text`` takes ``text`` from every element of
+the list ``question.choices``. Every row is checked as it is read; a bad one is one DataError naming the file, the
+line (or row) and the field, and nothing is returned:
+
+``load_file("gsm8k/test.jsonl")`` -> 1319 numeric Questions, gold ``"18"``, rationale the worked solution.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import string
+import unicodedata
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import field_validator
+
+from olakit.config import Config, ConfigError
+from olakit.data.files import read_json, read_jsonl
+from olakit.errors import DataError
+from olakit.extract import canonical_number, gold_number
+from olakit.names import DATASET_FORMATS
+from olakit.types import Question
+
+FORMATS = DATASET_FORMATS
+ANSWER_FORMS = ("auto", "label", "index", "option_text", "yes_no", "number", "text")
+"""How a row's answer field is given: an option ``label``, a 0-based ``index`` into the options, the option's
+text (``option_text``), a ``yes_no`` (true/false, yes/no), a ``number`` (or a solution ending ``#### N``), free
+``text``; ``auto`` tells them apart (a label first, then an index, then an option's text)."""
+SPLIT_WORDS = {"test", "dev", "train", "validation", "val", "eval"}
+_YES, _NO = {"yes", "true", "1", "y"}, {"no", "false", "0", "n"}
+
+
+class DatasetMap(Config):
+    """Which field of a question file is what. Every field but ``question`` and ``answer`` is optional."""
+
+    name: str | None = None
+    """The dataset's name in the records (default: the file's name, or its folder's when the file is named after a
+    split, so gsm8k/test.jsonl is ``gsm8k``)."""
+    id: str | None = None
+    """The id field (default: ``id``, ``qid`` or ``question_id`` when there is one, else the row's position)."""
+    question: str = "question"
+    """The question text's field."""
+    choices: str | tuple[str, ...] | None = None
+    """The options: a field holding a list (labelled A, B, C, ...; ``"A)text"`` items keep their labels), a label ->
+    text mapping, or with ``labels`` the texts; or several column names, one per option (empty cells skipped)."""
+    labels: str | None = None
+    """The field of the option labels, parallel to ``choices`` (``choices.label``)."""
+    answer: str = "answer"
+    """The answer's field."""
+    answer_form: Literal["auto", "label", "index", "option_text", "yes_no", "number", "text"] = "auto"
+    """How the answer is given (ANSWER_FORMS)."""
+    rationale: str | None = None
+    """The explanation's field (the notes' explanation when a library is built from the dataset)."""
+    meta: tuple[str, ...] = ()
+    """Further fields to keep with each question (``Question.meta``), by path."""
+
+    @field_validator("choices", mode="before")
+    @classmethod
+    def _columns(cls, value):
+        """``A|B|C|D`` or a list names one column per option; a single path stays a path."""
+        if isinstance(value, str) and "|" in value:
+            return tuple(v.strip() for v in value.split("|") if v.strip())
+        return tuple(value) if isinstance(value, list) else value
+
+
+def parse_map(text: str | dict | None) -> DatasetMap | None:
+    """A mapping given as ``question=question.stem,answer=answerKey``, YAML/JSON text, a YAML/JSON file's path, or
+    a dict; None when none is given."""
+    if text is None or isinstance(text, DatasetMap):
+        return text
+    if isinstance(text, dict):
+        return DatasetMap(**text)
+    import yaml
+
+    if Path(text).is_file():
+        text = Path(text).read_text(encoding="utf-8")
+        value = yaml.safe_load(text)
+    elif text.strip().startswith("{"):
+        value = yaml.safe_load(text)
+    else:
+        value = {}
+        for part in re.split(r",(?![^\[]*\])", text):
+            key, sep, val = part.partition("=")
+            if not sep:
+                raise ConfigError(f"dataset map {text!r}: {part!r} is not NAME=FIELD")
+            value[key.strip()] = yaml.safe_load(val.strip()) if val.strip().startswith("[") else val.strip()
+    if not isinstance(value, dict):
+        raise ConfigError(f"dataset map {text[:60]!r}: give NAME=FIELD pairs or a mapping")
+    return DatasetMap(**value)
+
+
+def map_beside(path: Path) -> Path:
+    """Where a file's own mapping is kept: ``<file>.map.yaml`` beside it (``test.jsonl.map.yaml``)."""
+    return path.with_name(path.name + ".map.yaml")
+
+
+# ---- reading rows
+
+
+def read_rows(source) -> tuple[str, list[tuple[str, dict]]]:
+    """(a name for messages, [(where, row)]) from a file path, a DataFrame or a datasets.Dataset."""
+    if isinstance(source, str | os.PathLike):
+        path = Path(source)
+        fmt = FORMATS.get(path.suffix.lower())
+        if fmt is None:
+            raise DataError(f"{path}: unknown dataset format {path.suffix!r}; use one of {', '.join(FORMATS)}")
+        if not path.is_file():
+            raise DataError(f"{path}: dataset file not found")
+        if fmt == "jsonl":
+            rows = [(f"{path} line {n}", obj) for n, obj in read_jsonl(path)]
+        elif fmt == "json" and _is_json_lines(path):  # AQuA's test.json is JSON Lines under a .json name
+            rows = [(f"{path} line {n}", obj) for n, obj in read_jsonl(path)]
+        elif fmt == "json":
+            data = read_json(path)
+            data = data.get("data", data) if isinstance(data, dict) else data
+            if not isinstance(data, list) or not all(isinstance(x, dict) for x in data):
+                raise DataError(f"{path}: expected a JSON array of objects (or {{'data': [...]}})")
+            rows = [(f"{path} item {i}", obj) for i, obj in enumerate(data)]
+        else:
+            import pandas as pd
+
+            try:
+                df = pd.read_csv(path, dtype=str, keep_default_na=False) if fmt == "csv" else pd.read_parquet(path)
+            except Exception as exc:  # pandas raises many types for a malformed file
+                raise DataError(f"{path}: not a readable {fmt} file ({exc})") from None
+            first = 2 if fmt == "csv" else 0  # a CSV's line numbers: the header is line 1
+            rows = [(f"{path} {'line' if fmt == 'csv' else 'row'} {i + first}", r) for i, r in enumerate(_records(df))]
+        where = str(path)
+    else:
+        df = source.to_pandas() if hasattr(source, "to_pandas") and not hasattr(source, "iloc") else source
+        if not hasattr(df, "iloc"):
+            raise DataError(f"a dataset is a file path, a pandas DataFrame or a datasets.Dataset, not {type(source)}")
+        where = "the DataFrame"
+        rows = [(f"DataFrame row {i}", r) for i, r in enumerate(_records(df))]
+    if not rows:
+        raise DataError(f"{where}: no questions in it")
+    return where, rows
+
+
+def _is_json_lines(path: Path) -> bool:
+    """Whether a .json file holds one object per line (its first line a whole object, more lines after it)."""
+    with open(path, encoding="utf-8") as fh:
+        first, second = fh.readline(), fh.readline()
+    try:
+        return isinstance(json.loads(first), dict) and bool(second.strip())
+    except ValueError:
+        return False
+
+
+def _records(df) -> list[dict]:
+    """Rows as plain Python data (numpy arrays and scalars from Parquet become lists and numbers)."""
+    out = json.loads(df.to_json(orient="records", force_ascii=False))
+    return out
+
+
+_MISSING = object()
+
+
+def get(row: dict, path: str, where: str, default=_MISSING):
+    """The value at ``path`` (``a.b``, ``a[].b``); DataError naming the field when it is missing."""
+    value: Any = row
+    parts = path.split(".")
+    for i, part in enumerate(parts):
+        each = part.endswith("[]")
+        key = part[:-2] if each else part
+        if not isinstance(value, dict) or key not in value:
+            if default is not _MISSING:
+                return default
+            raise DataError(f"{where}: field {'.'.join(parts[: i + 1]).removesuffix('[]')!r} missing")
+        value = value[key]
+        if each:
+            if not isinstance(value, list):
+                raise DataError(f"{where}: field {key!r} is not a list")
+            rest = ".".join(parts[i + 1 :])
+            return [get(v, rest, where) if rest else v for v in value]
+    return value
+
+
+# ---- layouts
+
+
+def recognise(row: dict, where: str) -> DatasetMap:
+    """The mapping of a layout olakit knows, from a file's first row; DataError naming the fields when none fits."""
+    keys = set(row)
+    ident = next((k for k in ("id", "qid", "question_id") if k in keys), None)
+    q = row.get("question")
+    if isinstance(q, dict) and "stem" in q and "choices" in q:  # CommonsenseQA
+        meta = tuple(f"question.{k}" for k in q if k not in ("stem", "choices"))
+        return DatasetMap(id=ident, question="question.stem", choices="question.choices[].text",
+                          labels="question.choices[].label", answer="answerKey", meta=meta)  # fmt: skip
+    text_field = next((k for k in ("question", "problem", "input") if isinstance(row.get(k), str)), None)
+    if text_field is None:
+        raise _unknown(row, where)
+    answer = next((k for k in ("answerKey", "answer", "correct", "label", "target", "gold") if k in keys), None)
+    rationale = next((k for k in ("rationale", "explanation", "solution") if k in keys), None)
+    base = {"id": ident, "question": text_field, "rationale": rationale}
+    if answer is None:
+        raise _unknown(row, where)
+    if isinstance(row.get("choices"), dict) and {"label", "text"} <= set(row["choices"]):  # ARC, E-KAR
+        return DatasetMap(**base, choices="choices.text", labels="choices.label", answer=answer)
+    for field in ("options", "choices"):
+        if isinstance(row.get(field), list | dict):  # AQuA's "A)12" items, a list, or label -> text
+            return DatasetMap(**base, choices=field, answer=answer)
+    letters = [c for c in string.ascii_uppercase if c in keys]
+    if len(letters) >= 2 and letters == list(string.ascii_uppercase[: len(letters)]):  # OpenCompass / EvalScope
+        return DatasetMap(**base, choices=tuple(letters), answer=answer)
+    value = row[answer]
+    if isinstance(value, bool) or str(value).strip().lower() in _YES | _NO - {"1", "0"}:
+        return DatasetMap(**base, answer=answer, answer_form="yes_no")
+    if gold_number(value) is not None:  # a number, or GSM8K's worked solution ending "#### N"
+        solution = isinstance(value, str) and "####" in value
+        return DatasetMap(**{**base, "rationale": rationale or (answer if solution else None)}, answer=answer,
+                          answer_form="number")  # fmt: skip
+    return DatasetMap(**base, answer=answer)  # a free-text answer
+
+
+def _unknown(row: dict, where: str) -> DataError:
+    fields = ", ".join(sorted(row)) or "none"
+    return DataError(
+        f"{where}: a layout olakit does not recognise (fields: {fields}); say which field is what, e.g. "
+        "--dataset-map 'question=FIELD,answer=FIELD,choices=FIELD' (or choices=A|B|C|D for one column per option), "
+        "or put the same as YAML in a .map.yaml file beside the data file"
+    )
+
+
+# ---- questions
+
+
+def load_file(source, mapping: DatasetMap | str | dict | None = None, *, name: str | None = None) -> list[Question]:
+    """Every question of a dataset file (or DataFrame / datasets.Dataset): by ``mapping``, or the mapping file
+    beside the data file, or the layout recognised from its first row. DataError on the first bad row; a
+    duplicate id is refused too."""
+    mapping = parse_map(mapping)
+    if mapping is None and isinstance(source, str | os.PathLike) and map_beside(Path(source)).is_file():
+        mapping = parse_map(str(map_beside(Path(source))))
+    where, rows = read_rows(source)
+    mapping = mapping or recognise(rows[0][1], rows[0][0])
+    dataset = name or mapping.name or dataset_name(source)
+    out, seen = [], {}
+    for index, (at, row) in enumerate(rows):
+        q = _question(row, at, index, mapping, dataset)
+        if q.id in seen:
+            raise DataError(f"{at}: duplicate id {q.id!r} (first at {seen[q.id]})")
+        seen[q.id] = at
+        out.append(q)
+    return out
+
+
+def dataset_name(source) -> str:
+    """A file's dataset name: its stem, or its folder's name when the stem is a split word (gsm8k/test.jsonl)."""
+    if not isinstance(source, str | os.PathLike):
+        return "dataframe"
+    path = Path(source)
+    stem = path.name.split(".")[0]
+    first = re.split(r"[_\-.]", stem.lower())[0]
+    return path.parent.name if first in SPLIT_WORDS and path.parent.name else stem
+
+
+def _question(row: dict, where: str, index: int, m: DatasetMap, dataset: str) -> Question:
+    text = get(row, m.question, where)
+    if not isinstance(text, str) or not text.strip():
+        raise DataError(f"{where}: field {m.question!r} is empty or not text")
+    ident = get(row, m.id, where) if m.id else next((row[k] for k in ("id", "qid", "question_id") if k in row), index)
+    options = _options(row, where, m)
+    raw = get(row, m.answer, where)
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        raise DataError(f"{where}: field {m.answer!r} (the answer) is empty")
+    kind, gold = _gold(raw, options, m.answer_form, where, m.answer)
+    if kind == "yes_no":
+        options = {"yes": "yes", "no": "no"}
+    rationale = get(row, m.rationale, where, "") if m.rationale else ""
+    if isinstance(rationale, list):
+        rationale = "\n".join(map(str, rationale))
+    rationale = str(rationale or "")
+    if kind == "number" and "####" in rationale:
+        rationale = rationale.rsplit("####", 1)[0].strip()
+    meta = {p.split(".")[-1]: get(row, p, where, None) for p in m.meta}
+    return Question(id=str(ident), dataset=dataset, text=text.strip(), options=options, gold=gold,
+                    rationale=rationale, meta=meta, kind=kind)  # fmt: skip
+
+
+def _options(row: dict, where: str, m: DatasetMap) -> dict[str, str]:
+    if m.choices is None:
+        return {}
+    if isinstance(m.choices, tuple):  # one column per option
+        return {col: str(row[col]).strip() for col in m.choices if str(row.get(col, "") or "").strip()}
+    value = get(row, m.choices, where)
+    if m.labels:
+        labels = get(row, m.labels, where)
+        if not isinstance(labels, list) or not isinstance(value, list) or len(labels) != len(value):
+            raise DataError(f"{where}: {m.labels!r} and {m.choices!r} are not two lists of one length")
+        options = {str(label): str(text) for label, text in zip(labels, value)}
+    elif isinstance(value, dict):
+        options = {str(k): str(v) for k, v in value.items()}
+    elif isinstance(value, list):
+        lettered = [re.match(r"^\s*([A-Z])\s*\)\s*(.*)$", str(v), re.S) for v in value]
+        if value and all(lettered):
+            options = {mm.group(1): mm.group(2).strip() for mm in lettered}
+        else:
+            options = {string.ascii_uppercase[i]: str(v) for i, v in enumerate(value[:26])}
+    else:
+        raise DataError(f"{where}: field {m.choices!r} is not a list or a mapping of options")
+    if len(options) < 2:
+        raise DataError(f"{where}: {len(options)} option(s) in {m.choices!r}; a choice needs at least 2")
+    return options
+
+
+def _gold(raw, options: dict[str, str], form: str, where: str, field: str) -> tuple[str, str]:
+    """(kind, gold) of a row's answer."""
+    if form in ("yes_no", "auto") and not options and _yes_no(raw) is not None:
+        return "yes_no", _yes_no(raw)
+    if form == "yes_no":
+        raise DataError(f"{where}: answer {raw!r} in {field!r} is not yes/no (true/false)")
+    if form in ("number", "auto") and not options:
+        number = gold_number(raw)
+        if number is not None:
+            return "number", number
+        if form == "number":
+            raise DataError(f"{where}: answer {raw!r} in {field!r} is not a number")
+    if form == "text" or (form == "auto" and not options):
+        return "text", str(raw).strip()
+    value = str(raw).strip()
+    if form in ("label", "auto") and value in options:
+        return "choice", value
+    if form in ("index", "auto") and re.fullmatch(r"\d+", value) and int(value) < len(options):
+        return "choice", list(options)[int(value)]
+    if form in ("option_text", "auto"):
+        hits = [label for label, text in options.items() if _norm(text) == _norm(value)]
+        if len(hits) == 1:
+            return "choice", hits[0]
+    raise DataError(f"{where}: answer {raw!r} in {field!r} is not among its options {sorted(options)}")
+
+
+def _yes_no(raw) -> str | None:
+    if isinstance(raw, bool):
+        return "yes" if raw else "no"
+    value = str(raw).strip().lower()
+    return "yes" if value in _YES - {"1"} else "no" if value in _NO - {"0"} else None
+
+
+def _norm(text) -> str:
+    return re.sub(r"\s+", " ", unicodedata.normalize("NFKC", str(text))).strip().strip(".").lower()
+
+
+def question_hash(q: Question) -> str:
+    """A content hash of a question (its normalised text and options, not its id or gold): the same question
+    under another id, or a changed one under the same id, is told apart. 16 hex digits of sha256."""
+    shown = _norm(q.text) + "\n" + "\n".join(f"{k}\t{_norm(v)}" for k, v in q.options.items())
+    return hashlib.sha256(shown.encode("utf-8")).hexdigest()[:16]
+
+
+def same_number(a: str | None, b: str | None) -> bool:
+    """Whether two answers are the same number (after canonical_number: rounded to PLACES decimals)."""
+    return a is not None and b is not None and canonical_number(a) == canonical_number(b)

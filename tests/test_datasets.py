@@ -1,0 +1,202 @@
+"""Your own dataset (olakit.data.datasets): the shipped GSM8K and CommonsenseQA files, the layouts olakit
+recognises, a mapping for the rest, every kind of bad row, and the numeric answers (olakit.extract): their reading,
+their comparison and their votes, on crafted outputs and on PoT's recorded GSM8K values."""
+
+import json
+import math
+
+import pandas as pd
+import pytest
+
+from olakit.config import ConfigError
+from olakit.data.datasets import DatasetMap, load_file, parse_map, question_hash
+from olakit.data.loaders import load_aqua, load_questions
+from olakit.errors import DataError
+from olakit.extract import canonical_number, extract_number, get_extractor, gold_number
+from olakit.majority import majority
+
+
+def write_jsonl(path, rows):
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_gsm8k_is_recognised_with_its_number_after_the_hashes(data_dir):
+    path = data_dir / "gsm8k" / "test.jsonl"
+    questions = load_file(path)
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    assert len(questions) == len(lines) == 1319
+    # the gold, read independently: the text after the last "#### ", commas dropped
+    expected = [line["answer"].split("####")[-1].strip().replace(",", "") for line in lines]
+    assert [q.gold for q in questions] == expected
+    q = questions[0]
+    assert (q.dataset, q.id, q.kind, q.options, q.gold) == ("gsm8k", "0", "number", {}, "18")
+    assert q.rationale.startswith("Janet sells 16 - 3 - 4") and "####" not in q.rationale
+    assert any("," in line["answer"].split("####")[-1] for line in lines)  # "1,600"-style golds exist and were read
+
+
+def test_commonsenseqa_is_recognised_with_its_nested_choices(data_dir):
+    path = data_dir / "commonsenseqa" / "dev_rand_split.jsonl"
+    questions = load_file(path)
+    first = json.loads(path.read_text().splitlines()[0])
+    assert len(questions) == 1221 and all(len(q.options) == 5 for q in questions)
+    q = questions[0]
+    assert q.id == first["id"] and q.text == first["question"]["stem"] and q.gold == first["answerKey"]
+    assert q.options == {c["label"]: c["text"] for c in first["question"]["choices"]}
+    assert q.kind == "choice" and q.meta == {"question_concept": "revolving door"}
+
+
+def test_the_seeds_files_read_through_the_generic_reader_match_their_loaders(data_dir):
+    generic = load_file(data_dir / "aqua" / "test.json")  # JSON Lines under a .json name
+    assert [(q.text, q.options, q.gold, q.rationale) for q in generic] == [
+        (q.text, q.options, q.gold, q.rationale) for q in load_aqua("test", data_dir)
+    ]
+
+
+def test_the_common_layouts_are_recognised(tmp_path):
+    # OpenCompass / EvalScope columns, as CSV (two, three and four options; empty cells are no option)
+    csv = tmp_path / "mine_dev.csv"
+    csv.write_text("question,A,B,C,D,answer,explanation\nWhich is even?,3,4,,,B,4 = 2 x 2\nPick c,a,b,c,d,C,\n")
+    first, second = load_file(csv)
+    assert first.dataset == "mine_dev" and first.options == {"A": "3", "B": "4"} and first.gold == "B"
+    assert first.rationale == "4 = 2 x 2" and second.options == {"A": "a", "B": "b", "C": "c", "D": "d"}
+    # a yes/no boolean, a yes/no word, a number with $ and a comma
+    rows = [
+        {"id": "y", "question": "Is ice cold?", "answer": True},
+        {"id": "n", "question": "Is fire?", "answer": "No"},
+    ]
+    yn = load_file(write_jsonl(tmp_path / "yn.jsonl", rows))
+    assert [(q.kind, q.gold, q.options) for q in yn] == [("yes_no", "yes", {"yes": "yes", "no": "no"})] + [
+        ("yes_no", "no", {"yes": "yes", "no": "no"})
+    ]
+    num = load_file(write_jsonl(tmp_path / "num.jsonl", [{"question": "How much?", "answer": "$1,600.50"}]))
+    assert (num[0].kind, num[0].gold, num[0].id) == ("number", "1600.5", "0")
+    # a list of options with the answer as an index, and label -> text with the answer as the option's text
+    data = [{"question": "2+2?", "choices": ["3", "4"], "answer": 1}]
+    (tmp_path / "idx.json").write_text(json.dumps(data))  # a JSON array
+    (j,) = load_file(tmp_path / "idx.json")
+    assert j.options == {"A": "3", "B": "4"} and j.gold == "B"
+    frame = pd.DataFrame([{"question": "Capital of France?", "options": {"x": "Paris", "y": "Rome"}, "answer": "rome"}])
+    frame.to_parquet(tmp_path / "caps.parquet")
+    assert [(q.options, q.gold) for q in load_file(tmp_path / "caps.parquet")] == [({"x": "Paris", "y": "Rome"}, "y")]
+    (df_q,) = load_file(frame)  # a DataFrame from a notebook
+    assert df_q.dataset == "dataframe" and df_q.gold == "y"
+
+
+def test_a_mapping_names_the_fields_of_any_layout(tmp_path):
+    rows = [{"key": "k1", "body": {"text": "Odd one?"}, "opts": [{"l": "1", "t": "two"}, {"l": "2", "t": "three"}],
+             "gold": "2", "why": "three is odd", "src": "mine"}]  # fmt: skip
+    path = write_jsonl(tmp_path / "odd.jsonl", rows)
+    with pytest.raises(DataError, match=r"odd.jsonl line 1: a layout olakit does not recognise \(fields: body, gold,"):
+        load_file(path)
+    given = "id=key,question=body.text,choices=opts[].t,labels=opts[].l,answer=gold,rationale=why,meta=[src]"
+    (q,) = load_file(path, given)
+    assert (q.id, q.text, q.options, q.gold, q.rationale, q.meta) == (
+        "k1", "Odd one?", {"1": "two", "2": "three"}, "2", "three is odd", {"src": "mine"},
+    )  # fmt: skip
+    (tmp_path / "odd.jsonl.map.yaml").write_text(
+        "question: body.text\nchoices: opts[].t\nlabels: opts[].l\nanswer: gold\n"
+    )
+    assert load_file(path)[0].options == {"1": "two", "2": "three"}  # the mapping file beside it
+    columns = tmp_path / "cols.csv"
+    columns.write_text("q,first,second,right\nWhich?,yes it,no it,second\n")
+    (c,) = load_file(columns, "question=q,choices=first|second,answer=right")
+    assert c.options == {"first": "yes it", "second": "no it"} and c.gold == "second"
+    assert parse_map({"question": "q"}) == DatasetMap(question="q")
+    with pytest.raises(ConfigError, match="not NAME=FIELD"):
+        parse_map("question")
+
+
+@pytest.mark.parametrize(
+    "rows, message",
+    [
+        (
+            [{"question": "q?", "answer": "A", "choices": ["x", "y"]}, {"question": "r?", "choices": ["x", "y"]}],
+            r"bad.jsonl line 2: field 'answer' missing",
+        ),
+        (
+            [{"question": "q?", "choices": ["x", "y"], "answer": "C"}],
+            r"bad.jsonl line 1: answer 'C' in 'answer' is not among its options \['A', 'B'\]",
+        ),
+        (
+            [{"id": 1, "question": "q?", "answer": 2}, {"id": 1, "question": "r?", "answer": 3}],
+            r"bad.jsonl line 2: duplicate id '1' \(first at .*bad.jsonl line 1\)",
+        ),
+        ([{"question": "", "answer": 2}], r"bad.jsonl line 1: field 'question' is empty or not text"),
+        ([{"question": "q?", "answer": " "}], r"bad.jsonl line 1: field 'answer' \(the answer\) is empty"),
+        ([{"question": "q?", "choices": ["only"], "answer": "A"}], r"1 option\(s\) in 'choices'; a choice needs at"),
+    ],
+    ids=["no answer", "not an option", "duplicate id", "empty question", "empty answer", "one option"],
+)
+def test_each_kind_of_bad_row_is_one_error_naming_file_line_and_field(tmp_path, rows, message):
+    with pytest.raises(DataError, match=message):
+        load_file(write_jsonl(tmp_path / "bad.jsonl", rows))
+
+
+def test_bad_files_and_mappings(tmp_path):
+    (tmp_path / "empty.jsonl").write_text("\n")
+    with pytest.raises(DataError, match="empty.jsonl: no questions in it"):
+        load_file(tmp_path / "empty.jsonl")
+    with pytest.raises(DataError, match=r"unknown dataset format '.txt'"):
+        load_file(tmp_path / "q.txt")
+    path = write_jsonl(tmp_path / "m.jsonl", [{"question": "q?", "answer": 1}])
+    with pytest.raises(DataError, match=r"m.jsonl line 1: field 'body' missing"):
+        load_file(path, "question=body.text")
+    with pytest.raises(DataError, match="answer 'x' in 'answer' is not a number"):
+        load_file(write_jsonl(tmp_path / "n.jsonl", [{"question": "q?", "answer": "x"}]), "answer_form=number")
+    with pytest.raises(DataError, match="a file is its own split"):
+        load_questions(str(path), "test")
+    with pytest.raises(DataError, match="nope.jsonl: dataset file not found"):
+        load_questions(str(tmp_path / "nope.jsonl"))
+
+
+def test_a_question_hash_sees_text_and_options_not_ids(tmp_path):
+    a, b, c = load_file(write_jsonl(tmp_path / "h.jsonl", [
+        {"id": "1", "question": "Two  plus two?", "choices": ["3", "4"], "answer": "B"},
+        {"id": "2", "question": "two plus two?", "choices": ["3", "4"], "answer": "A"},
+        {"id": "3", "question": "Two plus two?", "choices": ["3", "5"], "answer": "B"},
+    ]))  # fmt: skip
+    assert question_hash(a) == question_hash(b) != question_hash(c)  # spacing and case are not content; options are
+
+
+def test_numbers_are_read_compared_and_voted_as_numbers():
+    assert [canonical_number(x) for x in ("1,600", "-0.0", "07", "2/3", "1e3", "12.")] == [
+        "1600", "0", "7", "0.666667", "1000", "12",
+    ]  # fmt: skip
+    assert gold_number("worked out\n#### 1,234") == "1234" and gold_number(True) is None
+    outputs = {
+        '{"Answer": "18"}': "18",
+        "So the answer is $1,600.": "1600",
+        "Total: 3 + 4 = 7 apples.\nThe answer is 7 apples.": "7",
+        "First 5, then 6.\nAnswer: 6": "6",
+        "\\boxed{42}": "42",
+        "The answer (arabic numerals) is 0.5": "0.5",
+        "#### 12": "12",
+        "She buys 3 and eats 2, so some are left.": None,  # numbers, but no answer stated
+        "Answer: about ten": None,
+        "It is\n25": "25",  # a last line that is just a number
+    }
+    read = get_extractor("strict")
+    assert {text: read(text, []) for text in outputs} == outputs  # no options: the number reader
+    assert {text: extract_number(text) for text in outputs} == outputs
+    assert get_extractor("olagpt")("Answer: 3 apples", []) == "3"  # whatever the extractor's name
+    assert majority([canonical_number(x) for x in ("18", "18.0", "1,8", "18.000")]) == "18"  # equal numbers: one answer
+
+
+def test_pot_recorded_gsm8k_values_scored_against_their_gold(data_dir):
+    """PoT's recorded executions (floats with float noise, None, or tuples as text) read as numbers: the counts
+    equal an independent count with |executed - gold| < 1e-6 (PoT's README prints 0.716 and 0.569; it also took
+    the first element of a tuple, which olakit reads as no number)."""
+    folder = data_dir / "external" / "pot" / "outputs"
+    for name, want_rows in (("gsm8K_s0_e-1_11_17_10_20.jsonl", 1318), ("gsm8K_zs_s0_e-1_11_19_09_55.jsonl", 1317)):
+        rows = [json.loads(line) for line in (folder / name).read_text().splitlines()]
+        rows = [r for r in rows if "question" in r]
+        assert len(rows) == want_rows
+        ours = sum(
+            gold_number(r["executed"]) is not None and gold_number(r["executed"]) == gold_number(r["answer"])
+            for r in rows
+        )
+        numeric = [r for r in rows if isinstance(r["executed"], int | float) and not isinstance(r["executed"], bool)]
+        independent = sum(math.isclose(r["executed"], r["answer"], rel_tol=0, abs_tol=1e-6) for r in numeric)
+        assert ours == independent
+        assert abs(ours / len(rows) - {1318: 0.716, 1317: 0.569}[want_rows]) < 0.003
