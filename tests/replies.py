@@ -107,3 +107,15 @@ def idiom(prompt, req):
     if "Think about this question" in prompt:
         return "It means accepting consequences."
     return "To face the music is to accept the unpleasant results of your actions."
+
+
+def numbers(prompt, request):
+    """Answers every numeric question with 18 (GSM8K's first gold), and a question type when asked; the review
+    loop's reviews score 4."""
+    if "judge the type" in prompt:
+        return '{"task_type": "arithmetic"}'
+    if prompt.startswith("Here is the answer to the question"):
+        return "Accuracy: 4\nCompleteness: 4\nClarity: 4\nDepth: 4\nOverall Score: 4"
+    if prompt.startswith("Please break down"):
+        return "1. Count\nTotal Steps: 1"
+    return 'Step by step: 16 - 3 - 4 = 9 eggs, 9 * 2 = 18. {"Answer": "$18"}'

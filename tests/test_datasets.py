@@ -200,3 +200,73 @@ def test_pot_recorded_gsm8k_values_scored_against_their_gold(data_dir):
         independent = sum(math.isclose(r["executed"], r["answer"], rel_tol=0, abs_tol=1e-6) for r in numeric)
         assert ours == independent
         assert abs(ours / len(rows) - {1318: 0.716, 1317: 0.569}[want_rows]) < 0.003
+
+
+def scripted(monkeypatch, reply: str):
+    monkeypatch.setenv("OLAKIT_BASE_URL", f"scripted://tests.replies:{reply}")
+    monkeypatch.setenv("OLAKIT_MODEL", "scripted")
+
+
+def test_olakit_run_on_the_gsm8k_file(tmp_path, monkeypatch, capsys, data_dir):
+    """`olakit run --dataset gsm8k/test.jsonl`: numeric answers read and scored, records named after the file's
+    dataset with each question's hash, and the file's sha256 in the run log."""
+    from olakit.cli import main
+    from olakit.data.fetch import sha256_file
+    from olakit.data.records import load_records
+
+    scripted(monkeypatch, "numbers")
+    out = tmp_path / "gsm"
+    argv = ["run", "--dataset", "gsm8k/test.jsonl", "-n", "3", "--templates", "turbo,ST", "--strategies", "zero-shot"]
+    assert main([*argv, "--out", str(out)]) == 0
+    assert "planned: 9 calls" in capsys.readouterr().out  # 3 question types + 3 x 2 answers
+    df = load_records(out / "records.parquet")
+    answers = df[df["template"].isin(["turbo", "ST"])]
+    assert set(answers["dataset"]) == {"gsm8k"} and set(answers["extracted"]) == {"18"}
+    assert answers.groupby("question_id")["correct"].all().to_dict() == {
+        "0": True,
+        "1": False,
+        "2": False,
+    }  # 18, 3, 70000
+    assert answers["question_hash"].str.len().eq(16).all() and answers["question_hash"].nunique() == 3
+    methods = pd.read_csv(out / "tables" / "methods.csv").set_index("method")
+    assert methods.loc["regex_vote", "accuracy"] == pytest.approx(1 / 3)
+    log = json.loads((out / "run.json").read_text())
+    gsm = str(data_dir / "gsm8k" / "test.jsonl")
+    assert log["config"]["dataset"] == "gsm8k/test.jsonl" and log["data"][gsm] == sha256_file(
+        data_dir / "gsm8k" / "test.jsonl"
+    )
+
+
+def test_olakit_run_and_review_on_files_of_ones_own(tmp_path, monkeypatch, capsys):
+    """A multiple-choice CSV with its mapping given as a flag, and a yes/no file for the review loop."""
+    from olakit.cli import main
+    from olakit.data.records import load_records
+
+    csv = tmp_path / "quiz.csv"
+    csv.write_text("prompt,w,x,y,z,key\nFirst?,a,b,c,d,x\nSecond?,a,b,c,d,z\n")
+    scripted(monkeypatch, "steady")  # always "B"
+    flags = ["--dataset", str(csv), "--dataset-map", "question=prompt,choices=w|x|y|z,answer=key"]
+    assert main(["run", *flags, "--templates", "turbo", "--strategies", "zero-shot", "--out", str(tmp_path / "q")]) == 0
+    df = load_records(tmp_path / "q" / "records.parquet")
+    turbo = df[df["template"] == "turbo"]
+    assert list(turbo["gold"]) == ["x", "z"] and list(turbo["extracted"]) == [None, None]  # "B" is not a label here
+    assert set(turbo["unparsed_cause"]) == {"not_an_option"}
+    rows = [{"qid": "a", "question": "Is ice cold?", "answer": True}, {"qid": "b", "question": "Fish fly?", "answer": False}]
+    yes_no = write_jsonl(tmp_path / "facts.jsonl", rows)
+    capsys.readouterr()
+    assert main(["review", "--dataset", str(yes_no), "--max-iterations", "1", "--out", str(tmp_path / "r")]) == 0
+    rv = load_records(tmp_path / "r" / "records.parquet")
+    direct = rv[rv["loop"] == "direct"].set_index("question_id")
+    assert direct.loc["a", "extracted"] == "yes" and bool(direct.loc["a", "correct"]) and not direct.loc["b", "correct"]
+    assert main(["run", "--dataset", str(tmp_path / "quiz.csv"), "--out", str(tmp_path / "x")]) == 2  # no mapping
+    assert "a layout olakit does not recognise (fields: key, prompt, w, x, y, z)" in capsys.readouterr().err
+
+
+def test_a_free_text_file_is_refused_by_olagpt_before_any_call(tmp_path, monkeypatch, capsys):
+    from olakit.cli import main
+
+    scripted(monkeypatch, "fail")
+    path = write_jsonl(tmp_path / "open.jsonl", [{"question": "Why is the sky blue?", "answer": "Rayleigh scattering"}])
+    assert main(["run", "--dataset", str(path), "--out", str(tmp_path / "o")]) == 2
+    assert "1 question(s) with a free-text answer (first: 0)" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()

@@ -122,7 +122,7 @@ def answer_record(kind: type[Record], question, prompt: str, first, answer, *, m
     calls = [r for r in (calls if calls is not None else (first, second)) if r is not None]
     stage = answer.stage if answer is not None else 1
     labels = list(question.options)
-    open_ended = question.dataset == "open"
+    open_ended = question.dataset == "open" or question.kind == "text"
     unparsed = open_ended or (stage == 1 and label is not None)
     return kind(
         dataset=question.dataset,

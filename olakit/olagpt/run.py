@@ -224,6 +224,13 @@ def _run(config: OlaGPTConfig, job: Run, out_dir) -> RunResult:
     cfg = config
     everything = questions_of(cfg)
     questions = cfg.pick(everything)
+    free = [q.id for q in questions if q.kind == "text"]
+    if free:
+        raise DataError(
+            f"dataset {cfg.dataset}: {len(free)} question(s) with a free-text answer (first: {free[0]}); OlaGPT reads "
+            "and votes option labels, yes/no or numbers: give the file's options (--dataset-map choices=...) or run "
+            "the review loop, whose open answers the judge role compares"
+        )
     templates = templates_for(cfg.dataset, cfg.templates)
     cfg.check_templates([t.name for t in templates])
     needs_notes = any(s != ZERO_SHOT for s in cfg.strategies)

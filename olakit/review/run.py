@@ -35,7 +35,9 @@ DIRECT = "direct"
 
 def ask_text(q: Question) -> str:
     """The question as the loop sees it: with its choices and how to end, for questions with options."""
-    if not q.options or q.dataset == "open":
+    if q.kind == "number":
+        return f'{q.text}\nEnd with "Answer: N", N a number.'
+    if not q.options or q.dataset == "open" or q.kind == "text":
         return q.text
     if set(q.options) == {"yes", "no"}:
         return f'{q.text}\nEnd with "So the answer is yes." or "So the answer is no."'
@@ -164,7 +166,7 @@ def _records(cfg, questions, histories, direct, job: Run) -> list[ReviewRecord]:
     items = [(q, DIRECT, 0, r) for q, r in zip(questions, direct)]
     for q, h in zip(questions, histories):
         items += [(q, loop, i, _as_result(a)) for i, a in enumerate(h.answers)]
-    graded = [k for k, (q, *_) in enumerate(items) if q.dataset != "open"]  # open questions have nothing to read
+    graded = [k for k, (q, *_) in enumerate(items) if q.dataset != "open" and q.kind != "text"]  # nothing to read
     firsts = [
         (Request.make(ask_text(q), temperature=0, max_tokens=cfg.direct_tokens), res, q.options)
         for q, _, _, res in (items[k] for k in graded)
