@@ -251,7 +251,10 @@ def test_olakit_run_and_review_on_files_of_ones_own(tmp_path, monkeypatch, capsy
     turbo = df[df["template"] == "turbo"]
     assert list(turbo["gold"]) == ["x", "z"] and list(turbo["extracted"]) == [None, None]  # "B" is not a label here
     assert set(turbo["unparsed_cause"]) == {"not_an_option"}
-    rows = [{"qid": "a", "question": "Is ice cold?", "answer": True}, {"qid": "b", "question": "Fish fly?", "answer": False}]
+    rows = [
+        {"qid": "a", "question": "Is ice cold?", "answer": True},
+        {"qid": "b", "question": "Fish fly?", "answer": False},
+    ]
     yes_no = write_jsonl(tmp_path / "facts.jsonl", rows)
     capsys.readouterr()
     assert main(["review", "--dataset", str(yes_no), "--max-iterations", "1", "--out", str(tmp_path / "r")]) == 0
