@@ -273,3 +273,31 @@ def test_a_free_text_file_is_refused_by_olagpt_before_any_call(tmp_path, monkeyp
     assert main(["run", "--dataset", str(path), "--out", str(tmp_path / "o")]) == 2
     assert "1 question(s) with a free-text answer (first: 0)" in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
+
+
+def test_a_notebook_runs_on_a_dataset_file_through_papermill(tmp_path, monkeypatch):
+    """The template-count ablation on 3 GSM8K questions, live (scripted): the dataset is a setting like any other."""
+    from tests.test_notebook import manifest, run
+
+    scripted(monkeypatch, "numbers")
+    out, _ = run("template_count.ipynb", tmp_path, source="live", dataset="gsm8k/test.jsonl", n_questions=3,
+                 strategies="zero-shot", max_tokens=32)  # fmt: skip
+    counts = pd.read_csv(out / "tables" / "template_count.csv")
+    assert set(counts["k"]) == {1, 2, 3, 4, 5} and counts["mean"].round(6).eq(round(1 / 3, 6)).all()  # q0 right
+    log = manifest(out)
+    assert log["config"]["dataset"] == "gsm8k/test.jsonl" and log["outputs"]["records"]["questions"] == 3
+
+
+def test_the_question_explorer_shows_a_dataset_files_questions(tmp_path, monkeypatch):
+    """The explorer finds a file's questions through the run log (the records name the dataset, not the file)."""
+    from olakit.cli import main
+    from olakit.notebook.explorers.questions import open_explorers
+
+    scripted(monkeypatch, "numbers")
+    out = tmp_path / "gsm"
+    assert (
+        main(["run", "--dataset", "gsm8k/test.jsonl", "-n", "2", "--strategies", "zero-shot", "--out", str(out)]) == 0
+    )
+    explorer, heatmap = open_explorers(out / "records.parquet", tmp_path / "notes.jsonl")
+    html = explorer.render()
+    assert "Janet" in html and "<b>gold</b>: 18" in html and "<b>regex vote</b>: 18" in html
