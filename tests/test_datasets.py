@@ -301,3 +301,28 @@ def test_the_question_explorer_shows_a_dataset_files_questions(tmp_path, monkeyp
     explorer, heatmap = open_explorers(out / "records.parquet", tmp_path / "notes.jsonl")
     html = explorer.render()
     assert "Janet" in html and "<b>gold</b>: 18" in html and "<b>regex vote</b>: 18" in html
+
+
+def test_geek_on_a_yes_no_file_with_its_own_facts_as_the_corpus(tmp_path, monkeypatch, capsys):
+    """`olakit geek --dataset FILE --corpus dataset-facts:oracle`: the facts field of a recognised yes/no file is
+    kept with each question and becomes the corpus; a file that is not yes/no is refused before any call."""
+    from olakit.cli import main
+    from olakit.data.records import load_records
+
+    rows = [
+        {"qid": "ice", "question": "Is ice colder than steam?", "answer": True, "facts": ["Ice is frozen water."]},
+        {"qid": "fish", "question": "Can a trout fly?", "answer": False, "facts": ["Trout live in water."]},
+    ]
+    path = write_jsonl(tmp_path / "mine.jsonl", rows)
+    scripted(monkeypatch, "albany")
+    argv = ["geek", "--dataset", str(path), "--corpus", "dataset-facts:oracle", "--rows", "zero-shot,+RE", "--k", "1"]
+    assert main([*argv, "--out", str(tmp_path / "g")]) == 0
+    df = load_records(tmp_path / "g" / "records.parquet")
+    assert sorted(df["question_id"].unique()) == ["fish", "ice"] and set(df["row"]) == {"zero-shot", "+RE"}
+    assert set(df["dataset"]) == {"mine"} and set(df["extracted"]) <= {"yes", "no", None}
+    retrieved = [s for t in df["trace"] for b in json.loads(t)["branches"] for s in b["steps"] if s.get("retrieved")]
+    assert retrieved and {r[0][0] for r in (s["retrieved"] for s in retrieved)} <= {"ice-0", "fish-0"}
+    numeric = write_jsonl(tmp_path / "num.jsonl", [{"question": "How many?", "answer": 3}])
+    capsys.readouterr()
+    assert main(["geek", "--dataset", str(numeric), "--out", str(tmp_path / "n")]) == 2
+    assert "GEEK answers yes/no questions; 0 is not one" in capsys.readouterr().err

@@ -47,7 +47,7 @@ def test_format_version_checked(tmp_path):
     df = to_frame([rec()])
     table = pa.Table.from_pandas(df, preserve_index=False).replace_schema_metadata({b"olakit_records_format": b"99"})
     pq.write_table(table, tmp_path / "future.parquet")
-    with pytest.raises(DataError, match="records format version 99, this olakit reads 4"):
+    with pytest.raises(DataError, match="records format version 99, this olakit reads 5"):
         load_records(tmp_path / "future.parquet")
     pq.write_table(pa.Table.from_pandas(df), tmp_path / "plain.parquet")
     with pytest.raises(DataError, match="not an olakit records file"):

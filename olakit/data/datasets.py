@@ -245,7 +245,10 @@ def load_file(source, mapping: DatasetMap | str | dict | None = None, *, name: s
     if mapping is None and isinstance(source, str | os.PathLike) and map_beside(Path(source)).is_file():
         mapping = parse_map(str(map_beside(Path(source))))
     where, rows = read_rows(source)
-    mapping = mapping or recognise(rows[0][1], rows[0][0])
+    if mapping is None:  # a recognised layout keeps the fields it does not use as the questions' meta
+        mapping = recognise(rows[0][1], rows[0][0])
+        used = {str(p).split(".")[0].removesuffix("[]") for p in _paths(mapping)}
+        mapping = mapping.replace(meta=mapping.meta or tuple(k for k in rows[0][1] if k not in used))
     dataset = name or mapping.name or dataset_name(source)
     out, seen = [], {}
     for index, (at, row) in enumerate(rows):
@@ -255,6 +258,12 @@ def load_file(source, mapping: DatasetMap | str | dict | None = None, *, name: s
         seen[q.id] = at
         out.append(q)
     return out
+
+
+def _paths(m: DatasetMap) -> list[str]:
+    """Every field path a mapping reads."""
+    choices = list(m.choices) if isinstance(m.choices, tuple) else [m.choices]
+    return [p for p in (m.id, m.question, m.labels, m.answer, m.rationale, *choices, *m.meta) if p]
 
 
 def dataset_name(source) -> str:

@@ -78,6 +78,7 @@ def make_question(
     gold: str,
     rationale: str = "",
     meta: dict | None = None,
+    kind: str = "choice",
 ) -> Question:
     """Build a Question after checking it has options and a gold label among them."""
     if not options:
@@ -85,7 +86,14 @@ def make_question(
     if gold not in options:
         raise DataError(f"{where}: gold label {gold!r} of question {id!r} is not among the options {sorted(options)}")
     return Question(
-        id=id, dataset=dataset, text=text, options=dict(options), gold=gold, rationale=rationale, meta=meta or {}
+        id=id,
+        dataset=dataset,
+        text=text,
+        options=dict(options),
+        gold=gold,
+        rationale=rationale,
+        meta=meta or {},
+        kind=kind,
     )
 
 
@@ -179,6 +187,7 @@ def load_strategyqa(split: str = "dev", data_dir=None) -> list[Question]:
                 text=require(obj, "question", where),
                 options={"yes": "yes", "no": "no"},
                 gold="yes" if answer else "no",
+                kind="yes_no",
                 rationale=" ".join(obj.get("facts", [])),
                 meta={
                     "term": obj.get("term"),
@@ -279,3 +288,11 @@ def load_olagpt_notes(data_dir=None, dataset: str = "aqua") -> list[dict]:
 def questions_of(config) -> list[Question]:
     """The questions a config names (its ``dataset``, ``split``, ``data_dir`` and ``dataset_map``), in order."""
     return load_questions(config.dataset, config.split, config.data_dir, getattr(config, "dataset_map", None))
+
+
+def run_questions(config: dict, datasets: list[str], data_dir=None) -> list[Question]:
+    """The questions a run answered, from its run log's ``config``: a dataset file's as the log names it (with its
+    map), else the built-in ``datasets`` its records name (their usual split)."""
+    if is_file(config.get("dataset", "")):
+        return load_questions(config["dataset"], None, config.get("data_dir") or data_dir, config.get("dataset_map"))
+    return [q for d in datasets for q in load_questions(d, DEFAULT_SPLIT.get(d, "test"), data_dir)]

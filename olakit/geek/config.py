@@ -8,25 +8,29 @@ from typing import Annotated, Literal
 
 from pydantic import Field, field_validator
 
-from olakit.config import Slice, Stats
+from olakit.config import OwnDataset, Slice, Stats, dataset_setting
 from olakit.geek.actions import ROWS
 from olakit.majority import TIE_RULES
 
 TOKENS = {"select": 4, "decomp": 48, "pre_answer": 160, "retrieve": 48, "self": 48, "final": 96, "direct": 128}
 
 
-class GeekConfig(Slice, Stats):
-    """A GEEK run: every row of ``rows`` on a slice of StrategyQA."""
+class GeekConfig(Slice, OwnDataset, Stats):
+    """A GEEK run: every row of ``rows`` on a slice of StrategyQA (or of a yes/no dataset file)."""
 
     ALIASES = {"n_questions": "-n"}
-    split: str | None = "dev"
-    """The StrategyQA split: ``dev`` (229 questions with facts) or ``train``."""
+    _dataset = field_validator("dataset")(classmethod(lambda cls, v: dataset_setting(v)))
+    dataset: str = "strategyqa"
+    """``strategyqa`` or a dataset file of yes/no questions (its facts, mapped to ``meta`` ``facts``, can be the
+    corpus: ``dataset-facts:open``)."""
+    split: str | None = None
+    """The StrategyQA split: ``dev`` (229 questions with facts; none: dev) or ``train``; a file is its own."""
     rows: Annotated[tuple[str, ...], Field(min_length=1)] = tuple(ROWS)
     """Table-2 rows: zero-shot, CoT, +De (Add Decomp, Self Answer, Final Answer), +RE (+ Retrieve & Extract), Full
     (+ strategy exploration)."""
     corpus: str = "strategyqa-facts:open"
     """``strategyqa-facts:open`` (a question's own facts never retrieved), ``strategyqa-facts:oracle`` (an upper
-    bound) or a JSON Lines path of paragraphs."""
+    bound), ``dataset-facts:open|oracle`` (the dataset file's own ``facts``) or a JSON Lines path of paragraphs."""
     retriever: str = "bm25"
     """Retriever: ``bm25``, ``dense`` (Sentence-BERT and FAISS) or ``hybrid``."""
     k: Annotated[int, Field(ge=1)] = 3

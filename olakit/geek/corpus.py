@@ -21,6 +21,7 @@ from olakit.errors import DataError
 
 SETTINGS = ("oracle", "open")
 BUILTIN = "strategyqa-facts"
+OWN_FACTS = "dataset-facts"
 
 
 @dataclass
@@ -114,13 +115,34 @@ def parse_spec(spec: str) -> tuple[str, str]:
     return name, setting
 
 
-def load_corpus(spec: str, data_dir=None) -> Corpus:
-    """A corpus by name: ``strategyqa-facts:oracle``, ``strategyqa-facts:open`` or ``PATH[:setting]``."""
+def dataset_facts(questions, setting: str = "oracle") -> Corpus:
+    """A dataset file's own facts (each question's ``meta["facts"]``, a list or one text), one paragraph each."""
+    ids, titles, texts, owner = [], [], [], []
+    for q in questions:
+        facts = q.meta.get("facts") or []
+        for i, fact in enumerate([facts] if isinstance(facts, str) else facts):
+            ids.append(f"{q.id}-{i}")
+            titles.append(str(q.meta.get("term") or ""))
+            texts.append(str(fact).strip())
+            owner.append(q.id)
+    if not ids:
+        raise DataError(
+            f"corpus {OWN_FACTS}: the dataset's questions carry no facts; map its facts field (--dataset-map "
+            "...,meta=[FIELD] with FIELD named facts) or give a corpus file"
+        )
+    return Corpus(OWN_FACTS, ids, titles, texts, setting, owner)
+
+
+def load_corpus(spec: str, data_dir=None, questions=None) -> Corpus:
+    """A corpus by name: ``strategyqa-facts:oracle``, ``strategyqa-facts:open``, ``dataset-facts:...`` (the facts
+    of ``questions``, a dataset file's) or ``PATH[:setting]``."""
     name, setting = parse_spec(spec)
     if setting not in SETTINGS:
         raise DataError(f"corpus setting {setting!r}: use one of {', '.join(SETTINGS)}")
     if name == BUILTIN:
         return strategyqa_facts(data_dir, setting)
+    if name == OWN_FACTS:
+        return dataset_facts(questions or [], setting)
     if not name.endswith(".jsonl") and not Path(name).exists():
         raise DataError(f"unknown corpus {spec!r}: use {BUILTIN}:oracle, {BUILTIN}:open or a JSON Lines path")
     return read_corpus(name, setting)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from olakit.data.loaders import load_questions
+from olakit.data.loaders import questions_of
 from olakit.data.records import answer_record
 from olakit.errors import DataError
 from olakit.extract import get_extractor
@@ -118,18 +118,23 @@ def run_geek(
 
 def _run(config: GeekConfig, job: Run, out_dir) -> GeekResult:
     cfg = config
-    everything = load_questions("strategyqa", cfg.split, data_dir=cfg.data_dir)
+    everything = questions_of(cfg)
+    not_yes_no = [q.id for q in everything if q.kind != "yes_no"]
+    if not_yes_no:
+        raise DataError(f"dataset {cfg.dataset}: GEEK answers yes/no questions; {not_yes_no[0]} is not one")
     questions = cfg.pick(everything)
     prompts.check_no_leak(everything)
     needs_corpus = any(RETRIEVE in ROWS[r] for r in cfg.rows)
-    corpus = load_corpus(cfg.corpus, cfg.data_dir)
+    corpus = load_corpus(cfg.corpus, cfg.data_dir, everything)
     retriever = make_retriever(cfg.retriever, corpus) if needs_corpus else None
     if needs_corpus and cfg.k > len(corpus):
         raise DataError(f"k = {cfg.k}: the corpus {corpus.name!r} has {len(corpus)} paragraphs")
     recall = {}
     if retriever is not None and any(corpus.owner):
-        oracle = make_retriever(cfg.retriever, load_corpus(f"{cfg.corpus.rsplit(':', 1)[0]}:oracle", cfg.data_dir))
-        recall = {f"recall@{k}": round(recall_at_k(oracle, questions, k), 4) for k in cfg.recall_ks}
+        oracle_spec = f"{cfg.corpus.rsplit(':', 1)[0]}:oracle"
+        oracle = make_retriever(cfg.retriever, load_corpus(oracle_spec, cfg.data_dir, everything))
+        ks = [k for k in cfg.recall_ks if k <= len(corpus)]  # a small corpus (a file's own facts) has fewer
+        recall = {f"recall@{k}": round(recall_at_k(oracle, questions, k), 4) for k in ks}
     counter = job.answerer
     engine = Engine(counter, cfg, retriever, corpus, prompts.normalised(everything))
     progress = getattr(job.models["answerer"], "progress", False)

@@ -14,7 +14,7 @@ import pandas as pd
 from olakit.analysis.intervals import verdict_shares
 from olakit.analysis.tables import method_accuracy
 from olakit.analysis.traces import judge_table
-from olakit.data.loaders import load_questions, questions_of
+from olakit.data.loaders import questions_of
 from olakit.data.recorded import RECORDED_MODEL, RECORDED_SOURCE, RECORDED_TEMPLATES, import_olagpt
 from olakit.data.records import to_frame
 from olakit.errors import DataError
@@ -75,7 +75,7 @@ def geek_records(config: GeekConfig, *, judge_questions: int = 0, concurrency: i
     res = run_geek(cfg, parameters={"concurrency": concurrency} if concurrency else None)
     log = res.log
     if judge_questions:
-        questions = {q.id: q for q in load_questions("strategyqa", cfg.split, cfg.data_dir)}
+        questions = {q.id: q for q in questions_of(cfg)}
         first = list(dict.fromkeys(res.records["question_id"]))[:judge_questions]
         row = "Full" if "Full" in cfg.rows else cfg.rows[-1]
         with Run("geek judge", cfg, roles=("judge",)) as job:  # the judge role's endpoint, else the core model's

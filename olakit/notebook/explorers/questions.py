@@ -15,7 +15,7 @@ import pandas as pd
 from olakit.analysis.questions import FILTERS, agreement_summary, filter_questions, question_tables
 from olakit.analysis.tables import ordered_strategies
 from olakit.data import overrides as ov
-from olakit.data.loaders import DEFAULT_SPLIT, is_file, load_questions
+from olakit.data.loaders import run_questions
 from olakit.data.recorded import RECORDED_MODEL, RECORDED_SOURCE, import_olagpt
 from olakit.data.records import save_records
 from olakit.errors import DataError
@@ -272,20 +272,12 @@ def open_explorers(
         write_log(records_path.parent, imported.replace(outputs={"records": records_summary(records)}))
     df, run_log = load_run(records_path)
     rule = vote_rule(run_log)
-    questions = {q.id: q for q in run_questions(df, run_log, data_dir)}
+    config = run_log.config if run_log is not None else {}
+    questions = {q.id: q for q in run_questions(config, list(dict.fromkeys(df["dataset"])), data_dir)}
     return (
         QuestionExplorer(df, questions, records_path=records_path, notes_path=notes_path, rule=rule),
         HeatmapExplorer(df, rule=rule),
     )
-
-
-def run_questions(df, run_log, data_dir=None) -> list:
-    """The questions a run's records answer: a dataset file's as its run log names it (with its map), a built-in
-    dataset's by name."""
-    config = run_log.config if run_log is not None else {}
-    if is_file(config.get("dataset", "")):
-        return load_questions(config["dataset"], None, config.get("data_dir") or data_dir, config.get("dataset_map"))
-    return [q for d in dict.fromkeys(df["dataset"]) for q in load_questions(d, DEFAULT_SPLIT.get(d, "test"), data_dir)]
 
 
 def vote_rule(run_log) -> Analysis:

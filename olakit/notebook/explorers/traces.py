@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from olakit.data.loaders import load_questions
-from olakit.data.records import load_records
+from olakit.data.loaders import is_file, load_questions, run_questions
 from olakit.errors import DataError
 from olakit.geek.corpus import load_corpus
 from olakit.names import plural
 from olakit.notebook.explorers.html import esc
+from olakit.runlog import load_run
 
 TRACE_FILTERS = {
     "all": "every question",
@@ -122,7 +122,11 @@ class TraceExplorer:
 
 def open_trace_explorer(records_path: str | Path, corpus: str = "strategyqa-facts:open", data_dir=None):
     """The trace explorer over a GEEK records file, with the corpus's paragraphs and the dataset's questions."""
-    df = load_records(records_path)
-    questions = {q.id: q for q in load_questions("strategyqa", "dev", data_dir)}
-    questions.update({q.id: q for q in load_questions("strategyqa", "train", data_dir)})
-    return TraceExplorer(df, load_corpus(corpus, data_dir), questions)
+    df, run_log = load_run(records_path)
+    config = run_log.config if run_log is not None else {}
+    if is_file(config.get("dataset", "")):  # a yes/no file's run: its own questions
+        found = run_questions(config, [], data_dir)
+    else:
+        found = load_questions("strategyqa", "dev", data_dir) + load_questions("strategyqa", "train", data_dir)
+    questions = {q.id: q for q in found}
+    return TraceExplorer(df, load_corpus(corpus, data_dir, found), questions)
