@@ -14,6 +14,7 @@ import time
 
 import pytest
 
+from olakit.config import ConfigError
 from olakit.errors import DataError
 from olakit.llm import LLM, Endpoint, Request
 from olakit.llm import cache as answer_cache
@@ -356,7 +357,7 @@ def test_cluster_input_errors_come_before_anything_runs(tmp_path, monkeypatch, r
         run_sweep(spec, executor="dask", scheduler="http://127.0.0.1:8786", **dirs)
     bad = tmp_path / "bad.yaml"
     bad.write_text(SWEEP.format(run_id="x", executor="slurm"))
-    with pytest.raises(DataError, match="executor 'slurm'; use one of local, dask"):
+    with pytest.raises(ConfigError, match="executor='slurm': input should be 'local' or 'dask'"):
         run_sweep(bad, **dirs)
     assert not (tmp_path / "r" / "x").exists() or not any((tmp_path / "r" / "x").iterdir())
 

@@ -10,11 +10,11 @@ from olakit import env
 
 def test_reading_the_endpoint_starts_no_process():
     code = (
-        "import olakit.llm.local as local\n"
+        "import olakit.llm.daemon as daemon\n"
         "from olakit.llm import Endpoint\n"
         "e = Endpoint.from_env()\n"
         "assert e.local and e.base_url == '' and e.identity.startswith('olakit-embedded|'), e\n"
-        "assert local._shared is None\n"
+        "assert daemon._mine is None\n"
         "print('ok', e.model)\n"
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
