@@ -326,3 +326,23 @@ def test_geek_on_a_yes_no_file_with_its_own_facts_as_the_corpus(tmp_path, monkey
     capsys.readouterr()
     assert main(["geek", "--dataset", str(numeric), "--out", str(tmp_path / "n")]) == 2
     assert "GEEK answers yes/no questions; 0 is not one" in capsys.readouterr().err
+
+
+def test_a_notes_library_from_a_files_own_rationales_then_a_run_with_it(tmp_path, monkeypatch):
+    """The active-learning path on GSM8K: the questions answered wrong every time (all but the first: the scripted
+    model says 18) get notes whose explanation is the file's worked solution; a retrieval run then shows them."""
+    from olakit.cli import main
+    from olakit.data.records import load_records
+    from olakit.olagpt.notes import NotesLibrary
+
+    scripted(monkeypatch, "numbers")
+    lib = tmp_path / "gsm_notes.jsonl"
+    assert main(["notes", "build", "--dataset", "gsm8k/test.jsonl", "--pool", "4", "--r", "2", "--out", str(lib)]) == 0
+    notes = NotesLibrary.load(lib).notes
+    assert [n.id for n in notes] == ["gsm8k:1", "gsm8k:2", "gsm8k:3"]  # gsm8k:0's gold is 18: never wrong
+    assert notes[0].answer == "3" and notes[0].explanation.startswith("It takes 2/2=") and notes[0].options == {}
+    argv = ["run", "--dataset", "gsm8k/test.jsonl", "-n", "1", "--offset", "10", "--templates", "ST"]
+    argv += ["--strategies", "retrieval", "--n-notes", "1", "--library", str(lib), "--out", str(tmp_path / "r")]
+    assert main(argv) == 0
+    rec = load_records(tmp_path / "r" / "records.parquet").query("template == 'ST'").iloc[0]
+    assert len(rec["note_ids"]) == 1 and rec["note_ids"][0] in {"gsm8k:1", "gsm8k:2", "gsm8k:3"}

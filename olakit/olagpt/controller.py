@@ -50,8 +50,10 @@ def paper_note(note: Note, template: Template | None) -> str:
     """One note as the authors' construct_note writes it (their whitespace included): type and question with its
     choices, the template's note prefix and the explanation, then the answer in the answer format."""
     choices = "".join(f"{label}){text}\n" for label, text in note.options.items())
-    question = f"question: {note.question}\n\nchoices: \n{choices}\n"
-    answer = f"{note.answer}){note.options.get(note.answer, '')}"
+    question = (
+        f"question: {note.question}\n\nchoices: \n{choices}\n" if note.options else f"question: {note.question}\n"
+    )
+    answer = f"{note.answer}){note.options.get(note.answer, '')}" if note.options else note.answer  # a number
     prefix = template.note_prefix if template is not None else ""
     return f"""
         This is a kind of {note.llm_task_type}: {question} \n

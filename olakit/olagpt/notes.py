@@ -19,6 +19,7 @@ import numpy as np
 from olakit.data.files import read_jsonl, write_atomic
 from olakit.data.loaders import load_olagpt_notes
 from olakit.errors import DataError
+from olakit.extract import canonical_number
 from olakit.retrieval.dense import flat_index, search
 from olakit.retrieval.embedder import embed
 from olakit.types import Note, Question
@@ -88,10 +89,11 @@ class NotesLibrary:
 
 
 def note_from_dict(obj: dict, where: str) -> Note:
-    """A Note from a JSON object, checked: id, question, options and answer present, answer among the options."""
+    """A Note from a JSON object, checked: id, question and answer present, options an object (empty for a numeric
+    question, whose answer is then a number), the answer among the options."""
     if not isinstance(obj, dict):
         raise DataError(f"{where}: a note must be a JSON object")
-    missing = [k for k in ("id", "question", "options", "answer") if not obj.get(k)]
+    missing = [k for k in ("id", "question", "answer") if not obj.get(k)] + ([] if "options" in obj else ["options"])
     if missing:
         raise DataError(f"{where}: note lacks {missing}; a note needs id, question, options and answer")
     unknown = sorted(set(obj) - set(NOTE_FIELDS))
@@ -100,8 +102,13 @@ def note_from_dict(obj: dict, where: str) -> Note:
     if not isinstance(obj["options"], dict):
         raise DataError(f"{where}: options must be an object of label -> text")
     answer = str(obj["answer"]).strip()
-    label = answer if answer in obj["options"] else answer[:1]
-    if label not in obj["options"]:
+    if not obj["options"]:  # a numeric question's note
+        label = canonical_number(answer)
+        if label is None:
+            raise DataError(f"{where}: a note without options needs a numeric answer, not {answer!r}")
+    else:
+        label = answer if answer in obj["options"] else answer[:1]
+    if obj["options"] and label not in obj["options"]:
         raise DataError(f"{where}: answer {answer!r} is not one of the options {sorted(obj['options'])}")
     return Note(
         **{
