@@ -232,9 +232,12 @@ def test_olakit_run_on_the_gsm8k_file(tmp_path, monkeypatch, capsys, data_dir):
     assert methods.loc["regex_vote", "accuracy"] == pytest.approx(1 / 3)
     log = json.loads((out / "run.json").read_text())
     gsm = str(data_dir / "gsm8k" / "test.jsonl")
-    assert log["config"]["dataset"] == "gsm8k/test.jsonl" and log["data"][gsm] == sha256_file(
-        data_dir / "gsm8k" / "test.jsonl"
-    )
+    assert log["config"]["dataset"] == "gsm8k/test.jsonl" and log["data"][gsm] == sha256_file(gsm)
+    assert log["extra"] == {
+        "templates": ["turbo", "ST"],
+        "question_type_prompt": ["kind:number"],
+        "answer_kinds": ["number"],
+    }
 
 
 def test_olakit_run_and_review_on_files_of_ones_own(tmp_path, monkeypatch, capsys):

@@ -70,6 +70,11 @@ def type_prompt(question: Question) -> str:
     return lookup(KIND_PROMPTS, question.kind, "answer kind with a type prompt")
 
 
+def type_prompt_name(question: Question) -> str:
+    """Which type prompt a question gets: ``dataset:aqua`` (Table 5) or ``kind:number`` (KIND_PROMPTS)."""
+    return f"dataset:{question.dataset}" if question.dataset in TYPE_PROMPTS else f"kind:{question.kind}"
+
+
 def type_request(question: Question) -> Request:
     """The Table 5 call for one question."""
     return Request.make(type_prompt(question).format(question=show_question(question)), **TYPE_PARAMS)

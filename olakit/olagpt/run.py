@@ -45,7 +45,7 @@ from olakit.olagpt.baselines import auto_cot_demos, cot_prompt, published_demos
 from olakit.olagpt.config import OlaGPTConfig
 from olakit.olagpt.controller import Call, plan
 from olakit.olagpt.integrative import choose_request, chosen_templates, composed_template, diy_request
-from olakit.olagpt.intent import frame_question, question_types
+from olakit.olagpt.intent import frame_question, question_types, type_prompt_name
 from olakit.olagpt.llm_vote import llm_vote_records
 from olakit.olagpt.notes import resolve_library
 from olakit.olagpt.templates import templates_for
@@ -303,6 +303,11 @@ def _run(config: OlaGPTConfig, job: Run, out_dir) -> RunResult:
             extractor=cfg.reader(),
             prompt=cfg.llm_vote_prompt,
         )
-    df, run_log = job.finish(records, OlaGPTRecord, out_dir)
+    used = {
+        "templates": [t.name for t in templates],
+        "question_type_prompt": sorted({type_prompt_name(q) for q in questions}),
+        "answer_kinds": sorted({q.kind for q in questions}),
+    }  # what a dataset file got by default (docs/datasets.md)
+    df, run_log = job.finish(records, OlaGPTRecord, out_dir, extra=used)
     log.debug("run %s: %s", cfg.dataset, run_log.calls)  # the caller reports the calls (olakit run prints them once)
     return RunResult(records=df, log=run_log, out_dir=Path(out_dir) if out_dir else None)
