@@ -102,15 +102,18 @@ NUMBER = r"-?\d{1,3}(?:,\d{3})+(?:\.\d+)?|-?\d+(?:\.\d+)?(?:\s*/\s*\d+)?|-?\.\d+
 PLACES = 6
 """Numeric answers are compared, and voted, after rounding to this many decimal places (the stated tolerance)."""
 _MONEY = r"(?:\\?\$|USD\s*|€|£)?"
+_NOT_AN_EXPRESSION = r"(?!\s*[-+*/×^=]\s*\$?\d)(?!\s*x\s*\d)"
+"""A number followed by an operator and another number is an unevaluated expression (``Answer: 50 * 35``), not an
+answer."""
 _NUMBER_STATEMENTS = [
     re.compile(
         rf"(?i:answer)(?:\s*\([^()\n]{{0,30}}\))?[\"']?\s*(?:(?i:is|would be|should be|=)\s*)?[:=]?\s*"
-        rf"[\"'(\[{{]*\s*{_MONEY}\s*({NUMBER})(?![\d,]*\.?\d)",
+        rf"[\"'(\[{{]*\s*{_MONEY}\s*({NUMBER})(?![\d,]*\.?\d){_NOT_AN_EXPRESSION}",
         re.MULTILINE,
     ),
-    re.compile(rf"\\boxed\{{\s*{_MONEY}\s*({NUMBER})"),
-    re.compile(rf"####\s*{_MONEY}\s*({NUMBER})"),
-    re.compile(rf"答案\s*(?:是|为|應為|应为)?\s*[:：]?\s*{_MONEY}\s*({NUMBER})"),
+    re.compile(rf"\\boxed\{{\s*{_MONEY}\s*({NUMBER}){_NOT_AN_EXPRESSION}"),
+    re.compile(rf"####\s*{_MONEY}\s*({NUMBER}){_NOT_AN_EXPRESSION}"),
+    re.compile(rf"答案\s*(?:是|为|應為|应为)?\s*[:：]?\s*{_MONEY}\s*({NUMBER}){_NOT_AN_EXPRESSION}"),
 ]
 _LAST_LINE_NUMBER = re.compile(rf"^\W*{_MONEY}\s*({NUMBER})\s*(?:[A-Za-z%]+\.?)?\W*$")
 
