@@ -400,3 +400,18 @@ def test_the_number_reader_on_the_embedded_models_gsm8k_outputs():
     assert {r["question_id"]: read(r["output"], []) for r in rows} == EMBEDDED_READINGS
     right = [r["question_id"] for r in rows if EMBEDDED_READINGS[r["question_id"]] == r["gold"]]
     assert right == ["1", "22"]
+
+
+def test_a_dataset_file_is_a_sweep_key_like_any_setting(tmp_path):
+    from olakit.notebook.sweep import expand, load_spec
+
+    spec = tmp_path / "s.yaml"
+    spec.write_text(
+        "notebooks:\n  - notebook: notebooks/template_count.ipynb\n    parameters: {source: live, n_questions: 2}\n"
+        "    grid: {dataset: [aqua, gsm8k/test.jsonl], dataset_map: [null]}\n"
+    )
+    jobs = expand(load_spec(spec), "r", tmp_path, tmp_path)
+    assert [j.parameters["dataset"] for j in jobs] == ["aqua", "gsm8k/test.jsonl"]
+    spec.write_text("notebooks:\n  - notebook: notebooks/template_count.ipynb\n    grid: {dataset: [gsm8k]}\n")
+    with pytest.raises(ConfigError, match=r"dataset='gsm8k': not a built-in dataset \(aqua, ekar_zh, strategyqa\)"):
+        load_spec(spec)
