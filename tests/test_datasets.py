@@ -415,3 +415,24 @@ def test_a_dataset_file_is_a_sweep_key_like_any_setting(tmp_path):
     spec.write_text("notebooks:\n  - notebook: notebooks/template_count.ipynb\n    grid: {dataset: [gsm8k]}\n")
     with pytest.raises(ConfigError, match=r"dataset='gsm8k': not a built-in dataset \(aqua, ekar_zh, strategyqa\)"):
         load_spec(spec)
+
+
+def test_records_of_a_file_that_changed_since_are_refused_not_mixed(tmp_path, monkeypatch):
+    from olakit.cli import main
+    from olakit.notebook.explorers.questions import open_explorers
+
+    path = write_jsonl(
+        tmp_path / "sums.jsonl", [{"question": "2 + 16?", "answer": 18}, {"question": "1+2?", "answer": 3}]
+    )
+    scripted(monkeypatch, "numbers")
+    out = tmp_path / "r"
+    assert (
+        main(["run", "--dataset", str(path), "--strategies", "zero-shot", "--templates", "turbo", "--out", str(out)])
+        == 0
+    )
+    open_explorers(out / "records.parquet", tmp_path / "n.jsonl")  # the same file: fine
+    write_jsonl(
+        path, [{"question": "2 + 16?", "answer": 18}, {"question": "1 + 3?", "answer": 4}]
+    )  # question 1 changed
+    with pytest.raises(DataError, match=r"1 question\(s\) changed since these records were made \(first: 1\)"):
+        open_explorers(out / "records.parquet", tmp_path / "n.jsonl")

@@ -28,7 +28,7 @@ from pydantic import field_validator
 from olakit.config import Config, ConfigError
 from olakit.data.files import read_json, read_jsonl
 from olakit.errors import DataError
-from olakit.extract import canonical_number, gold_number
+from olakit.extract import gold_number
 from olakit.names import DATASET_FORMATS
 from olakit.types import Question
 
@@ -369,6 +369,21 @@ def question_hash(q: Question) -> str:
     return hashlib.sha256(shown.encode("utf-8")).hexdigest()[:16]
 
 
-def same_number(a: str | None, b: str | None) -> bool:
-    """Whether two answers are the same number (after canonical_number: rounded to PLACES decimals)."""
-    return a is not None and b is not None and canonical_number(a) == canonical_number(b)
+def check_versions(records, questions: dict, where: str = "records") -> None:
+    """DataError when records answer another version of a question than ``questions`` hold (their question_hash
+    differs: the dataset file changed since the run), so two versions are never silently mixed in one table."""
+    if "question_hash" not in records.columns:
+        return
+    changed = sorted(
+        {
+            qid
+            for qid, h in zip(records["question_id"], records["question_hash"])
+            if h and qid in questions and question_hash(questions[qid]) != h
+        }
+    )
+    if changed:
+        raise DataError(
+            f"{where}: {len(changed)} question(s) changed since these records were made (first: {changed[0]}); the "
+            "dataset file is not the one the run read (its sha256 is in the run log): rerun on this file, or use "
+            "that one"
+        )

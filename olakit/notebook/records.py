@@ -14,6 +14,7 @@ import pandas as pd
 from olakit.analysis.intervals import verdict_shares
 from olakit.analysis.tables import method_accuracy
 from olakit.analysis.traces import judge_table
+from olakit.data.datasets import check_versions
 from olakit.data.loaders import questions_of
 from olakit.data.recorded import RECORDED_MODEL, RECORDED_SOURCE, RECORDED_TEMPLATES, import_olagpt
 from olakit.data.records import to_frame
@@ -158,6 +159,7 @@ def add_llm_vote(
         return records, log
     cfg = config
     questions = {q.id: q for q in questions_of(cfg)}
+    check_versions(records, questions)
     first = list(dict.fromkeys(records["question_id"]))[:n_questions]
     with Run("llm vote", cfg) as job:
         votes = llm_vote_records(

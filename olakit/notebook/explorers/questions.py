@@ -15,6 +15,7 @@ import pandas as pd
 from olakit.analysis.questions import FILTERS, agreement_summary, filter_questions, question_tables
 from olakit.analysis.tables import ordered_strategies
 from olakit.data import overrides as ov
+from olakit.data.datasets import check_versions
 from olakit.data.loaders import run_questions
 from olakit.data.recorded import RECORDED_MODEL, RECORDED_SOURCE, import_olagpt
 from olakit.data.records import save_records
@@ -274,6 +275,7 @@ def open_explorers(
     rule = vote_rule(run_log)
     config = run_log.config if run_log is not None else {}
     questions = {q.id: q for q in run_questions(config, list(dict.fromkeys(df["dataset"])), data_dir)}
+    check_versions(df, questions, str(records_path))
     return (
         QuestionExplorer(df, questions, records_path=records_path, notes_path=notes_path, rule=rule),
         HeatmapExplorer(df, rule=rule),
