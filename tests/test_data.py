@@ -5,11 +5,8 @@ import json
 import pytest
 
 from olakit.data.loaders import (
-    load_aqua,
-    load_ekar,
     load_olagpt_notes,
     load_questions,
-    load_strategyqa,
     resolve_data_dir,
 )
 from olakit.errors import DataError, UnknownNameError
@@ -17,30 +14,35 @@ from olakit.errors import DataError, UnknownNameError
 
 def test_aqua(data_dir):
     for split in ("test", "dev"):
-        qs = load_aqua(split, data_dir)
+        qs = load_questions("aqua", split, data_dir)
         assert len(qs) == 254
         assert all(list(q.options) == ["A", "B", "C", "D", "E"] and q.gold in q.options for q in qs)
-    q0 = load_aqua("test", data_dir)[0]
+    q0 = load_questions("aqua", "test", data_dir)[0]
     assert q0.id == "test-0" and q0.gold == "A" and q0.options["A"] == "5(√3 + 1)"
     assert q0.text.startswith("A car is being driven")
 
 
 def test_ekar_chinese(data_dir):
-    train, val = load_ekar("train", data_dir), load_ekar("validation", data_dir)
+    train, val = load_questions("ekar_zh", "train", data_dir), load_questions("ekar_zh", "validation", data_dir)
     assert (len(train), len(val)) == (1155, 165)
     assert all(list(q.options) == ["A", "B", "C", "D"] for q in train + val)
     golds = [q.gold for q in val]
     assert (golds.count("A"), golds.count("B"), golds.count("C"), golds.count("D")) == (36, 53, 37, 39)
     assert any("\u4e00" <= ch <= "\u9fff" for ch in val[0].text + "".join(val[0].options.values()))
     with pytest.raises(DataError, match="no gold labels"):
-        load_ekar("test_blind", data_dir)
+        load_questions("ekar_zh", "test_blind", data_dir)
 
 
 def test_strategyqa(data_dir):
-    train, dev = load_strategyqa("train", data_dir), load_strategyqa("dev", data_dir)
+    train, dev = load_questions("strategyqa", "train", data_dir), load_questions("strategyqa", "dev", data_dir)
     assert (len(train), len(dev)) == (2061, 229)
     assert sum(q.gold == "yes" for q in train) == 964 and sum(q.gold == "yes" for q in dev) == 107
     assert dev[0].options == {"yes": "yes", "no": "no"}
+    # read through its description (resources/datasets.json) as any file: checked against the raw file itself
+    raw = json.loads((data_dir / "strategyqa" / "dev.json").read_text())
+    assert [q.text for q in dev] == [r["question"] for r in raw]  # as given, whitespace included (1 has some)
+    assert [q.rationale for q in dev] == [" ".join(r["facts"]) for r in raw]
+    assert [q.meta["decomposition"] for q in dev] == [r["decomposition"] for r in raw] and dev[0].kind == "yes_no"
 
 
 def test_olagpt_notes(data_dir):
@@ -79,21 +81,21 @@ GOOD = json.dumps({"question": "1+1?", "options": ["A)1", "B)2"], "rationale": "
 def test_malformed_jsonl_line_names_file_and_line(tmp_path):
     d = _aqua_dir(tmp_path, [GOOD, GOOD, '{"question": "x", "options": ['])
     with pytest.raises(DataError, match=r"aqua/test\.json line 3: malformed JSON"):
-        load_aqua("test", d)
+        load_questions("aqua", "test", d)
 
 
 def test_question_without_options(tmp_path):
     d = _aqua_dir(tmp_path, [GOOD, json.dumps({"question": "?", "options": [], "correct": "A"})])
-    with pytest.raises(DataError, match=r"test\.json line 2: question 'test-1' has no options"):
-        load_aqua("test", d)
+    with pytest.raises(DataError, match=r"test\.json line 2: 0 option\(s\) in 'options'; a choice needs at least 2"):
+        load_questions("aqua", "test", d)
 
 
 def test_gold_not_among_options(tmp_path):
     d = _aqua_dir(tmp_path, [json.dumps({"question": "?", "options": ["A)1", "B)2"], "correct": "E"})])
     with pytest.raises(
-        DataError, match=r"line 1: gold label 'E' of question 'test-0' is not among the options \['A', 'B'\]"
+        DataError, match=r"test\.json line 1: answer 'E' in 'correct' is not among its options \['A', 'B'\]"
     ):
-        load_aqua("test", d)
+        load_questions("aqua", "test", d)
 
 
 def test_missing_data_directory(tmp_path, monkeypatch):
@@ -106,7 +108,7 @@ def test_missing_data_directory(tmp_path, monkeypatch):
 
 def test_missing_file_in_data_directory(tmp_path):
     with pytest.raises(DataError, match=r"ekar_chinese/train\.json: file not found"):
-        load_ekar("train", tmp_path)
+        load_questions("ekar_zh", "train", tmp_path)
 
 
 def test_relative_notebook_paths_are_the_repositorys(tmp_path, monkeypatch):

@@ -11,7 +11,7 @@ import pytest
 
 from olakit.config import ConfigError
 from olakit.data.datasets import DatasetMap, load_file, parse_map, question_hash
-from olakit.data.loaders import load_aqua, load_questions
+from olakit.data.loaders import load_questions
 from olakit.errors import DataError
 from olakit.extract import canonical_number, extract_number, get_extractor, gold_number
 from olakit.majority import majority
@@ -50,7 +50,7 @@ def test_commonsenseqa_is_recognised_with_its_nested_choices(data_dir):
 def test_the_seeds_files_read_through_the_generic_reader_match_their_loaders(data_dir):
     generic = load_file(data_dir / "aqua" / "test.json")  # JSON Lines under a .json name
     assert [(q.text, q.options, q.gold, q.rationale) for q in generic] == [
-        (q.text, q.options, q.gold, q.rationale) for q in load_aqua("test", data_dir)
+        (q.text, q.options, q.gold, q.rationale) for q in load_questions("aqua", "test", data_dir)
     ]
 
 

@@ -50,9 +50,9 @@ def test_fetch_downloads_and_verifies_everything(tmp_path, mirror, data_dir):
     assert verify(tmp_path) == []
     assert (tmp_path / "aqua/test.json").read_bytes() == (data_dir / "aqua/test.json").read_bytes()
     # the fetched directory works as a data directory
-    from olakit.data.loaders import load_aqua
+    from olakit.data.loaders import load_questions
 
-    assert len(load_aqua("test", tmp_path)) == 254
+    assert len(load_questions("aqua", "test", tmp_path)) == 254
     before = state["requests"]
     assert set(fetch(tmp_path, base_url=url).values()) == {"present"}
     assert state["requests"] == before  # nothing downloaded twice

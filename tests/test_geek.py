@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from olakit.config import ConfigError, Stats
-from olakit.data.loaders import load_strategyqa
+from olakit.data.loaders import load_questions
 from olakit.errors import DataError, UnknownNameError
 from olakit.geek import prompts
 from olakit.geek.actions import DECOMP, FINAL, RETRIEVE, SELF, fallback, parse_action
@@ -145,7 +145,7 @@ def test_action_parsing_on_crafted_outputs():
 def test_recall_at_k_on_the_oracle_corpus_computed_independently(data_dir):
     import bm25s
 
-    questions = load_strategyqa("dev", data_dir)[:40]
+    questions = load_questions("strategyqa", "dev", data_dir)[:40]
     items = [x for s in ("train", "dev") for x in json.loads((data_dir / f"strategyqa/{s}.json").read_text())]
     texts = [f"{x.get('term') or ''} {f.strip()}" for x in items for f in x["facts"]]
     owner = [x["qid"] for x in items for _ in x["facts"]]
@@ -173,7 +173,7 @@ def test_recall_at_k_on_the_oracle_corpus_computed_independently(data_dir):
 
 
 def test_exemplars_from_the_evaluated_split_are_refused(monkeypatch, data_dir):
-    dev = load_strategyqa("dev", data_dir)
+    dev = load_questions("strategyqa", "dev", data_dir)
     brooke = next(q for q in dev if q.text.startswith("Could Brooke Shields succeed"))
     assert [q for q in dev if "Albany" in q.text]  # the other widely used exemplar is a dev question too
     prompts.check_no_leak(dev)  # the shipped exemplars are train questions
@@ -285,7 +285,7 @@ def test_self_answer_sees_the_question_state(tmp_path, corpus_file):
     """Seeds/002 Fig 3: the question state goes to the model in every round, Self Answer included."""
     model = ScriptedModel(scripted)
     geek(tmp_path, model, rows=("+RE",), corpus=str(corpus_file))
-    question = load_strategyqa("dev")[0].text
+    question = load_questions("strategyqa", "dev")[0].text
     self_prompts = [p for p in model.prompts if p.rstrip().endswith("Answer:") and "own knowledge" in p]
     assert len(self_prompts) == 1
     (prompt,) = self_prompts
@@ -332,7 +332,7 @@ def test_the_table3_judge_sees_the_answer_bearing_branch_in_the_human_layout(tmp
     bearing = [b for b in trace["branches"] if b["answer"] == winner]
     assert len(bearing) == 2 and trace["answer_branch"] == bearing[0]["branch"] != "0.0"  # 0.0 is the minority
     judge = ScriptedModel(lambda prompt, req: "Answer 1")
-    questions = {q.id: q for q in load_strategyqa("dev")}
+    questions = {q.id: q for q in load_questions("strategyqa", "dev")}
     judgements = assess(judge, res.records, questions)
     assert len(judge.prompts) == 2 and len(judgements) == 1
     prompt = judge.prompts[0]

@@ -114,9 +114,9 @@ def test_ekar_chinese_path_end_to_end(embedded, tmp_path):
 
 @pytest.mark.real_model
 def test_llm_vote_on_a_real_model_call(embedded):
-    from olakit.data.loaders import load_aqua
+    from olakit.data.loaders import load_questions
 
-    q = load_aqua("test")[0]
+    q = load_questions("aqua", "test")[0]
     cands = [("Compute ... so the answer is A.", "A"), ("Working it out, Answer: C", "C"), ("Hence A.", "A")]
     prompt = llm_vote_prompt(q, "trigonometry", cands)
     assert prompt.index("Solver 1 (answer: A)") < prompt.index("Solver 2 (answer: C)") < prompt.index("Solver 3")

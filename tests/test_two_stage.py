@@ -40,9 +40,9 @@ KEYS: dict[str, str] = {}
 
 @pytest.fixture
 def questions(data_dir):
-    from olakit.data.loaders import load_aqua
+    from olakit.data.loaders import load_questions
 
-    qs = load_aqua("test", data_dir)[:4]
+    qs = load_questions("aqua", "test", data_dir)[:4]
     KEYS.update({q.id: q.text[:60] for q in qs})
     return qs
 

@@ -48,9 +48,10 @@ class DatasetMap(Config):
     """The dataset's name in the records (default: the file's name, or its folder's when the file is named after a
     split, so gsm8k/test.jsonl is ``gsm8k``)."""
     id: str | None = None
-    """The id field (default: ``id``, ``qid`` or ``question_id`` when there is one, else the row's position)."""
+    """The id field (default: ``id``, ``qid`` or ``question_id`` when there is one, else the row's position), or a
+    pattern of ``{index}`` (the position) and ``{split}`` (AQuA's ``{split}-{index}``)."""
     question: str = "question"
-    """The question text's field."""
+    """The question text's field (kept as given, whitespace included: the prompts, and so the cache, see it so)."""
     choices: str | tuple[str, ...] | None = None
     """The options: a field holding a list (labelled A, B, C, ...; ``"A)text"`` items keep their labels), a label ->
     text mapping, or with ``labels`` the texts; or several column names, one per option (empty cells skipped)."""
@@ -62,6 +63,8 @@ class DatasetMap(Config):
     """How the answer is given (ANSWER_FORMS)."""
     rationale: str | None = None
     """The explanation's field (the notes' explanation when a library is built from the dataset)."""
+    rationale_join: str = "\n"
+    """What joins a rationale given as a list (StrategyQA's facts: a space)."""
     meta: tuple[str, ...] = ()
     """Further fields to keep with each question (``Question.meta``), by path."""
 
@@ -149,11 +152,11 @@ def read_rows(source) -> tuple[str, list[tuple[str, dict]]]:
 
 
 def _is_json_lines(path: Path) -> bool:
-    """Whether a .json file holds one object per line (its first line a whole object, more lines after it)."""
+    """Whether a .json file holds one object per line (its first line a whole object; a JSON array's is ``[``)."""
     with open(path, encoding="utf-8") as fh:
-        first, second = fh.readline(), fh.readline()
+        first = fh.readline()
     try:
-        return isinstance(json.loads(first), dict) and bool(second.strip())
+        return isinstance(json.loads(first), dict)
     except ValueError:
         return False
 
@@ -237,7 +240,9 @@ def _unknown(row: dict, where: str) -> DataError:
 # ---- questions
 
 
-def load_file(source, mapping: DatasetMap | str | dict | None = None, *, name: str | None = None) -> list[Question]:
+def load_file(
+    source, mapping: DatasetMap | str | dict | None = None, *, name: str | None = None, split: str = ""
+) -> list[Question]:
     """Every question of a dataset file (or DataFrame / datasets.Dataset): by ``mapping``, or the mapping file
     beside the data file, or the layout recognised from its first row. DataError on the first bad row; a
     duplicate id is refused too."""
@@ -252,7 +257,7 @@ def load_file(source, mapping: DatasetMap | str | dict | None = None, *, name: s
     dataset = name or mapping.name or dataset_name(source)
     out, seen = [], {}
     for index, (at, row) in enumerate(rows):
-        q = _question(row, at, index, mapping, dataset)
+        q = _question(row, at, index, mapping, dataset, split)
         if q.id in seen:
             raise DataError(f"{at}: duplicate id {q.id!r} (first at {seen[q.id]})")
         seen[q.id] = at
@@ -276,11 +281,16 @@ def dataset_name(source) -> str:
     return path.parent.name if first in SPLIT_WORDS and path.parent.name else stem
 
 
-def _question(row: dict, where: str, index: int, m: DatasetMap, dataset: str) -> Question:
+def _question(row: dict, where: str, index: int, m: DatasetMap, dataset: str, split: str = "") -> Question:
     text = get(row, m.question, where)
     if not isinstance(text, str) or not text.strip():
         raise DataError(f"{where}: field {m.question!r} is empty or not text")
-    ident = get(row, m.id, where) if m.id else next((row[k] for k in ("id", "qid", "question_id") if k in row), index)
+    if m.id and "{" in m.id:
+        ident = m.id.format(index=index, split=split)
+    elif m.id:
+        ident = get(row, m.id, where)
+    else:
+        ident = next((row[k] for k in ("id", "qid", "question_id") if k in row), index)
     options = _options(row, where, m)
     raw = get(row, m.answer, where)
     if raw is None or (isinstance(raw, str) and not raw.strip()):
@@ -290,12 +300,12 @@ def _question(row: dict, where: str, index: int, m: DatasetMap, dataset: str) ->
         options = {"yes": "yes", "no": "no"}
     rationale = get(row, m.rationale, where, "") if m.rationale else ""
     if isinstance(rationale, list):
-        rationale = "\n".join(map(str, rationale))
+        rationale = m.rationale_join.join(map(str, rationale))
     rationale = str(rationale or "")
     if kind == "number" and "####" in rationale:
         rationale = rationale.rsplit("####", 1)[0].strip()
     meta = {p.split(".")[-1]: get(row, p, where, None) for p in m.meta}
-    return Question(id=str(ident), dataset=dataset, text=text.strip(), options=options, gold=gold,
+    return Question(id=str(ident), dataset=dataset, text=text, options=options, gold=gold,
                     rationale=rationale, meta=meta, kind=kind)  # fmt: skip
 
 

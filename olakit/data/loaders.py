@@ -1,7 +1,8 @@
-"""Dataset loaders (AQuA, E-KAR zh, StrategyQA, the OlaGPT notes) and data-directory resolution.
+"""Datasets by name or by file (the built-in AQuA, E-KAR zh and StrategyQA are descriptions read like a user's own
+file, olakit.data.datasets), the OlaGPT notes, and data-directory resolution.
 
-Every loader validates as it reads: a malformed line, a question without options or a gold label that is
-not among the options raises DataError naming the file and line.
+Every file is validated as it is read: a malformed line, a question without options or a gold label that is not
+among the options raises DataError naming the file and line.
 """
 
 from __future__ import annotations
@@ -10,8 +11,8 @@ import os
 import re
 from pathlib import Path
 
-from olakit.data.datasets import FORMATS, load_file
-from olakit.data.files import CHECKOUT, WORKDIR, read_json, read_jsonl, require
+from olakit.data.datasets import FORMATS, DatasetMap, load_file
+from olakit.data.files import CHECKOUT, RESOURCES, WORKDIR, read_json, read_jsonl, require
 from olakit.env import environment, user_dir
 from olakit.errors import DataError, lookup
 from olakit.types import Question
@@ -68,140 +69,25 @@ def files_read() -> list[Path]:
     return list(_READ)
 
 
-def make_question(
-    where: str,
-    *,
-    id: str,
-    dataset: str,
-    text: str,
-    options: dict[str, str],
-    gold: str,
-    rationale: str = "",
-    meta: dict | None = None,
-    kind: str = "choice",
-) -> Question:
-    """Build a Question after checking it has options and a gold label among them."""
-    if not options:
-        raise DataError(f"{where}: question {id!r} has no options")
-    if gold not in options:
-        raise DataError(f"{where}: gold label {gold!r} of question {id!r} is not among the options {sorted(options)}")
-    return Question(
-        id=id,
-        dataset=dataset,
-        text=text,
-        options=dict(options),
-        gold=gold,
-        rationale=rationale,
-        meta=meta or {},
-        kind=kind,
-    )
-
-
-_AQUA_OPTION = re.compile(r"^\s*([A-Z])\s*\)\s*(.*)$", re.S)
-
-
-def parse_aqua_options(options: list, where: str) -> dict[str, str]:
-    """``["A)12", "B)13"]`` -> ``{"A": "12", "B": "13"}``."""
-    out: dict[str, str] = {}
-    for opt in options:
-        m = _AQUA_OPTION.match(str(opt))
-        if not m:
-            raise DataError(f"{where}: option {opt!r} is not of the form 'A)text'")
-        out[m.group(1)] = m.group(2).strip()
-    return out
-
-
-def load_aqua(split: str = "test", data_dir=None) -> list[Question]:
-    """AQuA-RAT ``test`` or ``dev`` (254 questions each, 5 options A-E). Ids are ``"{split}-{index}"``."""
-    if split not in ("test", "dev"):
-        raise DataError(f"AQuA split {split!r} not available here; use 'test' or 'dev'")
-    path = data_file(data_dir, f"aqua/{split}.json")
-    questions = []
-    for index, (lineno, obj) in enumerate(read_jsonl(path)):
-        where = f"{path} line {lineno}"
-        options = parse_aqua_options(require(obj, "options", where), where)
-        questions.append(
-            make_question(
-                where,
-                id=f"{split}-{index}",
-                dataset="aqua",
-                text=require(obj, "question", where).strip(),
-                options=options,
-                gold=str(require(obj, "correct", where)).strip(),
-                rationale=obj.get("rationale", ""),
-            )
-        )
-    return questions
-
-
-def load_ekar(split: str = "validation", data_dir=None) -> list[Question]:
-    """E-KAR Chinese ``train`` (1155) or ``validation`` (165): 4 options A-D, Chinese text.
-
-    The blind test splits have no gold labels and are refused.
-    """
-    if split not in ("train", "validation"):
-        raise DataError(f"E-KAR split {split!r} has no gold labels here; use 'train' or 'validation'")
-    path = data_file(data_dir, f"ekar_chinese/{split}.json")
-    questions = []
-    for lineno, obj in read_jsonl(path):
-        where = f"{path} line {lineno}"
-        choices = require(obj, "choices", where)
-        labels, texts = choices.get("label", []), choices.get("text", [])
-        if len(labels) != len(texts):
-            raise DataError(f"{where}: {len(labels)} choice labels but {len(texts)} choice texts")
-        explanation = obj.get("explanation") or []
-        questions.append(
-            make_question(
-                where,
-                id=require(obj, "id", where),
-                dataset="ekar_zh",
-                text=require(obj, "question", where),
-                options=dict(zip(labels, texts)),
-                gold=require(obj, "answerKey", where),
-                rationale="\n".join(explanation) if isinstance(explanation, list) else str(explanation),
-                meta={"relation": obj.get("relation")},
-            )
-        )
-    return questions
-
-
-def load_strategyqa(split: str = "dev", data_dir=None) -> list[Question]:
-    """StrategyQA ``train`` (2061) or ``dev`` (229): yes/no questions with options ``{"yes", "no"}``."""
-    if split not in ("train", "dev"):
-        raise DataError(f"StrategyQA split {split!r} not available here; use 'train' or 'dev'")
-    path = data_file(data_dir, f"strategyqa/{split}.json")
-    items = read_json(path)
-    if not isinstance(items, list):
-        raise DataError(f"{path}: expected a JSON array of questions")
-    questions = []
-    for index, obj in enumerate(items):
-        where = f"{path} item {index}"
-        answer = require(obj, "answer", where)
-        if not isinstance(answer, bool):
-            raise DataError(f"{where}: answer {answer!r} is not true/false")
-        questions.append(
-            make_question(
-                where,
-                id=require(obj, "qid", where),
-                dataset="strategyqa",
-                text=require(obj, "question", where),
-                options={"yes": "yes", "no": "no"},
-                gold="yes" if answer else "no",
-                kind="yes_no",
-                rationale=" ".join(obj.get("facts", [])),
-                meta={
-                    "term": obj.get("term"),
-                    "decomposition": obj.get("decomposition", []),
-                    "facts": list(obj.get("facts", [])),
-                },
-            )
-        )
-    return questions
-
-
-LOADERS = {"aqua": load_aqua, "ekar_zh": load_ekar, "strategyqa": load_strategyqa}
+BUILTIN = read_json(RESOURCES / "datasets.json")
+"""The three datasets olakit reads by name, each a description like a user's own (olakit.data.datasets): its
+file in the data directory by split, the splits with gold labels, and its field mapping (resources/datasets.json)."""
 DEFAULT_SPLIT = {"aqua": "test", "ekar_zh": "validation", "strategyqa": "dev"}
 """The split evaluated when none is named (the one with gold labels that the papers report)."""
+
+
+def load_builtin(dataset: str, split: str, data_dir=None) -> list[Question]:
+    """A built-in dataset's split: AQuA-RAT ``test``/``dev`` (254 each, options A-E, ids ``{split}-{index}``),
+    E-KAR Chinese ``train`` (1155)/``validation`` (165; the blind test splits have no gold labels), StrategyQA
+    ``train`` (2061)/``dev`` (229; yes/no, facts kept in meta)."""
+    spec = lookup(BUILTIN, dataset, "dataset")
+    if split not in spec["splits"]:
+        raise DataError(
+            f"{spec['title']} split {split!r} has no gold labels here (or does not exist); use one of "
+            f"{', '.join(spec['splits'])}"
+        )
+    path = data_file(data_dir, spec["file"].format(split=split))
+    return load_file(path, DatasetMap(**spec["map"]), name=dataset, split=split)
 
 
 def is_file(dataset: str) -> bool:
@@ -221,7 +107,7 @@ def load_questions(dataset: str, split: str | None = None, data_dir=None, mappin
     if not is_file(dataset):
         if mapping is not None:
             raise DataError(f"dataset {dataset!r} is built in: a dataset map is for a dataset file")
-        return lookup(LOADERS, dataset, "dataset")(split or DEFAULT_SPLIT[dataset], data_dir=data_dir)
+        return load_builtin(dataset, split or lookup(DEFAULT_SPLIT, dataset, "dataset"), data_dir)
     if split is not None:
         raise DataError(f"dataset {dataset}: a file is its own split; leave split unset (got {split!r})")
     path = Path(dataset).expanduser()

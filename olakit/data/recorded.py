@@ -11,7 +11,7 @@ import pandas as pd
 
 from olakit.data.datasets import question_hash
 from olakit.data.files import read_json, require
-from olakit.data.loaders import data_file, load_aqua
+from olakit.data.loaders import data_file, load_questions
 from olakit.data.records import check_frame, prompt_hash, to_frame
 from olakit.errors import DataError
 from olakit.extract import get_extractor, unparsed_cause
@@ -93,7 +93,7 @@ def import_olagpt(data_dir=None, extractor: str = RECORDED_READER, parts=("templ
     candidates in the order dt, dst, pt, st, turbo.
     """
     fn = get_extractor(extractor)
-    questions = load_aqua("test", data_dir)
+    questions = load_questions("aqua", "test", data_dir)
     records = []
     for rel, template, strategy, n_notes in _files(parts):
         path = data_file(data_dir, rel)
