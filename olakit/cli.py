@@ -13,6 +13,7 @@ olakit geek --out DIR [GeekConfig settings]
 olakit review (--out DIR | --ask QUESTION) [ReviewConfig settings]
 olakit sweep FILE.yaml [--run-id ID] [--parallel N] [--figures-dir figures]
 olakit notebook NAME [-p NAME VALUE ...] [-y YAML] [--output EXECUTED.ipynb]
+olakit import SPEC.yaml --out DIR [Analysis settings]
 olakit serve [--model GGUF] [--port N] [--n-parallel N]
 olakit cache copy SRC DST
 olakit notes build --out FILE [NotesConfig settings, e.g. --dataset ekar_zh --pool 40 --r 3]
@@ -28,6 +29,7 @@ import sys
 import time
 from pathlib import Path
 
+from olakit.analysis.imports import import_spec
 from olakit.analysis.iterations import flips, iteration_accuracy, stage_cost
 from olakit.analysis.reproduce import reproduce_olagpt
 from olakit.analysis.runs import run_tables
@@ -120,6 +122,11 @@ def _parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     nb.add_argument("-y", "--parameters-yaml", default=None, help="parameters as a YAML (or JSON) mapping")
     nb.add_argument("--output", default=None, help="the executed notebook [default: runs/NAME.ipynb]")
+
+    im = sub.add_parser("import", help="import runs made elsewhere (one table a run) into records, with the tables")
+    im.add_argument("spec", help="an import spec (YAML): the dataset and each run's file and fields (docs/imports.md)")
+    im.add_argument("--out", required=True, help="output directory (records.parquet, tables/, run.json)")
+    add_arguments(im, Analysis)
 
     ca = sub.add_parser("cache", help="the answer cache").add_subparsers(dest="cache_cmd", required=True)
     cp = ca.add_parser("copy", help="copy every answer from one cache to another (a directory or redis://HOST/DB)")
@@ -250,6 +257,12 @@ def main(argv: list[str] | None = None) -> int:
                 print(tables["iteration_accuracy"][shown].to_string())
                 print(tables["flips"].to_string())
             print(f"calls {json.dumps(res.calls)}")
+        elif args.cmd == "import":
+            _, tables, _, report = import_spec(args.spec, _out_dir(args.out), from_arguments(Analysis, args))
+            print("\n".join(report.lines()))
+            shown = tables["methods"][["method", "n", "correct", "accuracy", "ci_low", "ci_high"]]
+            print(shown.round(4).to_string(index=False))
+            print(f"wrote {args.out}/records.parquet, run.json and {len(tables)} tables")
         elif args.cmd == "notebook":
             path = notebook_path(args.notebook)
             given = yaml_mapping(args.parameters_yaml) if args.parameters_yaml else {}

@@ -195,9 +195,22 @@ def _by_kind(fn: Callable[[str, Sequence[str]], str | None]) -> Callable[[str, S
     return read
 
 
+def extract_option_mark(text: str, labels: Sequence[str] = ("A", "B", "C", "D", "E")) -> str | None:
+    """The one label the text writes as an option, ``X)`` (a reply that ends by restating its option, as the
+    GPT-4 CoT outputs PoT recorded on AQuA); None when it writes none or several.
+
+    >>> extract_option_mark("so it is E) None of these", "ABCDE"), extract_option_mark("A) 5 or B) 6", "ABCDE")
+    ('E', None)
+    """
+    alt = "|".join(re.escape(label) for label in labels)
+    found = set(re.findall(rf"(?<![A-Za-z0-9])({alt})\)", text or ""))
+    return found.pop() if len(found) == 1 else None
+
+
 EXTRACTORS: dict[str, Callable[[str, Sequence[str]], str | None]] = {
     "olagpt": extract_olagpt,
     "strict": extract_strict,
+    "option_mark": extract_option_mark,
 }
 
 

@@ -85,7 +85,9 @@ def test_reproduce_cli_end_to_end(tmp_path, data_dir):
 def test_cli_errors_are_one_line_and_write_nothing(tmp_path, data_dir):
     out = tmp_path / "out"
     r = olakit("reproduce-olagpt", "--data-dir", str(data_dir), "--out", str(out), "--extractor", "fuzzy")
-    assert r.returncode == 2 and "olakit: error: unknown extractor 'fuzzy'; known: olagpt, strict" in r.stderr
+    assert (
+        r.returncode == 2 and "olakit: error: unknown extractor 'fuzzy'; known: olagpt, option_mark, strict" in r.stderr
+    )
     assert "Traceback" not in r.stderr and not out.exists()
     r = olakit("reproduce-olagpt", "--data-dir", str(tmp_path / "nowhere"), "--out", str(out))
     assert r.returncode == 2 and "nowhere does not exist" in r.stderr and not out.exists()

@@ -436,3 +436,9 @@ def test_records_of_a_file_that_changed_since_are_refused_not_mixed(tmp_path, mo
     )  # question 1 changed
     with pytest.raises(DataError, match=r"1 question\(s\) changed since these records were made \(first: 1\)"):
         open_explorers(out / "records.parquet", tmp_path / "n.jsonl")
+
+
+def test_an_answer_of_1_or_0_is_a_number_not_yes_or_no(tmp_path):
+    """`answer: 1` was recognised as yes/no (a set-precedence slip) and then refused as "not yes/no"."""
+    (q,) = load_file(write_jsonl(tmp_path / "one.jsonl", [{"question": "How many?", "answer": 1}]))
+    assert (q.kind, q.gold) == ("number", "1")

@@ -81,7 +81,7 @@ def test_strict_yes_no_labels():
 
 
 def test_unknown_extractor_name():
-    with pytest.raises(UnknownNameError, match="unknown extractor 'fuzzy'; known: olagpt, strict"):
+    with pytest.raises(UnknownNameError, match="unknown extractor 'fuzzy'; known: olagpt, option_mark, strict"):
         get_extractor("fuzzy")
 
 

@@ -219,7 +219,7 @@ def recognise(row: dict, where: str) -> DatasetMap:
     if len(letters) >= 2 and letters == list(string.ascii_uppercase[: len(letters)]):  # OpenCompass / EvalScope
         return DatasetMap(**base, choices=tuple(letters), answer=answer)
     value = row[answer]
-    if isinstance(value, bool) or str(value).strip().lower() in _YES | _NO - {"1", "0"}:
+    if isinstance(value, bool) or str(value).strip().lower() in (_YES | _NO) - {"1", "0"}:
         return DatasetMap(**base, answer=answer, answer_form="yes_no")
     if gold_number(value) is not None:  # a number, or GSM8K's worked solution ending "#### N"
         solution = isinstance(value, str) and "####" in value

@@ -64,6 +64,11 @@ def data_file(data_dir: str | os.PathLike | None, rel: str) -> Path:
     return path
 
 
+def note_read(path: Path) -> None:
+    """Note a data file read outside the data directory (a dataset or run file of one's own) for the run log."""
+    _READ[Path(path).resolve()] = None
+
+
 def files_read() -> list[Path]:
     """The data files this process has read, in the order first read."""
     return list(_READ)
@@ -117,7 +122,7 @@ def load_questions(dataset: str, split: str | None = None, data_dir=None, mappin
     if not path.is_file():
         raise DataError(f"{dataset}: dataset file not found (nor in the data directory)")
     questions = load_file(path, mapping)
-    _READ[path.resolve()] = None
+    note_read(path)
     return questions
 
 

@@ -272,6 +272,8 @@ def open_explorers(
         save_records(records, records_path)
         write_log(records_path.parent, imported.replace(outputs={"records": records_summary(records)}))
     df, run_log = load_run(records_path)
+    left_out = ((run_log.extra if run_log is not None else {}).get("import") or {}).get("left_out") or []
+    df = df[~df["question_id"].isin(left_out)]  # imported runs: the questions every run answered, as the tables
     rule = vote_rule(run_log)
     config = run_log.config if run_log is not None else {}
     questions = {q.id: q for q in run_questions(config, list(dict.fromkeys(df["dataset"])), data_dir)}

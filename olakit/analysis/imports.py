@@ -1,0 +1,61 @@
+"""``olakit import SPEC``: runs made elsewhere imported into records (olakit.data.imported), with olakit's tables
+over them (each run a column of the vote, the bounds, kappa, McNemar + Holm) and the import report, into one folder
+with its run log.
+
+``import_spec("imports/pot_aqua.yaml", "results/pot")`` -> (records, tables, log, report).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from olakit.analysis.runs import run_tables
+from olakit.data.imported import ImportReport, import_runs, load_import_spec
+from olakit.data.records import save_records
+from olakit.olagpt.config import ANALYSIS, Analysis
+from olakit.runlog import RunLog, claim_folder, make_log, records_summary, write_outputs
+
+DOOR = "import"
+
+
+def _natural(text: str):
+    """Ids in numeric order (2 before 10)."""
+    import re
+
+    return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", str(text))]
+
+
+def import_spec(
+    spec_path: str | Path, out_dir: str | Path, analysis: Analysis = ANALYSIS
+) -> tuple[pd.DataFrame, dict[str, pd.DataFrame], RunLog, ImportReport]:
+    """Import the spec's runs, compute the tables over them (in the spec's run order) and write records.parquet,
+    tables/ (with ``import_report.csv``) and run.json into ``out_dir``; nothing is written when a file is bad."""
+    # the run files' and the dataset's sha256 go into the log: make_log reads them after import_runs
+    spec = load_import_spec(spec_path)
+    records, report = import_runs(spec)
+    names = list(dict.fromkeys(records["template"]))
+    # the tables compare runs question by question: they are computed over the questions every run answered (the
+    # records keep every answer); the report says how many were left out
+    counts = records.groupby("question_id")["template"].nunique()
+    shared = set(counts[counts == len(names)].index)
+    report.compared = len(shared)
+    report.left_out = sorted(set(counts.index) - shared, key=_natural)
+    tables = run_tables(records[records["question_id"].isin(shared)], names, analysis)
+    tables["import_report"] = pd.DataFrame(
+        [{k: v for k, v in r.items() if not isinstance(v, list)} | {"gold_conflicts": len(r["gold_conflicts"])}
+         for r in report.as_dict()["runs"]]
+    )  # fmt: skip
+    log = make_log(
+        DOOR,
+        spec,
+        analysis=analysis.as_dict(),
+        parameters={"spec": str(spec_path), "out": str(out_dir)},
+        outputs={"records": records_summary(records)},
+        extra={"import": report.as_dict(), "templates_in_vote_order": names},
+    )
+    out_dir = Path(out_dir)
+    claim_folder(out_dir, log)
+    save_records(records, out_dir / "records.parquet")
+    return records, tables, write_outputs(out_dir, log, tables), report

@@ -1,0 +1,145 @@
+"""Runs made elsewhere (olakit.data.imported, `olakit import`): the Program of Thoughts paper's recorded outputs on
+AQuA and GSM8K, each count checked against an independent count over the raw files and against the numbers the
+PoT README prints; unmatched rows, gold conflicts, runs missing questions and bad specs on files the tests write."""
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from olakit.config import ConfigError
+from olakit.data.imported import ImportSpec, import_runs, load_import_spec
+from olakit.errors import DataError
+
+REPO = Path(__file__).resolve().parent.parent
+POT = ("PoT", "PoT-SC", "PoT zero-shot", "GPT-4 CoT")
+
+
+def raw_rows(path):
+    return [r for r in (json.loads(line) for line in Path(path).read_text().splitlines()) if "question" in r]
+
+
+def test_pot_on_aqua_imported_and_counted_as_the_files_say(tmp_path, data_dir, capsys):
+    from olakit.cli import main
+    from olakit.data.records import load_records
+
+    assert main(["import", str(REPO / "imports" / "pot_aqua.yaml"), "--out", str(tmp_path / "pot")]) == 0
+    printed = capsys.readouterr().out
+    assert "gold conflicts, first: test-139 run 'D' dataset 'E'" in printed
+    df = load_records(tmp_path / "pot" / "records.parquet")
+    assert list(dict.fromkeys(df["template"])) == list(POT) and df.groupby("template").size().eq(253).all()
+    # independently: the official gold by question text (aqua/test.json), each run's own letter
+    official = {
+        json.loads(line)["question"]: json.loads(line)["correct"] for line in (data_dir / "aqua" / "test.json").open()
+    }
+    spec = load_import_spec(REPO / "imports" / "pot_aqua.yaml")
+    counts = {}
+    for run in spec.runs:
+        rows = raw_rows(run.file)
+        if run.answer:
+            letters = [r["prediction"] for r in rows]
+        else:  # GPT-4: the one "X)" of the last line, read by hand here: a letter followed by ")"
+            letters = []
+            for r in rows:
+                found = {c for c in "ABCDE" if f"{c})" in r["generated_prediction"]}
+                letters.append(found.pop() if len(found) == 1 else None)
+        counts[run.run] = (
+            sum(a == official[r["question"]] for a, r in zip(letters, rows)),
+            sum(a == r["answer"] for a, r in zip(letters, rows)),  # against the run's own gold
+            sum(a is None or a not in "ABCDE" for a in letters),
+        )
+    ours = df.groupby("template")["correct"].sum().to_dict()
+    assert {k: v[0] for k, v in counts.items()} == ours
+    assert counts["GPT-4 CoT"][2] == 22  # SOURCES.md: 22 of 253 replies name no letter
+    methods = {r["method"]: r for r in csv.DictReader(open(tmp_path / "pot" / "tables" / "methods.csv"))}
+    assert int(methods["regex_vote"]["correct"]) > 0 and set(POT) <= set(methods)
+    # the README's numbers, scored as PoT did (the run's own gold: question 139 is D there)
+    spec_run_gold = spec.replace(gold_from="run")
+    by_run, _ = import_runs(spec_run_gold)
+    acc = by_run.groupby("template")["correct"].mean().round(3).to_dict()
+    assert acc["PoT"] == 0.542 and round(counts["PoT"][1] / 253, 3) == 0.542  # README 0.541 (137/253 = 0.5415)
+    assert acc["GPT-4 CoT"] == 0.727  # README 72.7%
+    assert acc["PoT-SC"] == 0.581  # README 0.582: 147/253; no count of 253 gives 0.582
+    zero = by_run[by_run["template"] == "PoT zero-shot"]
+    as_a = (zero["extracted"].fillna("A") == zero["gold"]).mean()  # README: "None" counted as "A"
+    assert round(as_a, 3) == 0.439 and round(zero["correct"].mean(), 3) == 0.379  # README 0.438 (111/253 = 0.4387)
+
+
+def test_pot_on_gsm8k_reads_the_executed_values_as_numbers(tmp_path, capsys):
+    from olakit.cli import main
+
+    assert main(["import", str(REPO / "imports" / "pot_gsm8k.yaml"), "--out", str(tmp_path / "g")]) == 0
+    out = capsys.readouterr().out
+    assert "tables over the 1317 questions every run answered; 1 left out (some run lacks them): 1040" in out
+    from olakit.notebook.explorers.questions import open_explorers
+
+    explorer, _ = open_explorers(tmp_path / "g" / "records.parquet", tmp_path / "notes.jsonl")
+    assert "Janet" in explorer.render() and len(explorer.keys) == 1317 and "1040" not in explorer.keys
+    log = json.loads((tmp_path / "g" / "run.json").read_text())
+    runs = {r["run"]: r for r in log["extra"]["import"]["runs"]}
+    assert runs["PoT"]["matched"] == 1318 and runs["PoT zero-shot"]["matched"] == 1317
+    assert runs["PoT"]["gold_conflicts"] == [] and runs["PoT"]["skipped"] == 2  # the two prompt lines
+    assert any(p.endswith("gsm8K_s0_e-1_11_17_10_20.jsonl") for p in log["data"])  # its sha256 is kept
+
+
+def write(path, rows):
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_unmatched_rows_gold_conflicts_and_missing_questions_are_reported(tmp_path):
+    data = write(tmp_path / "qs.jsonl", [{"id": f"q{i}", "question": f"Q number {i}?", "choices": ["x", "y"],
+                                          "answer": "A"} for i in range(4)])  # fmt: skip
+    a = write(tmp_path / "a.jsonl", [
+        {"q": "q number 0?", "pred": "A", "gold": "A"},
+        {"q": "Q  number 1?", "pred": "B", "gold": "B"},  # the run's gold disagrees
+        {"q": "Something else?", "pred": "A"},  # not in the dataset
+        {"prompt": "few-shot examples ..."},  # no question field
+    ])  # fmt: skip
+    b = write(tmp_path / "b.jsonl", [{"q": f"Q number {i}?", "pred": "A"} for i in range(4)])
+    spec = ImportSpec(dataset=str(data), runs=[
+        {"file": str(a), "run": "a", "question": "q", "answer": "pred", "gold": "gold"},
+        {"file": str(b), "run": "b", "question": "q", "answer": "pred"},
+    ])  # fmt: skip
+    df, report = import_runs(spec)
+    ra, rb = report.runs
+    assert (ra.rows, ra.skipped, ra.matched, ra.unmatched, ra.missing) == (4, 1, 2, 1, 2)
+    assert "Something else?" in ra.unmatched_examples[0] and ra.missing_examples == ["q2", "q3"]
+    assert ra.gold_conflicts == [{"question_id": "q1", "run_gold": "B", "dataset_gold": "A"}]
+    assert (rb.matched, rb.missing) == (4, 0)
+    a_rows = df[df["template"] == "a"].set_index("question_id")
+    assert a_rows.loc["q1", "gold"] == "A" and not a_rows.loc["q1", "correct"]  # the dataset's gold scores
+    by_run, _ = import_runs(spec.replace(gold_from="run"))
+    assert bool(by_run[(by_run["template"] == "a") & (by_run["question_id"] == "q1")]["correct"].iloc[0])
+
+
+def test_a_run_missing_questions_is_compared_on_the_shared_ones(tmp_path):
+    from olakit.analysis.imports import import_spec
+
+    data = write(tmp_path / "qs.jsonl", [{"question": f"Q{i}?", "answer": i} for i in range(12)])
+    write(tmp_path / "full.jsonl", [{"question": f"Q{i}?", "value": i} for i in range(12)])
+    write(tmp_path / "part.jsonl", [{"question": f"Q{i}?", "value": 0} for i in range(10)])
+    (tmp_path / "spec.yaml").write_text(
+        f"dataset: {data}\nruns:\n  - {{file: full.jsonl, answer: value}}\n  - {{file: part.jsonl, answer: value}}\n"
+    )
+    records, tables, log, report = import_spec(tmp_path / "spec.yaml", tmp_path / "out")
+    assert len(records) == 22 and report.compared == 10 and report.left_out == ["10", "11"]  # numeric order
+    methods = tables["methods"].set_index("method")
+    assert methods.loc["full", "n"] == 10 and methods.loc["full", "correct"] == 10
+    assert methods.loc["part", "correct"] == 1  # only Q0's answer is 0
+
+
+def test_bad_specs_are_one_error_before_anything_is_written(tmp_path):
+    data = write(tmp_path / "qs.jsonl", [{"question": "Q?", "answer": 1}])
+    run = write(tmp_path / "r.jsonl", [{"question": "Q?", "value": 1}])
+    with pytest.raises(DataError, match="reextract 'fuzzy'; known: olagpt, option_mark, strict"):
+        ImportSpec(dataset=str(data), runs=[{"file": str(run), "reextract": "fuzzy"}])
+    with pytest.raises(DataError, match="two runs are named 'r'"):
+        import_runs(ImportSpec(dataset=str(data), runs=[{"file": str(run)}, {"file": str(run)}]))
+    (tmp_path / "s.yaml").write_text("dataset: aqua\nruns:\n  - {file: nowhere.jsonl}\n")
+    with pytest.raises(DataError, match="run file nowhere.jsonl not found"):
+        load_import_spec(tmp_path / "s.yaml")
+    (tmp_path / "s.yaml").write_text("dataset: aqua\nrunz: []\n")
+    with pytest.raises(ConfigError, match="runz=\\[\\]: not a setting of ImportSpec"):
+        load_import_spec(tmp_path / "s.yaml")
