@@ -78,7 +78,9 @@ class ImportSpec(OwnDataset):
         dataset_setting(self.dataset)
         for r in self.runs:
             if r.reextract is not None and r.reextract not in EXTRACTORS:
-                raise DataError(f"run {r.run or r.file}: reextract {r.reextract!r}; known: {', '.join(sorted(EXTRACTORS))}")
+                raise DataError(
+                    f"run {r.run or r.file}: reextract {r.reextract!r}; known: {', '.join(sorted(EXTRACTORS))}"
+                )
 
 
 @dataclass
