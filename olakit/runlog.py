@@ -324,8 +324,12 @@ def command(log: RunLog, out: str | os.PathLike | None = None) -> str:
         params = {**log.parameters, **({"out_dir": str(out)} if out is not None else {})}
         words = ["olakit", "notebook", name, "-y", json.dumps(params)]
         return shlex.join(words + (["--output", f"{out}.ipynb"] if out is not None else []))
+    if log.door == "import":  # the spec file holds the runs; the analysis settings are its flags
+        target = out if out is not None else log.parameters.get("out")
+        words = ["olakit", "import", log.parameters["spec"], "--out", str(target)]
+        return shlex.join(words + [w for name, value in log.analysis.items() for w in _flag(name, value)])
     if log.door not in COMMANDS:
-        raise DataError(f"run log door {log.door!r}: no command makes it; known: {', '.join(COMMANDS)}")
+        raise DataError(f"run log door {log.door!r}: no command makes it; known: {', '.join(COMMANDS)}, import")
     words = ["olakit", *log.door.split()]
     target = out if out is not None else log.parameters.get("out")
     if target is not None:

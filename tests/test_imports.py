@@ -4,6 +4,7 @@ PoT README prints; unmatched rows, gold conflicts, runs missing questions and ba
 
 import csv
 import json
+import shlex
 from pathlib import Path
 
 import pytest
@@ -49,6 +50,12 @@ def test_pot_on_aqua_imported_and_counted_as_the_files_say(tmp_path, data_dir, c
             sum(a == r["answer"] for a, r in zip(letters, rows)),  # against the run's own gold
             sum(a is None or a not in "ABCDE" for a in letters),
         )
+    from olakit.runlog import command, read_log
+
+    again = command(read_log(tmp_path / "pot"), tmp_path / "again")  # `olakit again` on an import
+    assert again.startswith(f"olakit import {REPO / 'imports' / 'pot_aqua.yaml'} --out {tmp_path / 'again'} --")
+    assert main(shlex.split(again)[1:]) == 0
+    assert load_records(tmp_path / "again" / "records.parquet").equals(df)
     ours = df.groupby("template")["correct"].sum().to_dict()
     assert {k: v[0] for k, v in counts.items()} == ours
     assert counts["GPT-4 CoT"][2] == 22  # SOURCES.md: 22 of 253 replies name no letter
