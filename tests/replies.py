@@ -119,3 +119,11 @@ def numbers(prompt, request):
     if prompt.startswith("Please break down"):
         return "1. Count\nTotal Steps: 1"
     return 'Step by step: 16 - 3 - 4 = 9 eggs, 9 * 2 = 18. {"Answer": "$18"}'
+
+
+def grader(prompt, request):
+    """A judge that grades a free-text answer right when it shares a word of five letters or more with the
+    reference."""
+    reference = prompt.split("Reference answer:", 1)[1].split("Answer to grade:", 1)[0].lower().split()
+    graded = prompt.split("Answer to grade:", 1)[1].split("Does the answer to grade", 1)[0].lower()
+    return "Yes, it says the same." if any(len(w) >= 5 and w in graded for w in reference) else "No, it does not."

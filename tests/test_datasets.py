@@ -442,3 +442,25 @@ def test_an_answer_of_1_or_0_is_a_number_not_yes_or_no(tmp_path):
     """`answer: 1` was recognised as yes/no (a set-precedence slip) and then refused as "not yes/no"."""
     (q,) = load_file(write_jsonl(tmp_path / "one.jsonl", [{"question": "How many?", "answer": 1}]))
     assert (q.kind, q.gold) == ("number", "1")
+
+
+def test_free_text_answers_are_graded_against_their_reference_by_the_judge_role(tmp_path, monkeypatch):
+    """The review loop on a free-text file: every answer (direct and each iteration) goes to the judge role with the
+    file's reference answer; the record's verdict is yes or no, and correct is a yes."""
+    from olakit.cli import main
+    from olakit.data.records import load_records
+
+    rows = [{"id": "idiom", "question": "What does face the music mean?", "answer": "To accept the consequences"},
+            {"id": "sky", "question": "Why is the sky blue?", "answer": "Rayleigh scattering"}]  # fmt: skip
+    path = write_jsonl(tmp_path / "open.jsonl", rows)
+    scripted(monkeypatch, "idiom")  # always an answer about accepting consequences
+    monkeypatch.setenv("OLAKIT_JUDGE_BASE_URL", "scripted://tests.replies:grader")
+    monkeypatch.setenv("OLAKIT_JUDGE_MODEL", "grader")
+    assert main(["review", "--dataset", str(path), "--max-iterations", "1", "--out", str(tmp_path / "r")]) == 0
+    df = load_records(tmp_path / "r" / "records.parquet")
+    direct = df[df["loop"] == "direct"].set_index("question_id")
+    assert direct.loc["idiom", "extracted"] == "yes" and bool(direct.loc["idiom", "correct"])
+    assert direct.loc["sky", "extracted"] == "no" and not direct.loc["sky", "correct"]
+    assert direct.loc["sky", "gold"] == "Rayleigh scattering"
+    log = json.loads((tmp_path / "r" / "run.json").read_text())
+    assert log["roles"]["judge"]["model"] == "grader" and log["calls"]["judge"]["requests"] == len(df)

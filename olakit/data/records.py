@@ -122,8 +122,10 @@ def answer_record(kind: type[Record], question, prompt: str, first, answer, *, m
     calls = [r for r in (calls if calls is not None else (first, second)) if r is not None]
     stage = answer.stage if answer is not None else 1
     labels = list(question.options)
-    open_ended = question.dataset == "open" or question.kind == "text"
+    open_ended = question.kind == "text"
     unparsed = open_ended or (stage == 1 and label is not None)
+    # a free-text answer's label is the judge's verdict against the reference (the gold): yes, no or unclear (None)
+    correct = label == "yes" if question.kind == "text" else label is not None and label == question.gold
     return kind(
         dataset=question.dataset,
         question_id=question.id,
@@ -133,7 +135,7 @@ def answer_record(kind: type[Record], question, prompt: str, first, answer, *, m
         raw_output=first.text or "",
         extracted=label,
         gold=question.gold,
-        correct=label is not None and label == question.gold,
+        correct=correct,
         prompt_tokens=_total(r.prompt_tokens for r in calls),
         completion_tokens=_total(r.completion_tokens for r in calls),
         cost=_total(r.cost for r in calls),

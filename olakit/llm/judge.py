@@ -1,4 +1,5 @@
-"""A pairwise LLM judge, asked in both orders so its position bias is measured, not hidden.
+"""The judge role's prompts: a pairwise LLM judge, asked in both orders so its position bias is measured, not
+hidden; and a free-text answer graded against its reference (``reference_request``).
 
 ``judge_pairs(llm, items)`` takes (context, answer_a, answer_b) triples; each is judged twice (a first, then b first);
 an item's verdict is ``a``, ``b`` or ``tie`` (the two orders disagree, or a tie was said), and a reply that names
@@ -84,3 +85,27 @@ def judge_pairs(answerer: Answerer, items: Sequence[tuple[str, str, str]], max_t
         r1, r2 = results[2 * i], results[2 * i + 1]
         out.append(combine(parse_verdict(r1.text), parse_verdict(r2.text)))
     return out
+
+
+REFERENCE_PROMPT = (
+    "You grade an answer against the reference answer to the same question.\n\nQuestion: {question}\n\n"
+    "Reference answer: {reference}\n\nAnswer to grade: {answer}\n\nDoes the answer to grade say what the reference "
+    "answer says? Reply with yes or no, then one sentence of reason."
+)
+REFERENCE_TOKENS = 48
+
+
+def reference_request(question: str, reference: str, answer: str) -> Request:
+    """The judge's call on one free-text answer; its reply is read as yes (the same answer) or no."""
+    prompt = REFERENCE_PROMPT.format(question=question, reference=reference, answer=answer or "(no answer)")
+    return Request.make(prompt, temperature=0, max_tokens=REFERENCE_TOKENS)
+
+
+def parse_grade(text: str | None) -> str | None:
+    """The judge's grade: ``yes`` or ``no`` as its reply's first word, else None (unclear: recorded, never guessed).
+
+    >>> parse_grade("Yes, it says the same."), parse_grade('"No." It misses the cause.'), parse_grade("Partly.")
+    ('yes', 'no', None)
+    """
+    m = re.match(r"[\s\"'*(\[]*(yes|no)\b", text or "", re.IGNORECASE)
+    return m.group(1).lower() if m else None

@@ -229,7 +229,7 @@ def _run(config: OlaGPTConfig, job: Run, out_dir) -> RunResult:
         raise DataError(
             f"dataset {cfg.dataset}: {len(free)} question(s) with a free-text answer (first: {free[0]}); OlaGPT reads "
             "and votes option labels, yes/no or numbers: give the file's options (--dataset-map choices=...) or run "
-            "the review loop, whose open answers the judge role compares"
+            "the review loop, whose free-text answers the judge role grades against the reference"
         )
     templates = templates_for(cfg.dataset, cfg.templates)
     cfg.check_templates([t.name for t in templates])

@@ -21,7 +21,8 @@ from olakit.data.records import answer_record
 from olakit.errors import DataError
 from olakit.extract import get_extractor
 from olakit.llm import Answerer, Request, Result
-from olakit.llm.two_stage import answers
+from olakit.llm.judge import parse_grade, reference_request
+from olakit.llm.two_stage import Answer, answers
 from olakit.review.config import ReviewConfig
 from olakit.review.loop import History, Loop
 from olakit.review.parse import states_an_answer
@@ -37,7 +38,7 @@ def ask_text(q: Question) -> str:
     """The question as the loop sees it: with its choices and how to end, for questions with options."""
     if q.kind == "number":
         return f'{q.text}\nEnd with "Answer: N", N a number.'
-    if not q.options or q.dataset == "open" or q.kind == "text":
+    if not q.options or q.kind == "text":
         return q.text
     if set(q.options) == {"yes", "no"}:
         return f'{q.text}\nEnd with "So the answer is yes." or "So the answer is no."'
@@ -56,8 +57,9 @@ def open_questions(path: str | Path = OPEN_QUESTIONS) -> list[Question]:
                 id=str(obj.get("id", f"open-{lineno}")),
                 dataset="open",
                 text=obj["question"],
-                options={"open": "open"},
-                gold="open",
+                options={},
+                gold="",
+                kind="text",
             )
         )
     return out
@@ -86,7 +88,7 @@ def _questions(cfg: ReviewConfig, ask: str | None) -> list[Question]:
     if ask is not None:
         if not ask.strip():
             raise DataError("an empty question: give the question to answer")
-        return [Question(id="ask", dataset="open", text=ask.strip(), options={"open": "open"}, gold="open")]
+        return [Question(id="ask", dataset="open", text=ask.strip(), options={}, gold="", kind="text")]
     if cfg.dataset == "open":
         qs = open_questions()
     else:
@@ -111,7 +113,8 @@ def run_review(
     cfg = config
     questions = _questions(cfg, ask)
     params = {**(parameters or {}), **({"ask": ask} if ask is not None else {})}
-    with Run("review", cfg, llms, roles=ROLES, out_dir=out_dir, parameters=params) as job:
+    roles = ROLES + (("judge",) if any(q.kind == "text" and q.gold for q in questions) else ())  # graded free text
+    with Run("review", cfg, llms, roles=roles, out_dir=out_dir, parameters=params) as job:
         loop = Loop({"answerer": job["answerer"], "reviewer": job["reviewer"]}, cfg)
         histories = loop.run([ask_text(q) for q in questions])
         direct = job["direct"].batch(
@@ -166,7 +169,7 @@ def _records(cfg, questions, histories, direct, job: Run) -> list[ReviewRecord]:
     items = [(q, DIRECT, 0, r) for q, r in zip(questions, direct)]
     for q, h in zip(questions, histories):
         items += [(q, loop, i, _as_result(a)) for i, a in enumerate(h.answers)]
-    graded = [k for k, (q, *_) in enumerate(items) if q.dataset != "open" and q.kind != "text"]  # nothing to read
+    graded = [k for k, (q, *_) in enumerate(items) if q.kind != "text"]  # labels (or numbers) to read
     firsts = [
         (Request.make(ask_text(q), temperature=0, max_tokens=cfg.direct_tokens), res, q.options)
         for q, _, _, res in (items[k] for k in graded)
@@ -174,6 +177,13 @@ def _records(cfg, questions, histories, direct, job: Run) -> list[ReviewRecord]:
     found = dict(
         zip(graded, answers(firsts, job["answerer"], stages=cfg.answer_stages, extract=get_extractor("strict")))
     )
+    # a free-text answer with a reference (a dataset file's ``text`` kind) is graded by the judge role: yes or no;
+    # an open question (the shipped ones, --ask) has no reference
+    judged = [k for k, (q, *_) in enumerate(items) if q.kind == "text" and q.gold]
+    if judged:
+        reqs = [reference_request(q.text, q.gold, res.text or "") for q, _, _, res in (items[k] for k in judged)]
+        replies = job["judge"].batch(reqs, "judged answers")
+        found.update({k: Answer(parse_grade(r.text), 1) for k, r in zip(judged, replies)})
     hist = {q.id: h for q, h in zip(questions, histories)}
     out = []
     for k, (q, name, i, res) in enumerate(items):
