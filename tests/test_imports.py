@@ -4,6 +4,7 @@ PoT README prints; unmatched rows, gold conflicts, runs missing questions and ba
 
 import csv
 import json
+import math
 import shlex
 from pathlib import Path
 
@@ -35,7 +36,7 @@ def test_pot_on_aqua_imported_and_counted_as_the_files_say(tmp_path, data_dir, c
         json.loads(line)["question"]: json.loads(line)["correct"] for line in (data_dir / "aqua" / "test.json").open()
     }
     spec = load_import_spec(REPO / "imports" / "pot_aqua.yaml")
-    counts = {}
+    counts, right = {}, {}
     for run in spec.runs:
         rows = raw_rows(run.file)
         if run.answer:
@@ -45,6 +46,7 @@ def test_pot_on_aqua_imported_and_counted_as_the_files_say(tmp_path, data_dir, c
             for r in rows:
                 found = {c for c in "ABCDE" if f"{c})" in r["generated_prediction"]}
                 letters.append(found.pop() if len(found) == 1 else None)
+        right[run.run] = {r["question"]: a == official[r["question"]] for a, r in zip(letters, rows)}
         counts[run.run] = (
             sum(a == official[r["question"]] for a, r in zip(letters, rows)),
             sum(a == r["answer"] for a, r in zip(letters, rows)),  # against the run's own gold
@@ -59,6 +61,17 @@ def test_pot_on_aqua_imported_and_counted_as_the_files_say(tmp_path, data_dir, c
     ours = df.groupby("template")["correct"].sum().to_dict()
     assert {k: v[0] for k, v in counts.items()} == ours
     assert counts["GPT-4 CoT"][2] == 22  # SOURCES.md: 22 of 253 replies name no letter
+    # exact McNemar, PoT against PoT-SC: the discordant questions counted here, the p-value from the binomial
+    only_a = sum(right["PoT"][q] and not right["PoT-SC"][q] for q in right["PoT"])
+    only_b = sum(right["PoT-SC"][q] and not right["PoT"][q] for q in right["PoT"])
+    p = min(
+        1.0, 2 * sum(math.comb(only_a + only_b, i) for i in range(min(only_a, only_b) + 1)) / 2 ** (only_a + only_b)
+    )
+    tests = list(csv.DictReader(open(tmp_path / "pot" / "tables" / "paired_tests.csv")))
+    pair = next(t for t in tests if t["a"].startswith("PoT |") and t["b"].startswith("PoT-SC |"))
+    assert (int(pair["a_only"]), int(pair["b_only"])) == (only_a, only_b)
+    assert float(pair["p_mcnemar"]) == pytest.approx(p)
+    assert len(tests) == 10  # 4 runs and the vote: every pair, Holm over the 10
     methods = {r["method"]: r for r in csv.DictReader(open(tmp_path / "pot" / "tables" / "methods.csv"))}
     assert int(methods["regex_vote"]["correct"]) > 0 and set(POT) <= set(methods)
     # the README's numbers, scored as PoT did (the run's own gold: question 139 is D there)

@@ -1,6 +1,6 @@
 """``olakit import SPEC``: runs made elsewhere imported into records (olakit.data.imported), with olakit's tables
-over them (each run a column of the vote, the bounds, kappa, McNemar + Holm) and the import report, into one folder
-with its run log.
+over them (accuracy with intervals per run, the vote across runs and its bounds, exact McNemar with Holm over every
+pair, Cohen's and Fleiss' kappa, error overlap) and the import report, into one folder with its run log.
 
 ``import_spec("imports/pot_aqua.yaml", "results/pot")`` -> (records, tables, log, report).
 """
@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from olakit.analysis.agreement import agreement
+from olakit.analysis.inference import cell_outcomes, holm_matrix, paired_tests
 from olakit.analysis.runs import run_tables
 from olakit.data.imported import ImportReport, import_runs, load_import_spec
 from olakit.data.records import save_records
@@ -42,7 +44,12 @@ def import_spec(
     shared = set(counts[counts == len(names)].index)
     report.compared = len(shared)
     report.left_out = sorted(set(counts.index) - shared, key=_natural)
-    tables = run_tables(records[records["question_id"].isin(shared)], names, analysis)
+    compared = records[records["question_id"].isin(shared)]
+    tables = run_tables(compared, names, analysis)
+    tests = paired_tests(cell_outcomes(compared, names, analysis), analysis=analysis)  # every pair, exact McNemar
+    agree = agreement(compared, names)
+    tables |= {"paired_tests": tests, "holm_matrix": holm_matrix(tests), "cohen_kappa": agree["cohen_kappa"],
+               "fleiss_kappa": agree["fleiss_kappa"], "error_overlap": agree["error_overlap"]}  # fmt: skip
     tables["import_report"] = pd.DataFrame(
         [{k: v for k, v in r.items() if not isinstance(v, list)} | {"gold_conflicts": len(r["gold_conflicts"])}
          for r in report.as_dict()["runs"]]
