@@ -142,13 +142,18 @@ class Slice(Config):
         return picked
 
 
+def is_dataset_file(dataset) -> bool:
+    """Whether a dataset is named by its file (``gsm8k/test.jsonl``) rather than a built-in name."""
+    return Path(str(dataset)).suffix.lower() in DATASET_FORMATS
+
+
 def dataset_setting(value, also: tuple[str, ...] = ()) -> str:
     """A dataset setting's value: a built-in dataset's name (BUILTIN_DATASETS, and ``also``) or a dataset file's
     path (.jsonl, .json, .csv, .parquet; read when the run starts)."""
     if not isinstance(value, str) or not value.strip():
         raise ValueError("give a dataset's name or a dataset file")
     value = value.strip()
-    if value in BUILTIN_DATASETS + also or Path(value).suffix.lower() in DATASET_FORMATS:
+    if value in BUILTIN_DATASETS + also or is_dataset_file(value):
         return value
     raise ValueError(
         f"not a built-in dataset ({', '.join(BUILTIN_DATASETS + also)}) nor a dataset file "

@@ -97,9 +97,18 @@ class RunLog:
     @property
     def identity(self) -> str:
         """What makes two logs the same run: door, config type, settings and parameters (not ``out``)."""
+        return self.shaped()
+
+    def shaped(self, known: RunLog | None = None) -> str:
+        """The identity over the settings and parameters ``known`` (an earlier log) has too: one a later olakit
+        added, which the earlier run could not set, is not compared (see ``same_run``)."""
         params = {k: v for k, v in self.parameters.items() if k not in UNSHAPING}
+        config = dict(self.config)
+        if known is not None:
+            params = {k: v for k, v in params.items() if k in known.parameters}
+            config = {k: v for k, v in config.items() if k in known.config}
         notebook = self.door.startswith("notebook:")  # its parameters hold its settings; its runs' configs vary
-        doc = [self.door, params] if notebook else [self.door, self.config_type, self.config, params]
+        doc = [self.door, params] if notebook else [self.door, self.config_type, config, params]
         return hashlib.sha256(json.dumps(doc, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
     @property
@@ -217,6 +226,13 @@ def history(folder: str | os.PathLike, name: str = LOG_NAME) -> list[RunLog]:
     return earlier + ([current] if current else [])
 
 
+def same_run(earlier: RunLog, later: RunLog) -> bool:
+    """Whether ``later`` is a rerun of ``earlier``: the same door, config type, and every setting and parameter the
+    earlier log has equal (a setting a later olakit added is not compared: the earlier run could not set it, and the
+    rerun's log, kept in runs.jsonl, says what it was)."""
+    return earlier.shaped() == later.shaped(known=earlier)
+
+
 def claim_folder(folder: str | os.PathLike | None, log: RunLog, output: str = "records.parquet") -> None:
     """Refuse, before any call, a folder that holds another run: its run log names other settings, or it holds
     the output (records) without a log. The same run (a rerun) may write there again. For a door whose output is
@@ -236,7 +252,7 @@ def claim_folder(folder: str | os.PathLike | None, log: RunLog, output: str = "r
                 "output, or remove that one"
             )
         return
-    if old.identity != log.identity:
+    if not same_run(old, log):
         raise DataError(
             f"{folder} holds another run ({old.door}, {old.config_type}, written {old.created}); a folder holds one "
             "run: give another output folder, or remove that one (`olakit again` shows the command that made it)"

@@ -255,3 +255,20 @@ def test_data_verify_checks_the_data_in_use(capsys, data_dir):
     """`olakit data verify` checked data/raw, not the data the runs read (../shared/data here)."""
     assert main(["data", "verify"]) == 0
     assert f"all files in {data_dir} match the manifest" in capsys.readouterr().out
+
+
+def test_a_rerun_under_a_later_olakit_with_an_added_setting_is_the_same_run(tmp_path):
+    """A second `make paper` after an upgrade refused every folder: the new config had settings (dataset_map,
+    GEEK's dataset) the earlier logs lack. A setting only the later log has is not compared; a changed one is."""
+    from olakit.errors import DataError
+    from olakit.runlog import RunLog, claim_folder, same_run, write_log
+
+    earlier = RunLog(door="notebook:geek_ablation", parameters={"n_questions": 2, "split": "dev", "k": 2})
+    write_log(tmp_path, earlier)
+    later = RunLog(door="notebook:geek_ablation", parameters={"n_questions": 2, "split": "dev", "k": 2,
+                                                            "dataset": "strategyqa", "dataset_map": None})  # fmt: skip
+    assert same_run(earlier, later) and not same_run(later, earlier)  # the earlier lacks what the later has
+    claim_folder(tmp_path, later)  # no error
+    changed = RunLog(door="notebook:geek_ablation", parameters={"n_questions": 3, "split": "dev", "k": 2})
+    with pytest.raises(DataError, match="holds another run"):
+        claim_folder(tmp_path, changed)

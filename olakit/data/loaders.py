@@ -11,7 +11,8 @@ import os
 import re
 from pathlib import Path
 
-from olakit.data.datasets import FORMATS, DatasetMap, load_file
+from olakit.config import is_dataset_file
+from olakit.data.datasets import DatasetMap, load_file
 from olakit.data.files import CHECKOUT, RESOURCES, WORKDIR, read_json, read_jsonl, require
 from olakit.env import environment, user_dir
 from olakit.errors import DataError, lookup
@@ -95,21 +96,11 @@ def load_builtin(dataset: str, split: str, data_dir=None) -> list[Question]:
     return load_file(path, DatasetMap(**spec["map"]), name=dataset, split=split)
 
 
-def is_file(dataset: str) -> bool:
-    """Whether a dataset is named by its file (``gsm8k/test.jsonl``) rather than a built-in name."""
-    return Path(str(dataset)).suffix.lower() in FORMATS
-
-
-def default_split(dataset: str) -> str | None:
-    """The split read when none is named: the built-in dataset's usual one; a file is its own split (None)."""
-    return None if is_file(dataset) else lookup(DEFAULT_SPLIT, dataset, "dataset")
-
-
 def load_questions(dataset: str, split: str | None = None, data_dir=None, mapping=None) -> list[Question]:
     """A dataset's questions: a built-in one by name and split (``load_questions("aqua", "test")``), or a file
     (``load_questions("gsm8k/test.jsonl")``: a path, or one relative to the data directory) read through its
     mapping (olakit.data.datasets). The file is noted as read, so the run log keeps its sha256."""
-    if not is_file(dataset):
+    if not is_dataset_file(dataset):
         if mapping is not None:
             raise DataError(f"dataset {dataset!r} is built in: a dataset map is for a dataset file")
         return load_builtin(dataset, split or lookup(DEFAULT_SPLIT, dataset, "dataset"), data_dir)
@@ -184,6 +175,6 @@ def questions_of(config) -> list[Question]:
 def run_questions(config: dict, datasets: list[str], data_dir=None) -> list[Question]:
     """The questions a run answered, from its run log's ``config``: a dataset file's as the log names it (with its
     map), else the built-in ``datasets`` its records name (their usual split)."""
-    if is_file(config.get("dataset", "")):
+    if is_dataset_file(config.get("dataset", "")):
         return load_questions(config["dataset"], None, config.get("data_dir") or data_dir, config.get("dataset_map"))
     return [q for d in datasets for q in load_questions(d, DEFAULT_SPLIT.get(d, "test"), data_dir)]

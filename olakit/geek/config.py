@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from olakit.config import OwnDataset, Slice, Stats, dataset_setting
 from olakit.geek.actions import ROWS
@@ -24,7 +24,16 @@ class GeekConfig(Slice, OwnDataset, Stats):
     """``strategyqa`` or a dataset file of yes/no questions (its facts, mapped to ``meta`` ``facts``, can be the
     corpus: ``dataset-facts:open``)."""
     split: str | None = None
-    """The StrategyQA split: ``dev`` (229 questions with facts; none: dev) or ``train``; a file is its own."""
+    """The StrategyQA split: ``dev`` (229 questions with facts; the default) or ``train``; a file is its own."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _usual_split(cls, data):
+        """StrategyQA's split is ``dev`` unless named (so a run's log says which split it read)."""
+        if isinstance(data, dict) and data.get("split") is None and data.get("dataset", "strategyqa") == "strategyqa":
+            return {**data, "split": "dev"}
+        return data
+
     rows: Annotated[tuple[str, ...], Field(min_length=1)] = tuple(ROWS)
     """Table-2 rows: zero-shot, CoT, +De (Add Decomp, Self Answer, Final Answer), +RE (+ Retrieve & Extract), Full
     (+ strategy exploration)."""

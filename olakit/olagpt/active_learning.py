@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from olakit.data.loaders import is_file, load_questions
+from olakit.data.loaders import load_questions
 from olakit.errors import DataError, require_extra
 from olakit.extract import get_extractor
 from olakit.llm import Request
@@ -199,8 +199,7 @@ def build_notes(
     cfg, out = config, Path(out)
     if out.is_dir():
         raise DataError(f"--out {out}: a folder is there; give the library's file name (JSON Lines)")
-    split = cfg.split or (None if is_file(cfg.dataset) else "train")  # a built-in dataset's pool: its train split
-    pool = load_questions(cfg.dataset, split, cfg.data_dir, cfg.dataset_map)
+    pool = load_questions(cfg.dataset, cfg.split, cfg.data_dir, cfg.dataset_map)
     if not cfg.sample:
         pool = pool[: cfg.pool]
     with Run("notes build", cfg, llm, out_dir=None, parameters={"out": str(out)}) as job:

@@ -31,7 +31,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from olakit.config import Config, ConfigError, OwnDataset, Slice, Stats, dataset_setting
+from olakit.config import Config, ConfigError, OwnDataset, Slice, Stats, dataset_setting, is_dataset_file
 from olakit.data.recorded import RECORDED_READER
 from olakit.majority import TIE_RULES
 from olakit.names import AUTO_COT, LLM_VOTE, REGEX_VOTE, SC, STRATEGIES, TURBO
@@ -225,7 +225,16 @@ class NotesConfig(OwnDataset):
     dataset: str = "ekar_zh"
     """The dataset whose questions form the pool: a built-in one's name or a dataset file."""
     split: str | None = None
-    """Its split (none: ``train`` for a built-in dataset; a file is its own split)."""
+    """Its split (``train`` for a built-in dataset unless named; a file is its own split)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _train_split(cls, data):
+        """A built-in dataset's pool comes from its ``train`` split unless one is named."""
+        if isinstance(data, dict) and data.get("split") is None and not is_dataset_file(data.get("dataset", "ekar_zh")):
+            return {**data, "split": "train"}
+        return data
+
     pool: Annotated[int, Field(ge=1)] = 40
     """Pool questions: the split's first N (or, with ``sample``, drawn from the whole split)."""
     sample: Annotated[int, Field(ge=1)] | None = None

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from olakit.data.loaders import is_file, load_questions, run_questions
+from olakit.config import is_dataset_file
+from olakit.data.loaders import load_questions, run_questions
 from olakit.errors import DataError
 from olakit.geek.corpus import load_corpus
 from olakit.names import plural
@@ -124,7 +125,7 @@ def open_trace_explorer(records_path: str | Path, corpus: str = "strategyqa-fact
     """The trace explorer over a GEEK records file, with the corpus's paragraphs and the dataset's questions."""
     df, run_log = load_run(records_path)
     config = run_log.config if run_log is not None else {}
-    if is_file(config.get("dataset", "")):  # a yes/no file's run: its own questions
+    if is_dataset_file(config.get("dataset", "")):  # a yes/no file's run: its own questions
         found = run_questions(config, [], data_dir)
     else:
         found = load_questions("strategyqa", "dev", data_dir) + load_questions("strategyqa", "train", data_dir)
