@@ -95,7 +95,9 @@ def _parser() -> argparse.ArgumentParser:
     lv.add_argument("--concurrency", type=int, default=None, help="calls in flight at once [default: the client's]")
     add_arguments(lv, OlaGPTConfig)
 
-    gk = sub.add_parser("geek", help="GEEK on StrategyQA: the Table-2 rows with their traces")
+    gk = sub.add_parser(
+        "geek", help="GEEK on StrategyQA (or a yes/no dataset file): the Table-2 rows with their traces"
+    )
     gk.add_argument("--out", required=True, help="output directory (records.parquet with traces, tables/, run.json)")
     gk.add_argument("--concurrency", type=int, default=None, help="calls in flight at once [default: the client's]")
     add_arguments(gk, GeekConfig)
