@@ -36,7 +36,7 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from olakit.errors import OlakitError
+from olakit.errors import DataError, OlakitError
 from olakit.names import BUILTIN_DATASETS, DATASET_FORMATS
 
 __all__ = ["STATS", "Config", "ConfigError", "Slice", "Stats", "add_arguments", "from_arguments", "parse_value"]
@@ -115,6 +115,26 @@ class Config(BaseModel):
             return cls(**{k: v for k, v in values.items() if k in cls.model_fields})
         except ConfigError as exc:
             raise ConfigError(f"{where}: {exc}" if where else str(exc)) from None
+
+
+def read_config_file(cls: type[Config], path, what: str):
+    """A config of type ``cls`` from a YAML (or JSON) file (a sweep file, an import spec): one DataError or
+    ConfigError, prefixed with the path, when the file is missing, is not YAML, is not a mapping or has a bad value."""
+    import yaml
+
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(f"{path}: {what} not found")
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise DataError(f"{path}: not valid YAML ({exc})") from None
+    if not isinstance(raw, dict):
+        raise DataError(f"{path}: a {what} is a mapping of {', '.join(cls.model_fields)}")
+    try:
+        return cls(**raw)
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
 
 
 class Slice(Config):

@@ -24,7 +24,7 @@ from typing import Annotated, Literal
 import pandas as pd
 from pydantic import Field
 
-from olakit.config import Config, ConfigError, OwnDataset, dataset_setting
+from olakit.config import Config, OwnDataset, dataset_setting, read_config_file
 from olakit.data.datasets import _norm, get, question_hash, read_rows
 from olakit.data.loaders import load_questions, note_read, resolve_data_dir
 from olakit.data.records import check_frame, prompt_hash, to_frame
@@ -263,21 +263,8 @@ def import_runs(spec: ImportSpec, base: Path | None = None) -> tuple[pd.DataFram
 
 def load_import_spec(path: str | Path) -> ImportSpec:
     """An import spec file (YAML or JSON); a run's file is found beside the spec, else in the data directory."""
-    import yaml
-
     path = Path(path)
-    if not path.is_file():
-        raise DataError(f"{path}: import spec not found")
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise DataError(f"{path}: not valid YAML ({exc})") from None
-    if not isinstance(raw, dict):
-        raise DataError(f"{path}: an import spec is a mapping of dataset and runs")
-    try:
-        spec = ImportSpec(**raw)
-    except ConfigError as exc:
-        raise ConfigError(f"{path}: {exc}") from None
+    spec = read_config_file(ImportSpec, path, "import spec")
     runs = []
     for run in spec.runs:
         file = Path(run.file).expanduser()

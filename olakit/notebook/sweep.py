@@ -36,7 +36,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator
 
-from olakit.config import Config, ConfigError
+from olakit.config import Config, read_config_file
 from olakit.data.files import write_atomic
 from olakit.env import endpoint_vars, environment
 from olakit.errors import DataError
@@ -101,21 +101,8 @@ class SweepFile(SweepSettings):
 
 def load_spec(path: str | os.PathLike) -> SweepFile:
     """Read and check a sweep file; one DataError or ConfigError says what is wrong and where."""
-    import yaml
-
     path = Path(path)
-    if not path.is_file():
-        raise DataError(f"{path}: sweep file not found")
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise DataError(f"{path}: not valid YAML ({exc})") from None
-    if not isinstance(raw, dict):
-        raise DataError(f"{path}: a sweep file is a mapping of settings and 'notebooks'")
-    try:
-        spec = SweepFile(**raw)
-    except ConfigError as exc:
-        raise ConfigError(f"{path}: {exc}") from None
+    spec = read_config_file(SweepFile, path, "sweep file")
     for i, entry in enumerate(spec.notebooks):
         where = f"{path}: notebooks[{i}]"
         notebook = resolve_notebook(entry.notebook)
