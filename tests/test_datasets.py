@@ -143,6 +143,12 @@ def test_bad_files_and_mappings(tmp_path):
     path = write_jsonl(tmp_path / "m.jsonl", [{"question": "q?", "answer": 1}])
     with pytest.raises(DataError, match=r"m.jsonl line 1: field 'body' missing"):
         load_file(path, "question=body.text")
+    with pytest.raises(DataError, match=r"m.jsonl line 1: option column\(s\) \['B'\] missing"):
+        load_file(write_jsonl(tmp_path / "m.jsonl", [{"question": "q?", "A": "x", "answer": "A"}]), "choices=A|B")
+    with pytest.raises(DataError, match=r"1 option\(s\) in \('A', 'B'\); a choice needs at least 2"):
+        load_file(
+            write_jsonl(tmp_path / "m.jsonl", [{"question": "q?", "A": "x", "B": "", "answer": "A"}]), "choices=A|B"
+        )
     with pytest.raises(DataError, match="answer 'x' in 'answer' is not a number"):
         load_file(write_jsonl(tmp_path / "n.jsonl", [{"question": "q?", "answer": "x"}]), "answer_form=number")
     with pytest.raises(DataError, match="a file is its own split"):

@@ -312,8 +312,19 @@ def _question(row: dict, where: str, index: int, m: DatasetMap, dataset: str, sp
 def _options(row: dict, where: str, m: DatasetMap) -> dict[str, str]:
     if m.choices is None:
         return {}
-    if isinstance(m.choices, tuple):  # one column per option
-        return {col: str(row[col]).strip() for col in m.choices if str(row.get(col, "") or "").strip()}
+    if isinstance(m.choices, tuple):  # one column per option; an empty cell is no option
+        missing = [col for col in m.choices if col not in row]
+        if missing:
+            raise DataError(f"{where}: option column(s) {missing} missing")
+        options = {col: str(row[col]).strip() for col in m.choices if str(row[col] or "").strip()}
+    else:
+        options = _listed_options(row, where, m)
+    if len(options) < 2:
+        raise DataError(f"{where}: {len(options)} option(s) in {m.choices!r}; a choice needs at least 2")
+    return options
+
+
+def _listed_options(row: dict, where: str, m: DatasetMap) -> dict[str, str]:
     value = get(row, m.choices, where)
     if m.labels:
         labels = get(row, m.labels, where)
@@ -330,8 +341,6 @@ def _options(row: dict, where: str, m: DatasetMap) -> dict[str, str]:
             options = {string.ascii_uppercase[i]: str(v) for i, v in enumerate(value[:26])}
     else:
         raise DataError(f"{where}: field {m.choices!r} is not a list or a mapping of options")
-    if len(options) < 2:
-        raise DataError(f"{where}: {len(options)} option(s) in {m.choices!r}; a choice needs at least 2")
     return options
 
 
