@@ -160,6 +160,9 @@ def test_bad_specs_are_one_error_before_anything_is_written(tmp_path):
     (tmp_path / "s.yaml").write_text("dataset: aqua\nruns:\n  - {file: nowhere.jsonl}\n")
     with pytest.raises(DataError, match="run file nowhere.jsonl not found"):
         load_import_spec(tmp_path / "s.yaml")
+    (tmp_path / "s.yaml").write_text("dataset: gsm\nruns:\n  - {file: r.jsonl}\n")
+    with pytest.raises(ConfigError, match=r"ImportSpec: dataset='gsm': not a built-in dataset"):
+        load_import_spec(tmp_path / "s.yaml")
     (tmp_path / "s.yaml").write_text("dataset: aqua\nrunz: []\n")
     with pytest.raises(ConfigError, match="runz=\\[\\]: not a setting of ImportSpec"):
         load_import_spec(tmp_path / "s.yaml")

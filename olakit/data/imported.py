@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import pandas as pd
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from olakit.config import Config, OwnDataset, dataset_setting, read_config_file
 from olakit.data.datasets import _norm, get, question_hash, read_rows
@@ -63,6 +63,7 @@ class RunFile(Config):
 class ImportSpec(OwnDataset):
     """Runs made elsewhere on one dataset (``olakit import SPEC.yaml``)."""
 
+    _dataset = field_validator("dataset")(classmethod(lambda cls, v: dataset_setting(v)))
     dataset: str = "aqua"
     """The dataset the runs answered: a built-in one's name or a dataset file."""
     split: str | None = None
@@ -75,7 +76,6 @@ class ImportSpec(OwnDataset):
     """The runs."""
 
     def model_post_init(self, _):
-        dataset_setting(self.dataset)
         for r in self.runs:
             if r.reextract is not None and r.reextract not in EXTRACTORS:
                 raise DataError(
