@@ -34,7 +34,7 @@ import typing
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from olakit.errors import DataError, OlakitError
 from olakit.names import BUILTIN_DATASETS, DATASET_FORMATS
@@ -182,12 +182,23 @@ def dataset_setting(value, also: tuple[str, ...] = ()) -> str:
 
 
 class OwnDataset(Config):
-    """How a dataset file's fields map, for a layout olakit does not recognise (olakit.data.datasets)."""
+    """The dataset a run reads, by name or by file, and how a dataset file's fields map (olakit.data.datasets).
+    Each config type gives ``dataset`` its own default; the check is this one."""
+
+    OTHER_DATASETS: ClassVar[tuple[str, ...]] = ()
+    """Names besides the built-in datasets that the config type takes (the review loop's ``open``)."""
+    dataset: str = "aqua"
+    """A built-in dataset's name or a dataset file (.jsonl, .json, .csv, .parquet)."""
 
     dataset_map: str | None = None
     """For a dataset file: which field is what, as ``question=FIELD,answer=FIELD,choices=FIELD`` (paths such as
     ``question.stem``; ``choices=A|B|C|D`` for one column per option), YAML, or a .map.yaml file (none: the file's
     own ``FILE.map.yaml``, else the layout recognised)."""
+
+    @field_validator("dataset")
+    @classmethod
+    def _dataset(cls, value):
+        return dataset_setting(value, cls.OTHER_DATASETS)
 
 
 class Stats(Config):

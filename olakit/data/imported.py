@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import pandas as pd
-from pydantic import Field, field_validator
+from pydantic import Field
 
-from olakit.config import Config, OwnDataset, dataset_setting, read_config_file
+from olakit.config import Config, OwnDataset, read_config_file
 from olakit.data.datasets import _norm, get, question_hash, read_rows
 from olakit.data.loaders import load_questions, note_read, resolve_data_dir
 from olakit.data.records import check_frame, prompt_hash, to_frame
@@ -63,7 +63,6 @@ class RunFile(Config):
 class ImportSpec(OwnDataset):
     """Runs made elsewhere on one dataset (``olakit import SPEC.yaml``)."""
 
-    _dataset = field_validator("dataset")(classmethod(lambda cls, v: dataset_setting(v)))
     dataset: str = "aqua"
     """The dataset the runs answered: a built-in one's name or a dataset file."""
     split: str | None = None

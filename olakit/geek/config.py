@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from olakit.config import OwnDataset, Slice, Stats, dataset_setting
+from olakit.config import OwnDataset, Slice, Stats
 from olakit.geek.actions import ROWS
 from olakit.majority import TIE_RULES
 
@@ -19,7 +19,6 @@ class GeekConfig(Slice, OwnDataset, Stats):
     """A GEEK run: every row of ``rows`` on a slice of StrategyQA (or of a yes/no dataset file)."""
 
     ALIASES = {"n_questions": "-n"}
-    _dataset = field_validator("dataset")(classmethod(lambda cls, v: dataset_setting(v)))
     dataset: str = "strategyqa"
     """``strategyqa`` or a dataset file of yes/no questions (its facts, mapped to ``meta`` ``facts``, can be the
     corpus: ``dataset-facts:open``)."""

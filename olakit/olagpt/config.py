@@ -29,9 +29,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Annotated, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, model_validator
 
-from olakit.config import Config, ConfigError, OwnDataset, Slice, Stats, dataset_setting, is_dataset_file
+from olakit.config import Config, ConfigError, OwnDataset, Slice, Stats, is_dataset_file
 from olakit.data.recorded import RECORDED_READER
 from olakit.majority import TIE_RULES
 from olakit.names import AUTO_COT, LLM_VOTE, REGEX_VOTE, SC, STRATEGIES, TURBO
@@ -120,7 +120,6 @@ class OlaGPTConfig(Slice, OwnDataset, Analysis):
     """An OlaGPT run: questions x templates x note strategies x note counts (x SC samples), baselines and votes."""
 
     ALIASES = {"n_questions": "-n"}
-    _dataset = field_validator("dataset")(classmethod(lambda cls, v: dataset_setting(v)))
     dataset: str = "aqua"
     """The dataset: ``aqua`` (AQuA-RAT), ``ekar_zh`` (E-KAR, Chinese), ``strategyqa``, or a dataset file (.jsonl,
     .json, .csv, .parquet: multiple choice, yes/no or numeric answers; olakit.data.datasets)."""
@@ -221,7 +220,6 @@ class NotesConfig(OwnDataset):
     """``olakit notes build``: a notes library by active learning (paper 3.4): a pool of a split, answered ``r``
     times; the questions wrong every time get notes."""
 
-    _dataset = field_validator("dataset")(classmethod(lambda cls, v: dataset_setting(v)))
     dataset: str = "ekar_zh"
     """The dataset whose questions form the pool: a built-in one's name or a dataset file."""
     split: str | None = None

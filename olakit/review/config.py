@@ -6,16 +6,16 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field
 
-from olakit.config import OwnDataset, Slice, Stats, dataset_setting
+from olakit.config import OwnDataset, Slice, Stats
 
 
 class ReviewConfig(Slice, OwnDataset, Stats):
     """The review loop and a direct answer on a slice of a dataset (or the shipped open questions)."""
 
     ALIASES = {"n_questions": "-n"}
-    _dataset = field_validator("dataset")(classmethod(lambda cls, v: dataset_setting(v, also=("open",))))
+    OTHER_DATASETS = ("open",)
     dataset: str = "aqua"
     """aqua, ekar_zh, strategyqa or a dataset file (questions with a gold answer), or ``open`` (the shipped open
     questions)."""
