@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -q --upgrade pip
 	# the CPU build of torch first, so sentence-transformers does not pull a multi-GB CUDA build
 	$(BIN)/python -m pip install -q torch==2.13.0
-	$(BIN)/python -m pip install -q -e '.[live,cluster,lab,test]'
+	$(BIN)/python -m pip install -q -e '.[live,cluster,lab,test,interop]'
 	touch $(STAMP)
 
 # Use ../shared/data, $$OLAKIT_DATA_DIR or data/raw when present; otherwise download (pinned, sha256-checked).

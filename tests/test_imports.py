@@ -156,7 +156,9 @@ def test_bad_specs_are_one_error_before_anything_is_written(tmp_path):
     with pytest.raises(DataError, match="reextract 'fuzzy'; known: olagpt, option_mark, strict"):
         ImportSpec(dataset=str(data), runs=[{"file": str(run), "reextract": "fuzzy"}])
     with pytest.raises(DataError, match="two runs are named 'r'"):
-        import_runs(ImportSpec(dataset=str(data), runs=[{"file": str(run)}, {"file": str(run)}]))
+        import_runs(ImportSpec(dataset=str(data), runs=[{"file": str(run), "answer": "value"}] * 2))
+    with pytest.raises(DataError, match=r"run r \(.*r.jsonl\): name its answer field \('answer'\) or an extractor"):
+        import_runs(ImportSpec(dataset=str(data), runs=[{"file": str(run)}]))
     (tmp_path / "s.yaml").write_text("dataset: aqua\nruns:\n  - {file: nowhere.jsonl}\n")
     with pytest.raises(DataError, match="run file nowhere.jsonl not found"):
         load_import_spec(tmp_path / "s.yaml")
