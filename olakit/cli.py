@@ -14,6 +14,7 @@ olakit review (--out DIR | --ask QUESTION) [ReviewConfig settings]
 olakit sweep FILE.yaml [--run-id ID] [--parallel N] [--figures-dir figures]
 olakit notebook NAME [-p NAME VALUE ...] [-y YAML] [--output EXECUTED.ipynb]
 olakit import SPEC.yaml --out DIR [Analysis settings]
+olakit compare --sources RUN,RUN,... --out DIR [CompareConfig settings: --labels, --vote-over, Analysis settings]
 olakit serve [--model GGUF] [--port N] [--n-parallel N]
 olakit cache copy SRC DST
 olakit notes build --out FILE [NotesConfig settings, e.g. --dataset ekar_zh --pool 40 --r 3]
@@ -29,6 +30,7 @@ import sys
 import time
 from pathlib import Path
 
+from olakit.analysis.compare import CompareConfig, compare_runs
 from olakit.analysis.imports import import_spec
 from olakit.analysis.iterations import flips, iteration_accuracy, stage_cost
 from olakit.analysis.reproduce import reproduce_olagpt
@@ -129,6 +131,12 @@ def _parser() -> argparse.ArgumentParser:
     im.add_argument("spec", help="an import spec (YAML): the dataset and each run's file and fields (docs/imports.md)")
     im.add_argument("--out", required=True, help="output directory (records.parquet, tables/, run.json)")
     add_arguments(im, Analysis)
+
+    cm = sub.add_parser(
+        "compare", help="runs side by side: run folders, records files and import specs, with the tables"
+    )
+    cm.add_argument("--out", required=True, help="output directory (records.parquet, tables/, run.json)")
+    add_arguments(cm, CompareConfig)
 
     ca = sub.add_parser("cache", help="the answer cache").add_subparsers(dest="cache_cmd", required=True)
     cp = ca.add_parser("copy", help="copy every answer from one cache to another (a directory or redis://HOST/DB)")
@@ -264,6 +272,21 @@ def main(argv: list[str] | None = None) -> int:
             print("\n".join(report.lines()))
             shown = tables["methods"][["method", "n", "correct", "accuracy", "ci_low", "ci_high"]]
             print(shown.round(4).to_string(index=False))
+            print(f"wrote {args.out}/records.parquet, run.json and {len(tables)} tables")
+        elif args.cmd == "compare":
+            comparison, tables, _ = compare_runs(from_arguments(CompareConfig, args), _out_dir(args.out))
+            shown = tables["conditions"][["condition", "model", "n", "correct", "accuracy", "ci_low", "ci_high"]]
+            print(shown.round(4).to_string(index=False))
+            vote = tables["methods"][tables["methods"]["method"] == "regex_vote"]
+            if len(vote):
+                v = vote.iloc[0]
+                over = len(tables["template_count"]["k"].unique())
+                interval = f"[{v['ci_low']:.4f}, {v['ci_high']:.4f}]"
+                print(f"regex vote over {over} conditions: {v['correct']}/{v['n']} = {v['accuracy']:.4f} {interval}")
+            decided = tables["paired_tests"]["significant"].sum()
+            print(f"{len(tables['paired_tests'])} pairs, exact McNemar with Holm: {decided} differ at 0.05")
+            if len(tables["left_out"]):
+                print(f"{len(tables['left_out'])} questions some condition lacks were left out")
             print(f"wrote {args.out}/records.parquet, run.json and {len(tables)} tables")
         elif args.cmd == "notebook":
             path = notebook_path(args.notebook)

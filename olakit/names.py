@@ -64,3 +64,17 @@ BUILTIN_DATASETS = ("aqua", "ekar_zh", "strategyqa")
 """The datasets olakit reads by name (AQuA-RAT, E-KAR Chinese, StrategyQA); any other is named by its file."""
 DATASET_FORMATS = {".jsonl": "jsonl", ".json": "json", ".csv": "csv", ".parquet": "parquet"}
 """A dataset file's suffix -> its format."""
+
+
+def natural_order(ids) -> list[str]:
+    """Ids sorted with their numbers as numbers (``test-2`` before ``test-10``), as a person reads them.
+
+    >>> natural_order(["q10", "q2", "b", "q1"])
+    ['b', 'q1', 'q2', 'q10']
+    """
+    import re
+
+    def key(text):
+        return [(0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.split(r"(\d+)", str(text))]
+
+    return sorted(ids, key=key)

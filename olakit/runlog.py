@@ -43,7 +43,7 @@ UNSHAPING = ("out", "out_dir", "concurrency", "figures_dir")
 LOG_NAME = "run.json"
 HISTORY_NAME = "runs.jsonl"
 """Earlier logs of the same run in the same folder, one JSON object a line, oldest first."""
-COMMANDS = ("run", "geek", "review", "notes build", "reproduce-olagpt")
+COMMANDS = ("run", "geek", "review", "notes build", "reproduce-olagpt", "compare")
 """Doors that are ``olakit`` commands (a notebook's door is ``notebook:<name>``)."""
 
 

@@ -41,9 +41,13 @@ class Record:
     holds one kind."""
 
     KIND: ClassVar[str] = ""
-    KEY: ClassVar[tuple[str, ...]] = ("dataset", "question_id")
-    """The columns that identify a record of this kind: no two records of a records file share them."""
+    KEY: ClassVar[tuple[str, ...]] = ("run", "model", "dataset", "question_id")
+    """The columns that identify a record of this kind: no two records of a records file share them. The run and
+    the model come first: two runs', or two models', answers under the same template names share a file."""
 
+    run: str = ""
+    """The run the record belongs to where records of several runs share a frame or file: an imported run's name,
+    a run's label in a comparison (olakit.analysis.compare); empty in one run's own records."""
     dataset: str
     """Dataset name, as in Question.dataset."""
     question_id: str
@@ -98,7 +102,7 @@ class OlaGPTRecord(Record):
     """An OlaGPT answer: one template (or baseline, or vote) under one note strategy and count, one sample."""
 
     KIND: ClassVar[str] = "olagpt"
-    KEY: ClassVar[tuple[str, ...]] = ("dataset", "question_id", "template", "notes_strategy", "n_notes", "sample")
+    KEY: ClassVar[tuple[str, ...]] = (*Record.KEY, "template", "notes_strategy", "n_notes", "sample")
     template: str
     """The thinking template (``"ST"``, ``"DT"``, ``"turbo"``, ...), or the baseline or vote that answered in its
     place in Table 3 (``"SC"``, ``"auto_cot"``, ``"llm_vote"``, ...; olakit.names)."""
@@ -122,7 +126,7 @@ class GeekRecord(Record):
     """A GEEK answer: one Table-2 row on one corpus setting, with its trace."""
 
     KIND: ClassVar[str] = "geek"
-    KEY: ClassVar[tuple[str, ...]] = ("dataset", "question_id", "row", "corpus", "retriever", "k")
+    KEY: ClassVar[tuple[str, ...]] = (*Record.KEY, "row", "corpus", "retriever", "k")
     row: str
     """The Table-2 row: ``zero-shot``, ``CoT``, ``+De``, ``+RE`` or ``Full``."""
     corpus: str
@@ -138,7 +142,7 @@ class ReviewRecord(Record):
     """A review-loop answer: the direct answer, or the loop's answer after one iteration."""
 
     KIND: ClassVar[str] = "review"
-    KEY: ClassVar[tuple[str, ...]] = ("dataset", "question_id", "loop", "iteration")
+    KEY: ClassVar[tuple[str, ...]] = (*Record.KEY, "loop", "iteration")
     loop: str
     """``direct`` (one plain answer) or the loop that answered (``review-lite``, ``review-standard``)."""
     iteration: int

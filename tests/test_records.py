@@ -47,8 +47,14 @@ def test_format_version_checked(tmp_path):
     df = to_frame([rec()])
     table = pa.Table.from_pandas(df, preserve_index=False).replace_schema_metadata({b"olakit_records_format": b"99"})
     pq.write_table(table, tmp_path / "future.parquet")
-    with pytest.raises(DataError, match="records format version 99, this olakit reads 5"):
+    with pytest.raises(DataError, match=r"records format version 99, this olakit reads 6 \(and 5\)"):
         load_records(tmp_path / "future.parquet")
+    # a version-5 file (no run column; its key without run and model) reads as one run's records
+    old = pa.Table.from_pandas(df.drop(columns=["run"]), preserve_index=False)
+    pq.write_table(old.replace_schema_metadata({b"olakit_records_format": b"5"}), tmp_path / "v5.parquet")
+    back = load_records(tmp_path / "v5.parquet")
+    assert list(back.columns) == list(df.columns) and back["run"].tolist() == [""]
+    pd.testing.assert_frame_equal(back, df)
     pq.write_table(pa.Table.from_pandas(df), tmp_path / "plain.parquet")
     with pytest.raises(DataError, match="not an olakit records file"):
         load_records(tmp_path / "plain.parquet")
@@ -75,14 +81,19 @@ def test_each_method_has_its_own_columns_and_key(tmp_path):
             for row in ("+RE", "Full")
         ]
     )
-    assert list(geek.columns[:6]) == ["dataset", "question_id", "row", "corpus", "retriever", "k"]
+    assert list(geek.columns[:8]) == ["run", "model", "dataset", "question_id", "row", "corpus", "retriever", "k"]
     assert not {"template", "notes_strategy", "n_notes", "sample"} & set(geek.columns)
     save_records(geek, tmp_path / "geek.parquet")
     assert load_records(tmp_path / "geek.parquet").equals(geek)
     meta = pq.read_schema(tmp_path / "geek.parquet").metadata
     assert meta[b"olakit_records_kind"] == b"geek"
     twice = to_frame([ReviewRecord(dataset="aqua", question_id="q", loop="direct", iteration=0, **shared)] * 2)
-    with pytest.raises(DataError, match="1 duplicate records, first {'dataset': 'aqua', 'question_id': 'q', 'loop'"):
+    first = "{'run': '', 'model': 'm', 'dataset': 'aqua', 'question_id': 'q', 'loop'"
+    with pytest.raises(DataError, match=f"1 duplicate records, first {first}"):
         save_records(twice, tmp_path / "r.parquet")
+    # two models' (or two runs') answers under the same names share a file: the run and model are in the key
+    other = ReviewRecord(dataset="aqua", question_id="q", loop="direct", iteration=0, **{**shared, "model": "m2"})
+    two = to_frame([ReviewRecord(dataset="aqua", question_id="q", loop="direct", iteration=0, **shared), other])
+    assert load_records(save_records(two, tmp_path / "two.parquet")).equals(two)
     with pytest.raises(DataError, match="records of several kinds in one table"):
         to_frame([rec(), GeekRecord(dataset="s", question_id="q", row="CoT", corpus="", retriever="", k=0, **shared)])

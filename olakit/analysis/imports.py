@@ -1,6 +1,7 @@
-"""``olakit import SPEC``: runs made elsewhere imported into records (olakit.data.imported), with olakit's tables
-over them (accuracy with intervals per run, the vote across runs and its bounds, exact McNemar with Holm over every
-pair, Cohen's and Fleiss' kappa, error overlap) and the import report, into one folder with its run log.
+"""``olakit import SPEC``: runs made elsewhere imported into records (olakit.data.imported), with the comparison
+tables over them (olakit.analysis.compare: accuracy with intervals per run, the vote across runs and its bounds,
+exact McNemar with Holm over every pair, Cohen's and Fleiss' kappa, error overlap) and the import report, into one
+folder with its run log.
 
 ``import_spec("imports/pot_aqua.yaml", "results/pot")`` -> (records, tables, log, report).
 """
@@ -11,22 +12,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from olakit.analysis.agreement import agreement
-from olakit.analysis.inference import cell_outcomes, holm_matrix, paired_tests
-from olakit.analysis.runs import run_tables
+from olakit.analysis.compare import compare, comparison_tables
 from olakit.data.imported import ImportReport, import_runs, load_import_spec
 from olakit.data.records import save_records
 from olakit.olagpt.config import ANALYSIS, Analysis
 from olakit.runlog import RunLog, claim_folder, make_log, records_summary, write_outputs
 
 DOOR = "import"
-
-
-def _natural(text: str):
-    """Ids in numeric order (2 before 10)."""
-    import re
-
-    return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", str(text))]
 
 
 def import_spec(
@@ -38,20 +30,15 @@ def import_spec(
     spec = load_import_spec(spec_path)
     records, report = import_runs(spec)
     names = list(dict.fromkeys(records["template"]))
-    # the tables compare runs question by question: they are computed over the questions every run answered (the
-    # records keep every answer); the report says how many were left out
-    counts = records.groupby("question_id")["template"].nunique()
-    shared = set(counts[counts == len(names)].index)
-    report.compared = len(shared)
-    report.left_out = sorted(set(counts.index) - shared, key=_natural)
-    compared = records[records["question_id"].isin(shared)]
-    tables = run_tables(compared, names, analysis)
-    tests = paired_tests(cell_outcomes(compared, names, analysis), analysis=analysis)  # every pair, exact McNemar
-    agree = agreement(compared, names)
-    tables |= {"paired_tests": tests, "holm_matrix": holm_matrix(tests), "cohen_kappa": agree["cohen_kappa"],
-               "fleiss_kappa": agree["fleiss_kappa"], "error_overlap": agree["error_overlap"]}  # fmt: skip
+    # the tables compare runs question by question, over the questions every run answered (the records keep every
+    # answer); the report says how many were left out
+    comparison = compare([records], labels=[Path(spec_path).stem])
+    tables = comparison_tables(comparison, analysis=analysis)
+    report.left_out = list(tables["left_out"]["question_id"])
+    report.compared = int(records["question_id"].nunique()) - len(report.left_out)
     tables["import_report"] = pd.DataFrame(
-        [{k: v for k, v in r.items() if not isinstance(v, list)} | {"gold_conflicts": len(r["gold_conflicts"])}
+        [{k: v for k, v in r.items() if not isinstance(v, list)}
+         | {"gold_conflicts": len(r["gold_conflicts"]), "score_disagreements": len(r["score_disagreements"])}
          for r in report.as_dict()["runs"]]
     )  # fmt: skip
     log = make_log(

@@ -9,6 +9,7 @@ function that votes or computes an interval takes the analysis settings whole (o
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from itertools import combinations
 
@@ -38,7 +39,7 @@ from olakit.names import (
     voting_templates,
 )
 from olakit.olagpt.config import ANALYSIS, PAPER, Analysis, VoteRule
-from olakit.olagpt.vote import RAW, regex_vote, vote_labels, vote_wide
+from olakit.olagpt.vote import VoteMatrix, regex_vote, vote_labels
 from olakit.rng import keyed_rng
 
 
@@ -102,25 +103,16 @@ def answer_counts(df: pd.DataFrame, templates: Sequence[str] | None = None, rule
     answer is a label of its own (its raw text), as in the authors' vote.
     """
     wide, gold = vote_labels(df, templates, rule)
-    values = wide.to_numpy(dtype=object)
-    g = gold.to_numpy(dtype=object)
-    n_correct, wrong_top, plurality, n_unparsed = [], [], [], []
-    for row, gl in zip(values, g):
-        labels = [a for a in row if a is not None]
-        counts: dict = {}
-        for a in labels:
-            counts[a] = counts.get(a, 0) + 1
-        n_correct.append(counts.get(gl, 0))
-        wrong_top.append(max((c for a, c in counts.items() if a != gl), default=0))
-        plurality.append(max(counts.values(), default=0))
-        n_unparsed.append(sum(a is None or a.startswith(RAW) for a in row))
+    m = VoteMatrix(wide)
+    votes, _ = m.counts(range(wide.shape[1]))
+    is_gold = m.values == gold.to_numpy(dtype=object)[:, None]  # at each label's first column: is it the gold?
     return pd.DataFrame(
         {
-            "n_templates": values.shape[1],
-            "n_correct": n_correct,
-            "n_wrong_top": wrong_top,
-            "n_plurality": plurality,
-            "n_unparsed": n_unparsed,
+            "n_templates": wide.shape[1],
+            "n_correct": is_gold.sum(1),
+            "n_wrong_top": np.where(is_gold, 0, votes).max(1, initial=0),
+            "n_plurality": votes.max(1, initial=0),
+            "n_unparsed": m.unparsed.sum(1),
         },
         index=wide.index,
     ).reset_index()
@@ -168,25 +160,44 @@ def precision_table(long: pd.DataFrame, exclude: Sequence[str] = BASELINES) -> p
     return t.reindex(index=["Range", "Mean"], columns=_ordered(long["notes_strategy"], STRATEGIES))
 
 
+SUBSETS = 200
+"""Above this many subsets of one size, the template-count ablation votes over a seeded sample of them."""
+
+
 def template_count_ablation(
     df: pd.DataFrame,
     templates: Sequence[str] | None = None,
     analysis: Analysis = ANALYSIS,
+    max_subsets: int = SUBSETS,
 ) -> pd.DataFrame:
-    """Fig 6's shape: vote accuracy over every subset of k templates, k = 1..len(templates).
+    """Fig 6's shape: vote accuracy over the subsets of k templates, k = 1..len(templates): every subset while a
+    size has at most ``max_subsets``, else that many drawn without repeats (seeded by the analysis seed; ``sampled``
+    says so, ``n_subsets`` how many).
 
-    One row per (strategy, k): n_subsets, mean, std, min, max of the subsets' vote accuracies, and the
+    One row per (strategy, k): n_subsets, sampled, mean, std, min, max of the subsets' vote accuracies, and the
     best subset. With k = 1 the "vote" is the template itself.
     """
     templates = analysis.order(templates if templates is not None else df["template"])
     wide, gold = vote_labels(df, templates, analysis)  # once; each subset votes over its columns
+    matrix = VoteMatrix(wide)
+    gold = gold.to_numpy(dtype=object)
+    strategies = wide.index.get_level_values("notes_strategy").to_numpy()
+    groups = {st: np.flatnonzero(strategies == st) for st in dict.fromkeys(strategies)}
+    rng = np.random.default_rng([analysis.analysis_seed, len(templates)])
     rows = []
     for k in range(1, len(templates) + 1):
-        accs: dict[str, list[tuple[float, str]]] = {}
-        for subset in combinations(templates, k):
-            vote = vote_wide(wide[list(subset)], gold, analysis)
-            for strategy, acc in vote.groupby("notes_strategy", sort=False)["correct"].mean().items():
-                accs.setdefault(strategy, []).append((float(acc), "+".join(subset)))
+        total = math.comb(len(templates), k)
+        sampled = total > max_subsets
+        subsets = (
+            _sample_subsets(len(templates), k, max_subsets, rng) if sampled else combinations(range(len(templates)), k)
+        )
+        accs: dict[str, list[tuple[float, str]]] = {st: [] for st in groups}
+        for subset in subsets:
+            voted = np.array(matrix.vote(subset, analysis), dtype=object)
+            right = (voted == gold) & pd.notna(voted)
+            name = "+".join(templates[i] for i in subset)
+            for st, at in groups.items():
+                accs[st].append((float(right[at].mean()), name))
         for strategy, vals in accs.items():
             a = np.array([v for v, _ in vals])
             best = max(vals)
@@ -195,6 +206,7 @@ def template_count_ablation(
                     "notes_strategy": strategy,
                     "k": k,
                     "n_subsets": len(vals),
+                    "sampled": sampled,
                     "mean": a.mean(),
                     "std": a.std(ddof=0),
                     "min": a.min(),
@@ -203,6 +215,14 @@ def template_count_ablation(
                 }
             )
     return sort_rows(pd.DataFrame(rows), ["notes_strategy", "k"])
+
+
+def _sample_subsets(m: int, k: int, size: int, rng: np.random.Generator) -> list[tuple[int, ...]]:
+    """``size`` distinct k-subsets of range(m), each in column order."""
+    seen: set[tuple[int, ...]] = set()
+    while len(seen) < size:
+        seen.add(tuple(sorted(rng.choice(m, k, replace=False).tolist())))
+    return sorted(seen)
 
 
 def extraction_audit(df: pd.DataFrame) -> pd.DataFrame:

@@ -446,6 +446,7 @@ def _records_of(name, model, fmt, rows, run: RunFile, spec: ImportSpec, question
         finish = "length" if finish in ("max_tokens", "model_length") else finish
         records.append(
             OlaGPTRecord(
+                run=name,
                 dataset=q.dataset,
                 question_id=q.id,
                 template=name,

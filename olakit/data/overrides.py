@@ -23,6 +23,9 @@ from olakit.errors import DataError
 from olakit.types import OlaGPTRecord
 
 KEY = list(OlaGPTRecord.KEY)
+LATER = {"run": "", "model": None}
+"""Key columns added after overrides files were first written: a line without them reads as the run's own (run "")
+of whichever model the records hold (model None matches any)."""
 
 
 def overrides_path(records_path: str | os.PathLike) -> Path:
@@ -39,10 +42,10 @@ def load_overrides(path: str | os.PathLike) -> pd.DataFrame:
         return pd.DataFrame(columns=cols)
     rows = []
     for lineno, obj in read_jsonl(path):
-        missing = [k for k in (*KEY, "extracted", "reason") if k not in obj]
+        missing = [k for k in (*KEY, "extracted", "reason") if k not in obj and k not in LATER]
         if missing:
             raise DataError(f"{path} line {lineno}: override lacks {missing}")
-        rows.append({c: obj.get(c) for c in cols})
+        rows.append({c: obj.get(c, LATER.get(c)) for c in cols})
     df = pd.DataFrame(rows, columns=cols)
     df["n_notes"] = df["n_notes"].astype("int64")
     df["sample"] = df["sample"].astype("int64")
@@ -82,14 +85,16 @@ def apply_overrides(df: pd.DataFrame, overrides: pd.DataFrame) -> pd.DataFrame:
     out = df.copy()
     out["extracted_auto"] = out["extracted"]
     out["overridden"] = False
-    idx = out.set_index(KEY).index
-    ov = overrides.set_index(KEY)
-    hit = idx.isin(ov.index)
-    if hit.any():
-        new = ov.loc[idx[hit], "extracted"].to_numpy(dtype=object)
-        out.loc[hit, "extracted"] = [None if (v is None or v != v) else v for v in new]
-        out.loc[hit, "overridden"] = True
-        out["correct"] = out["extracted"].eq(out["gold"]) & out["extracted"].notna()
+    any_model = overrides["model"].isna()
+    for key, part in ((KEY, overrides[~any_model]), ([k for k in KEY if k != "model"], overrides[any_model])):
+        idx = out.set_index(key).index
+        ov = part.drop_duplicates(key, keep="last").set_index(key)
+        hit = idx.isin(ov.index)
+        if hit.any():
+            new = ov.loc[idx[hit], "extracted"].to_numpy(dtype=object)
+            out.loc[hit, "extracted"] = [None if (v is None or v != v) else v for v in new]
+            out.loc[hit, "overridden"] = True
+    out["correct"] = out["extracted"].eq(out["gold"]) & out["extracted"].notna()
     return out
 
 

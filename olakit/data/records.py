@@ -20,9 +20,12 @@ from olakit.errors import DataError
 from olakit.extract import unparsed_cause
 from olakit.types import RECORD_KINDS, OlaGPTRecord, Record
 
-FORMAT_VERSION = 5
+FORMAT_VERSION = 6
 """Bumped whenever the record columns change meaning; load_records refuses other versions (4: each method's own
-columns, olakit.types; 5: the question's content hash)."""
+columns, olakit.types; 5: the question's content hash; 6: the run, and the run and model in the key), except 5,
+whose records are one run's: they read as version 6 with an empty run."""
+UPGRADES = {5: lambda df: df.assign(run="")}
+"""Earlier versions load_records reads, and how their frame becomes this version's."""
 _META_KEY = b"olakit_records_format"
 _KIND_KEY = b"olakit_records_kind"
 
@@ -31,8 +34,8 @@ def columns(kind: type[Record]) -> list[str]:
     """A kind's columns: its key first, then the shared answer columns, then its own others.
 
     >>> from olakit.types import GeekRecord
-    >>> columns(GeekRecord)[:6]
-    ['dataset', 'question_id', 'row', 'corpus', 'retriever', 'k']
+    >>> columns(GeekRecord)[:8]
+    ['run', 'model', 'dataset', 'question_id', 'row', 'corpus', 'retriever', 'k']
     """
     names = [f.name for f in dataclasses.fields(kind)]
     return [*kind.KEY, *[n for n in names if n not in kind.KEY]]
@@ -182,12 +185,16 @@ def load_records(path: str | os.PathLike, apply_overrides: bool = True) -> pd.Da
     version = (table.schema.metadata or {}).get(_META_KEY)
     if version is None:
         raise DataError(f"{path}: not an olakit records file (no format version)")
-    if int(version) != FORMAT_VERSION:
+    version = int(version)
+    if version != FORMAT_VERSION and version not in UPGRADES:
         raise DataError(
-            f"{path}: records format version {int(version)}, this olakit reads {FORMAT_VERSION}; "
-            "re-create the records with this version"
+            f"{path}: records format version {version}, this olakit reads {FORMAT_VERSION} (and "
+            f"{', '.join(map(str, UPGRADES))}); re-create the records with this version"
         )
-    df = check_frame(normalise(table.to_pandas()), str(path))
+    df = table.to_pandas()
+    df = UPGRADES[version](df) if version in UPGRADES else df
+    kind = kind_of(df, str(path))
+    df = check_frame(normalise(df[columns(kind)]), str(path))
     if apply_overrides and kind_of(df) is OlaGPTRecord:
         df = ov.apply_overrides(df, ov.load_overrides(ov.overrides_path(path)))
     return df

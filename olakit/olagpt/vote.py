@@ -16,10 +16,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 import pandas as pd
 
 from olakit.errors import DataError
-from olakit.majority import majority
+from olakit.majority import check_tie_rule
 from olakit.olagpt.config import ANALYSIS, PAPER, Analysis, VoteRule
 from olakit.rng import keyed_rng
 
@@ -41,6 +42,15 @@ def answer_matrix(df: pd.DataFrame, templates: Sequence[str] | None = None) -> t
     if missing:
         raise DataError(f"templates {missing} have no records; present: {sorted(set(df['template']))}")
     sub = df[df["template"].isin(templates)]
+    twice = sub.duplicated([*GROUP, "template"])
+    if twice.any():
+        first = sub[twice].iloc[0]
+        same = sub[(sub["template"] == first["template"]) & (sub["question_id"] == first["question_id"])]
+        raise DataError(
+            f"template {first['template']} answers question {first['question_id']} in several runs or models "
+            f"({', '.join(sorted({f'{r}/{m}' if r else m for r, m in zip(same['run'], same['model'])}))}): a vote "
+            "is within one run; compare runs with olakit.analysis.compare (each run's templates become conditions)"
+        )
     wide = sub.pivot(index=GROUP, columns="template", values="extracted")[templates]
     gold = sub.groupby(GROUP)["gold"].first()
     counts = sub.groupby(GROUP)["template"].nunique()
@@ -81,15 +91,69 @@ def regex_vote(
 
 def vote_wide(wide: pd.DataFrame, gold: pd.Series, analysis: Analysis = ANALYSIS) -> pd.DataFrame:
     """regex_vote over the columns of a vote_labels matrix, in their order (so that many subsets of templates share
-    one matrix)."""
-    tie = analysis.tie
-    voted = [
-        majority(list(row), tie, keyed_rng(analysis.analysis_seed, *key) if tie == "random" else None)
-        for key, row in zip(wide.index, wide.itertuples(index=False, name=None))
-    ]
-    voted = [None if isinstance(v, str) and v.startswith(RAW) else v for v in voted]
+    one matrix: ``VoteMatrix(wide).vote(columns)``)."""
+    voted = VoteMatrix(wide).vote(range(wide.shape[1]), analysis)
     out = pd.DataFrame(
         {"voted": pd.Series(voted, index=wide.index, dtype=object), "gold": gold.values}, index=wide.index
     )
     out["correct"] = out["voted"].eq(out["gold"]) & out["voted"].notna()
     return out.reset_index()
+
+
+class VoteMatrix:
+    """A vote_labels matrix as numpy: each answer as the position of its label's first answer in its row (-1: it
+    abstains), so a vote over any subset of the columns is a few array operations over every question at once, with
+    the results of olakit.majority.majority (its tie rules, the first-seen order within the subset)."""
+
+    def __init__(self, wide: pd.DataFrame):
+        self.values = wide.to_numpy(dtype=object)
+        self.keys = list(wide.index)
+        n, m = self.values.shape
+        codes = pd.factorize(self.values.ravel(), use_na_sentinel=True)[0].reshape(n, m)
+        same = codes[:, :, None] == codes[:, None, :]
+        self.local = np.where(codes >= 0, same.argmax(2), -1)  # (n, m): the first column with the same label
+        raw = pd.Series(self.values.ravel()).str.startswith(RAW, na=False).to_numpy().reshape(n, m)
+        self.unparsed = (codes < 0) | raw
+        self.raw = raw
+
+    def counts(self, columns) -> tuple[np.ndarray, np.ndarray]:
+        """(votes per label, the label's first place among ``columns``): both (n, m), indexed by the label's first
+        column in the row; a label no column of the subset gives has 0 votes."""
+        n, m = self.local.shape
+        sub = self.local[:, list(columns)]
+        ok = sub >= 0
+        rows = np.broadcast_to(np.arange(n)[:, None], sub.shape)
+        votes = np.bincount((rows * m + sub)[ok], minlength=n * m).reshape(n, m)
+        first = np.full((n, m), sub.shape[1], dtype=np.int64)
+        for j in range(sub.shape[1] - 1, -1, -1):  # the earliest column last, so it wins
+            at = ok[:, j]
+            first[np.flatnonzero(at), sub[at, j]] = j
+        return votes, first
+
+    def vote(self, columns, rule: VoteRule = PAPER, seed: int = 0) -> list[str | None]:
+        """The majority of ``columns`` per row under the rule's tie rule (``random``: keyed per row by
+        ``rule.analysis_seed`` or ``seed``); None where nothing parsed won."""
+        check_tie_rule(rule.tie)
+        votes, first = self.counts(columns)
+        n, m = votes.shape
+        top = votes.max(1)
+        tied = (votes == top[:, None]) & (top > 0)[:, None]
+        rank = np.where(tied, first, m + len(list(columns)) + 1)
+        winner = rank.argmin(1)
+        n_tied = tied.sum(1)
+        winner = np.where(top > 0, winner, -1)
+        if rule.tie == "none":
+            winner = np.where(n_tied > 1, -1, winner)
+        elif rule.tie == "random":
+            seed = getattr(rule, "analysis_seed", seed)
+            for i in np.flatnonzero(n_tied > 1):
+                order = np.flatnonzero(tied[i])[np.argsort(first[i, tied[i]], kind="stable")]
+                winner[i] = order[int(keyed_rng(seed, *_parts(self.keys[i])).integers(len(order)))]
+        rows = np.arange(n)
+        out = np.where(winner >= 0, self.values[rows, np.maximum(winner, 0)], None)
+        out = np.where((winner >= 0) & ~self.raw[rows, np.maximum(winner, 0)], out, None)
+        return list(out)
+
+
+def _parts(key) -> tuple:
+    return key if isinstance(key, tuple) else (key,)

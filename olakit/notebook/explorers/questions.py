@@ -194,9 +194,11 @@ class QuestionExplorer:
         key = dict(zip(GROUP, self.current()))
         q = self.questions.get(key["question_id"])
         path = ov.overrides_path(self.records_path)
-        row = ov.add_override(
-            path, {**key, "template": template}, label, reason, labels=list(q.options) if q is not None else None
-        )
+        rows = self.rows[self.current()]
+        if template not in rows.index:
+            raise DataError(f"{template} has no answer to {key['question_id']}")
+        own = {"run": rows.loc[template, "run"], "model": rows.loc[template, "model"], "template": template}
+        row = ov.add_override(path, {**key, **own}, label, reason, labels=list(q.options) if q is not None else None)
         self._reapply(self.current(), ov.load_overrides(path))
         self.render()
         self.status.value = f"saved: {template} on {key['question_id']} is now {label or 'unparsed'}"

@@ -1,0 +1,282 @@
+"""Runs side by side: any set of runs, live or imported (run folders, records files, import specs, frames), becomes
+one comparison whose conditions are each run's cells (an OlaGPT template under one note strategy and count, a GEEK
+row, a review loop's iteration), named by what tells them apart (``PoT``, ``recorded/DT/retrieval``,
+``qwen/ST``), with olakit's tables over them: accuracy with intervals per condition, the regex vote over any subset
+of conditions and its bounds, the template-count ablation over conditions, exact McNemar with Holm over every pair,
+Cohen's and Fleiss' kappa, the error overlap, and the Fig-12 grids (the heatmap explorer reads the same records).
+
+``compare(["results/pot_aqua", "results/paper/aqua_live"])`` -> Comparison; ``comparison_tables(c)`` -> tables;
+``compare_runs(CompareConfig(sources=[...]), "results/compare")`` writes them (``olakit compare``, the compare_runs
+notebook).
+
+A condition's first answers are compared (``sample`` 0; repeats are counted, not compared); a comparison is over one
+dataset, and over the questions every condition answered (the others are listed, their records kept). Two sources
+that answered two versions of a question (their question hashes differ) are refused, never mixed.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated
+
+import pandas as pd
+from pydantic import Field
+
+from olakit.analysis.agreement import agreement
+from olakit.analysis.inference import holm_matrix, paired_tests
+from olakit.analysis.runs import run_tables
+from olakit.data.imported import import_runs, load_import_spec
+from olakit.data.records import COLUMNS, check_frame, kind_of, normalise, save_records
+from olakit.errors import DataError
+from olakit.names import NON_TEMPLATES, REGEX_VOTE, natural_order
+from olakit.olagpt.config import ANALYSIS, Analysis
+from olakit.olagpt.vote import regex_vote
+from olakit.runlog import RunLog, claim_folder, load_run, make_log, records_summary, write_outputs
+from olakit.types import Record
+
+DOOR = "compare"
+COMPARED = "compared"
+"""The ``notes_strategy`` of a comparison's records: their condition is their ``template``."""
+SPEC_SUFFIXES = (".yaml", ".yml", ".json")
+_SHORT = {"n_notes": "n={}", "k": "k={}", "iteration": "iteration {}"}
+
+
+class CompareConfig(Analysis):
+    """Runs side by side (``olakit compare``, notebooks/compare_runs.ipynb), with the analysis settings."""
+
+    sources: Annotated[list[str], Field(min_length=1)]
+    """The runs: run folders, records files (.parquet) or import specs (.yaml), compared question by question."""
+    labels: list[str] | None = None
+    """A name for each source (default: a folder's or a spec's name)."""
+    vote_over: list[str] | None = None
+    """The conditions the regex vote combines (default: every condition that is not itself a vote or SC)."""
+
+
+def condition_columns(kind: type[Record]) -> list[str]:
+    """The columns that name a run's cell for a record kind: its key without run, model, question and repeat."""
+    return [c for c in kind.KEY if c not in ("run", "model", "dataset", "question_id", "sample")]
+
+
+@dataclass
+class Comparison:
+    """Runs side by side: their records as one OlaGPT-shaped frame (``template`` = the condition's name), one row per
+    condition in ``conditions`` (which source, run, model and cell it is, and what its source's log says)."""
+
+    records: pd.DataFrame
+    conditions: pd.DataFrame
+    sources: list[dict] = field(default_factory=list)
+    """Per source: label, path, kind (run folder, records file, import spec, frame), door, rows."""
+    repeats: int = 0
+    """Answers beyond a condition's first (samples, epochs): kept in the sources, not compared."""
+
+    @property
+    def names(self) -> list[str]:
+        return list(self.conditions["condition"])
+
+    def shared(self, names: Sequence[str] | None = None) -> tuple[pd.DataFrame, list[str]]:
+        """(the records of ``names`` on the questions every one of them answered, the questions left out)."""
+        names = list(names) if names is not None else self.names
+        sub = self.records[self.records["template"].isin(names)]
+        counts = sub.groupby("question_id")["template"].nunique()
+        keep = set(counts[counts == len(names)].index)
+        return sub[sub["question_id"].isin(keep)], natural_order(set(counts.index) - keep)
+
+
+def _read(source, label: str | None, data_dir) -> tuple[str, pd.DataFrame, dict]:
+    """(label, records, info) of one source."""
+    if isinstance(source, pd.DataFrame):
+        return label or "frame", source, {"kind": "frame", "path": ""}
+    path = Path(source).expanduser()
+    if path.is_dir() or path.suffix == ".parquet":
+        records_path = path / "records.parquet" if path.is_dir() else path
+        if not records_path.is_file():
+            raise DataError(f"{path}: no records.parquet (a run folder, a records file or an import spec)")
+        df, log = load_run(records_path)
+        left_out = ((log.extra if log else {}).get("import") or {}).get("left_out") or []
+        info = {"kind": "run folder" if path.is_dir() else "records file", "path": str(records_path)}
+        if log is not None:
+            info |= {"door": log.door, "config": log.config, "roles": log.roles, "left_out": left_out}
+        name = label or (path.name if path.is_dir() else path.parent.name or path.stem)
+        return name, df, info
+    if path.suffix in SPEC_SUFFIXES:
+        spec = load_import_spec(path)
+        df, report = import_runs(spec)
+        return label or path.stem, df, {"kind": "import spec", "path": str(path), "import": report.as_dict()}
+    kinds = f"a run folder, a records file (.parquet) or an import spec ({', '.join(SPEC_SUFFIXES)})"
+    raise DataError(f"{path}: not {kinds}")
+
+
+def _short(model: str) -> str:
+    return str(model).rsplit("/", 1)[-1]
+
+
+def _comparable(df: pd.DataFrame, source: str) -> pd.DataFrame:
+    """One source's first answers with the columns that name its conditions: source, run, model, cell."""
+    kind = kind_of(df, source)
+    cells = condition_columns(kind)
+    first = df[df["sample"] == 0] if "sample" in df.columns else df
+    out = first.assign(_source=source)
+    out["_cell"] = list(zip(*(out[c] for c in cells))) if len(out) else []
+    out["_cell_names"] = [tuple(cells)] * len(out)
+    return out
+
+
+def condition_names(keys: pd.DataFrame) -> list[str]:
+    """Each condition's name: the fewest of its parts (source, run, cell, model by its last path part) that tell
+    the conditions apart, joined by ``/``; the model and the source are left out first. A lone condition is named
+    by its cell."""
+    parts = []
+    for _, k in keys.iterrows():
+        cell = [_SHORT.get(n, "{}").format(v) for n, v in zip(k["_cell_names"], k["_cell"])]
+        parts.append([k["_source"], k["run"], *cell, _short(k["model"])])
+    width = max(map(len, parts))
+    parts = [p[:-1] + [""] * (width - len(p)) + p[-1:] for p in parts]
+    kept = [i for i in range(width) if len({p[i] for p in parts}) > 1]
+    for i in [width - 1, 0, *range(1, width - 1)]:  # model, source, then run and the cell's parts
+        fewer = [j for j in kept if j != i]
+        if i in kept and fewer and len({tuple(p[j] for j in fewer) for p in parts}) == len(parts):
+            kept = fewer
+    kept = kept or [2]  # a lone condition: its cell
+    names = ["/".join(dict.fromkeys(p[i] for i in kept if p[i])) for p in parts]  # a run named as its template: once
+    if len(set(names)) < len(names):
+        twice = sorted({n for n in names if names.count(n) > 1})
+        raise DataError(f"conditions {twice} cannot be told apart; give the sources distinct labels")
+    return names
+
+
+def compare(
+    sources: Sequence[str | os.PathLike | pd.DataFrame] | str | os.PathLike,
+    labels: Sequence[str] | None = None,
+    data_dir=None,
+) -> Comparison:
+    """The runs of ``sources`` (run folders, records files, import specs, record frames) as one comparison;
+    ``labels`` name the sources (default: a folder's name, a spec's file name)."""
+    if isinstance(sources, str | os.PathLike | pd.DataFrame):
+        sources = [sources]
+    sources = list(sources)
+    if not sources:
+        raise DataError("compare: no sources given (run folders, records files or import specs)")
+    if labels is not None and len(labels) != len(sources):
+        raise DataError(f"compare: {len(labels)} labels for {len(sources)} sources")
+    frames, infos, seen = [], [], set()
+    repeats = 0
+    for i, source in enumerate(sources):
+        label, df, info = _read(source, labels[i] if labels else None, data_dir)
+        if label in seen:
+            raise DataError(f"compare: two sources are labelled {label!r}; give labels")
+        seen.add(label)
+        if info.get("left_out"):
+            df = df[~df["question_id"].isin(info["left_out"])]
+        repeats += int((df["sample"] > 0).sum()) if "sample" in df.columns else 0
+        frames.append(_comparable(df, label))
+        infos.append({"label": label, **info, "rows": len(df)})
+    every = pd.concat(frames, ignore_index=True)
+    datasets = sorted(set(every["dataset"]))
+    if len(datasets) > 1:
+        raise DataError(f"compare: the sources answer several datasets ({', '.join(datasets)}); compare one at a time")
+    versions = every[every["question_hash"] != ""].groupby("question_id")["question_hash"].nunique()
+    if (versions > 1).any():
+        bad = natural_order(versions[versions > 1].index)
+        raise DataError(f"compare: the sources answered other versions of questions {bad[:3]} (question hashes differ)")
+    who = ["_source", "run", "model", "_cell"]
+    keys = every.drop_duplicates(who)[[*who, "_cell_names"]]
+    names = condition_names(keys)
+    name_of = dict(zip(zip(*(keys[k] for k in who)), names))
+    every["template"] = [name_of[k] for k in zip(*(every[k] for k in who))]
+    every["run"] = every["_source"]
+    every["notes_strategy"], every["n_notes"], every["sample"] = COMPARED, 0, 0
+    for col, empty in (("note_ids", ()), ("note_sims", ()), ("question_type", "")):
+        if col not in every.columns:
+            every[col] = [empty] * len(every)
+        every[col] = every[col].map(lambda v, e=empty: e if not isinstance(v, list | tuple | str) else v)
+    extra = [c for c in ("overridden", "extracted_auto") if c in every.columns]
+    records = check_frame(normalise(every[[*COLUMNS, *extra]].copy()), "comparison")
+    conditions = pd.DataFrame(
+        {
+            "condition": names,
+            "source": list(keys["_source"]),
+            "run": list(keys["run"]),
+            "model": list(keys["model"]),
+            "method": [c[0] for c in keys["_cell"]],
+            "cell": [", ".join(f"{n}={v}" for n, v in zip(cn, c)) for cn, c in zip(keys["_cell_names"], keys["_cell"])],
+        }
+    )
+    n = records.groupby("template").size()
+    conditions["answers"] = [int(n.get(c, 0)) for c in names]
+    return Comparison(records=records, conditions=conditions, sources=infos, repeats=repeats)
+
+
+def voters(comparison: Comparison) -> list[str]:
+    """The conditions a regex vote combines by default: every one that is not itself a vote or a baseline of
+    another kind (an LLM vote, SC, a vote recorded by its source), which are compared, never voted."""
+    others = (*NON_TEMPLATES, REGEX_VOTE)
+    return [c for c, m in zip(comparison.names, comparison.conditions["method"]) if m not in others]
+
+
+def comparison_tables(
+    comparison: Comparison, vote_over: Sequence[str] | None = None, analysis: Analysis = ANALYSIS
+) -> dict[str, pd.DataFrame]:
+    """olakit's tables over the conditions, on the questions every condition answered: ``methods`` (accuracy with
+    intervals of each condition and of the regex vote over ``vote_over``, default voters()), the vote's bounds,
+    consistency and template-count ablation over the voters, ``paired_tests`` (exact McNemar, Holm over every pair,
+    paired bootstrap), ``holm_matrix``, Cohen's and Fleiss' kappa, the error overlap, and ``conditions``."""
+    names = comparison.names
+    vote_over = list(vote_over) if vote_over is not None else voters(comparison)
+    unknown = [v for v in vote_over if v not in names]
+    if unknown:
+        raise DataError(f"vote_over names no condition: {unknown}; conditions: {', '.join(names)}")
+    shared, left_out = comparison.shared(names)
+    tables = run_tables(shared, vote_over, analysis) if len(vote_over) > 1 else {}
+    one = run_tables(shared, names, analysis)["methods"]  # every condition's accuracy with its interval
+    one = one[one["method"].isin(names)]
+    vote = tables.get("methods", one.iloc[:0])
+    tables["methods"] = pd.concat([one, vote[vote["method"] == REGEX_VOTE]], ignore_index=True)
+    outcomes = shared.pivot(index="question_id", columns="template", values="correct")[names]
+    if len(vote_over) > 1:  # the vote is a cell of the paired tests too ("vote against the best run")
+        outcomes[REGEX_VOTE] = regex_vote(shared, vote_over, analysis).set_index("question_id")["correct"]
+    tests = paired_tests(outcomes, analysis=analysis)
+    cells = list(outcomes.columns)
+    agree = agreement(shared, names)
+    conditions = comparison.conditions.copy()
+    acc = tables["methods"].set_index("method")
+    for col in ("n", "correct", "accuracy", "ci_low", "ci_high"):
+        conditions[col] = [acc[col].get(c) for c in names]
+    tables |= {
+        "conditions": conditions,
+        "paired_tests": tests.sort_values("p_mcnemar_holm", kind="stable").reset_index(drop=True),
+        "holm_matrix": holm_matrix(tests).loc[cells, cells],
+        "cohen_kappa": agree["cohen_kappa"],
+        "fleiss_kappa": agree["fleiss_kappa"],
+        "error_overlap": agree["error_overlap"],
+        "left_out": pd.DataFrame({"question_id": left_out}),
+    }
+    return tables
+
+
+def compare_runs(
+    config: CompareConfig, out_dir: str | os.PathLike, data_dir=None
+) -> tuple[Comparison, dict[str, pd.DataFrame], RunLog]:
+    """The comparison of ``config.sources`` into ``out_dir``: its records (records.parquet: what the explorers
+    open), the tables and run.json (each source's path and what its own log says); nothing written on bad input."""
+    comparison = compare(config.sources, config.labels, data_dir)
+    tables = comparison_tables(comparison, config.vote_over, config)
+    log = make_log(
+        DOOR,
+        config,
+        parameters={"out": str(out_dir)},
+        outputs={"records": records_summary(comparison.records)},
+        extra={
+            "sources": [{k: v for k, v in s.items() if k not in ("config", "import")} for s in comparison.sources],
+            "conditions": comparison.conditions.to_dict("records"),
+            "left_out": list(tables["left_out"]["question_id"]),
+            "repeats_not_compared": comparison.repeats,
+            "templates_in_vote_order": config.vote_over or voters(comparison),
+        },
+    )
+    out_dir = Path(out_dir)
+    claim_folder(out_dir, log)
+    save_records(comparison.records, out_dir / "records.parquet")
+    return comparison, tables, write_outputs(out_dir, log, tables)
