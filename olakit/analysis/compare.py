@@ -104,7 +104,8 @@ def _read(source, label: str | None, data_dir) -> tuple[str, pd.DataFrame, dict]
     if path.suffix in SPEC_SUFFIXES:
         spec = load_import_spec(path)
         df, report = import_runs(spec)
-        return label or path.stem, df, {"kind": "import spec", "path": str(path), "import": report.as_dict()}
+        info = {"kind": "import spec", "path": str(path), "import": report.as_dict(), "config": spec.as_dict()}
+        return label or path.stem, df, info
     kinds = f"a run folder, a records file (.parquet) or an import spec ({', '.join(SPEC_SUFFIXES)})"
     raise DataError(f"{path}: not {kinds}")
 
@@ -256,6 +257,29 @@ def comparison_tables(
     return tables
 
 
+def comparison_log(config: CompareConfig, comparison: Comparison, tables: dict, out_dir=None) -> RunLog:
+    """The run log of a comparison: its config, each source (path, kind, door), the conditions, the questions
+    left out, and where the questions come from (the first source that names a dataset)."""
+    questions = next(
+        ({k: s["config"].get(k) for k in ("dataset", "split", "data_dir", "dataset_map")}
+         for s in comparison.sources if s.get("config", {}).get("dataset")), {}
+    )  # fmt: skip
+    return make_log(
+        DOOR,
+        config,
+        parameters={"out": str(out_dir)} if out_dir is not None else {},
+        outputs={"records": records_summary(comparison.records)},
+        extra={
+            "sources": [{k: v for k, v in s.items() if k not in ("config", "roles")} for s in comparison.sources],
+            "conditions": comparison.conditions.to_dict("records"),
+            "left_out": list(tables["left_out"]["question_id"]),
+            "repeats_not_compared": comparison.repeats,
+            "templates_in_vote_order": config.vote_over or voters(comparison),
+            "questions": questions,
+        },
+    )
+
+
 def compare_runs(
     config: CompareConfig, out_dir: str | os.PathLike, data_dir=None
 ) -> tuple[Comparison, dict[str, pd.DataFrame], RunLog]:
@@ -263,19 +287,7 @@ def compare_runs(
     open), the tables and run.json (each source's path and what its own log says); nothing written on bad input."""
     comparison = compare(config.sources, config.labels, data_dir)
     tables = comparison_tables(comparison, config.vote_over, config)
-    log = make_log(
-        DOOR,
-        config,
-        parameters={"out": str(out_dir)},
-        outputs={"records": records_summary(comparison.records)},
-        extra={
-            "sources": [{k: v for k, v in s.items() if k not in ("config", "import")} for s in comparison.sources],
-            "conditions": comparison.conditions.to_dict("records"),
-            "left_out": list(tables["left_out"]["question_id"]),
-            "repeats_not_compared": comparison.repeats,
-            "templates_in_vote_order": config.vote_over or voters(comparison),
-        },
-    )
+    log = comparison_log(config, comparison, tables, out_dir)
     out_dir = Path(out_dir)
     claim_folder(out_dir, log)
     save_records(comparison.records, out_dir / "records.parquet")

@@ -95,6 +95,26 @@ def template_count(ablation: pd.DataFrame, *, ax=None):
     ax.set_ylabel("vote accuracy (mean over subsets; band = min-max)")
     ax.legend(title="note strategy")
     ax.set_title("Vote accuracy against the number of templates")
+    if "sampled" in ablation and ablation["sampled"].any():
+        ks = sorted(ablation.loc[ablation["sampled"], "k"].unique())
+        n = int(ablation.loc[ablation["sampled"], "n_subsets"].max())
+        ax.text(0.01, 0.01, f"k = {ks[0]}..{ks[-1]}: a seeded sample of {n} subsets each; others: every subset",
+                transform=ax.transAxes, fontsize=7, va="bottom")  # fmt: skip
+    return ax
+
+
+def accuracy_intervals(methods: pd.DataFrame, *, ax=None):
+    """Accuracy of each method (a compared condition, the vote) with its interval, best at the top."""
+    ax = _ax(ax)
+    t = methods.sort_values("accuracy").reset_index(drop=True)
+    y = range(len(t))
+    ax.errorbar(t["accuracy"], y, xerr=[t["accuracy"] - t["ci_low"], t["ci_high"] - t["accuracy"]], fmt="o",
+                capsize=3)  # fmt: skip
+    ax.set_yticks(list(y), [str(m) for m in t["method"]], fontsize=7 if len(t) > 12 else 9)
+    ax.set_xlim(0, 1)
+    ax.set_xlabel("accuracy (95% Wilson interval)" if len(t) else "accuracy")
+    n = int(t["n"].max()) if len(t) else 0
+    ax.set_title(f"Accuracy per condition (n = {n} questions every condition answered)")
     return ax
 
 

@@ -15,6 +15,7 @@ import json
 import os
 from pathlib import Path
 
+from olakit.analysis.compare import CompareConfig
 from olakit.config import Config, parse_value
 from olakit.data.files import WORKDIR, in_workdir
 from olakit.errors import DataError
@@ -26,7 +27,9 @@ from olakit.runlog import RunLog, claim_folder
 NOTEBOOKS = WORKDIR / "notebooks"
 
 
-CONFIGS = {"olagpt": OlaGPTConfig, "geek": GeekConfig, "review": ReviewConfig, "analysis": Analysis}
+CONFIGS = {
+    "olagpt": OlaGPTConfig, "geek": GeekConfig, "review": ReviewConfig, "analysis": Analysis, "compare": CompareConfig,
+}  # fmt: skip
 """The config types a notebook can name in its metadata (``"olakit": {"config": NAME}``)."""
 _PLAIN = (str, int, float, bool, list, dict, tuple, type(None))
 _IPYTHON = {"In", "Out", "exit", "quit", "get_ipython", "open"}
@@ -66,8 +69,10 @@ def check_parameters(notebook: Path, parameters: dict, grid: dict, where: str) -
     if kind is None:
         return
     keys = list(grid)
+    # the parameters cell's own values stand where nothing overrides them (a setting with no default: sources)
+    own = {k: v for k, v in parameter_defaults(notebook).items() if k in kind.model_fields}
     for values in itertools.product(*(grid[k] for k in keys)) if keys else [()]:
-        kind.from_mapping({**parameters, **dict(zip(keys, values))}, where)
+        kind.from_mapping({**own, **parameters, **dict(zip(keys, values))}, where)
 
 
 def from_text(path: str | os.PathLike, pairs: list[tuple[str, str]]) -> dict:

@@ -1,5 +1,6 @@
 """The heatmap explorer: Fig 12 (templates correct against the largest wrong group), pairwise agreement or
-Cohen's kappa, per strategy and template subset; selecting a cell lists its questions."""
+Cohen's kappa, per strategy and template subset; selecting a cell lists its questions, and "Open" shows them in the
+question explorer it is linked to (olakit.notebook.explorers.questions.link)."""
 
 from __future__ import annotations
 
@@ -44,10 +45,16 @@ class HeatmapExplorer:
         self.cell = w.Dropdown(description="cell", layout=w.Layout(width="420px"))
         self.map = w.HTML()
         self.listing = w.HTML()
+        self.on_open = None  # set by link(): called with (question ids, what they are)
+        self.open_button = w.Button(description="Open in question explorer", layout=w.Layout(width="240px"))
+        self.open_button.on_click(lambda _: self.open_cell())
         for c in (self.strategy, self.metric, self.subset):
             c.observe(lambda _: self.render(), "value")
         self.cell.observe(lambda _: self.show_cell(), "value")
-        self.widget = w.VBox([w.HBox([self.strategy, self.metric, self.subset]), self.map, self.cell, self.listing])
+        self.widget = w.VBox(
+            [w.HBox([self.strategy, self.metric, self.subset]), self.map, w.HBox([self.cell, self.open_button]),
+             self.listing]
+        )  # fmt: skip
         self.render()
 
     def _memo(self, key: tuple, compute):
@@ -123,6 +130,22 @@ class HeatmapExplorer:
         wide = self._wide(subset, s)
         diff = wide[sel[1]] != wide[sel[2]]
         return list(wide.index.get_level_values("question_id")[diff.to_numpy()])
+
+    def cell_name(self) -> str:
+        """What the selected cell's questions are, in words."""
+        sel = self.cell.value
+        if not sel:
+            return ""
+        if sel[0] == "fig12":
+            return f"{self.strategy.value}: {sel[1]} correct, largest wrong group {sel[2]}"
+        return f"{self.strategy.value}: {sel[1]} and {sel[2]} answer differently"
+
+    def open_cell(self) -> list[str]:
+        """Show the selected cell's questions in the linked question explorer; returns their ids."""
+        ids = self.cell_questions()
+        if self.on_open is not None and self.cell.value:
+            self.on_open(ids, self.cell_name())
+        return ids
 
     def show_cell(self) -> str:
         ids = self.cell_questions()

@@ -1,7 +1,9 @@
 """The question explorer: pick dataset, strategy and question, or filter (templates split; vote wrong but some
-template right; unparsed answers); see each template's answer, rationale and notes, the votes, the gold answer and
-an agreement line. Correct an extracted answer (saved to the overrides file beside the records) and turn a question
-the templates got wrong into a draft note. It reads the per-question tables of olakit.analysis.questions.
+template right; unparsed answers; the questions another view selected: a heatmap cell, a McNemar pair's discordant
+questions); see each template's (or compared run's) answer, why it is unparsed, its rationale and notes, the votes,
+the gold answer and an agreement line, under a header naming the run's model, preset and size. Correct an extracted
+answer (saved to the overrides file beside the records) and turn a question the templates got wrong into a draft
+note. It reads the per-question tables of olakit.analysis.questions; ``link`` joins it to the other explorers.
 """
 
 from __future__ import annotations
@@ -20,13 +22,23 @@ from olakit.data.loaders import run_questions
 from olakit.data.recorded import RECORDED_MODEL, RECORDED_SOURCE, import_olagpt
 from olakit.data.records import save_records
 from olakit.errors import DataError
-from olakit.names import LLM_VOTE, plural
+from olakit.names import LLM_VOTE, natural_order, plural
 from olakit.notebook.explorers.heatmaps import HeatmapExplorer
 from olakit.notebook.explorers.html import esc, template_names
 from olakit.olagpt.config import ANALYSIS, Analysis
 from olakit.olagpt.notes import NotesLibrary, error_reason, note_from_question
 from olakit.olagpt.vote import GROUP
 from olakit.runlog import claim_folder, load_run, make_log, records_summary, write_log
+
+SELECTED = "selected"
+"""The filter value of the questions another view selected (QuestionExplorer.select)."""
+CAUSES = {"cut_off": "cut off at the token limit", "not_an_option": "not an option", "no_answer": "no answer stated"}
+"""How the explorer says why an answer is unparsed (olakit.extract.UNPARSED_CAUSES)."""
+
+
+def _natural_positions(ids: pd.Series) -> list[int]:
+    order = {v: i for i, v in enumerate(natural_order(set(ids)))}
+    return sorted(range(len(ids)), key=lambda i: order[ids.iloc[i]])
 
 
 class QuestionExplorer:
@@ -42,9 +54,12 @@ class QuestionExplorer:
         records_path: str | Path | None = None,
         notes_path: str | Path | None = None,
         rule: Analysis = ANALYSIS,
+        about: str = "",
     ):
         import ipywidgets as w
 
+        self.about = about  # the header's run description (open_explorers: from the run log)
+        self.selection: tuple[set, str] = (set(), "")
         self.questions = questions or {}
         self.notes = notes
         self.records_path = Path(records_path) if records_path else None
@@ -59,6 +74,7 @@ class QuestionExplorer:
         self.filter = w.Dropdown(options=[(v, k) for k, v in FILTERS.items()], value="all", description="filter")
         self.question = w.Dropdown(description="question", layout=w.Layout(width="420px"))
         self.count = w.HTML()
+        self.header = w.HTML(self._header())
         self.view = w.HTML()
         self.fix_template = w.Dropdown(options=self.templates, description="template")
         self.fix_label = w.Dropdown(description="answer")
@@ -77,6 +93,7 @@ class QuestionExplorer:
         self.note_button.on_click(self._on_note)
         self.widget = w.VBox(
             [
+                self.header,
                 w.HBox([self.dataset, self.strategy, self.filter]),
                 w.HBox([self.question, self.count]),
                 self.view,
@@ -105,10 +122,36 @@ class QuestionExplorer:
         self._quiet = False
         self._on_filter()
 
+    def _header(self) -> str:
+        models = list(dict.fromkeys(self.df["model"]))
+        n = self.df["question_id"].nunique()
+        who = esc(", ".join(map(str, models[:4])) + (f" and {len(models) - 4} more" if len(models) > 4 else ""))
+        about = f" &middot; {esc(self.about)}" if self.about else ""
+        return (
+            f"<p class='olakit-header'><b>{plural(len(self.templates), 'template' if len(models) == 1 else 'column')}"
+            f"</b> &middot; model: {who or 'unknown'}{about} &middot; n = {plural(n, 'question')}</p>"
+        )
+
+    def select(self, ids, why: str) -> None:
+        """Show only the questions ``ids`` (what another view selected, e.g. a heatmap cell), named by ``why``."""
+        self.selection = (set(map(str, ids)), why)
+        options = [(v, k) for k, v in FILTERS.items()] + [(f"selected: {why} ({len(self.selection[0])})", SELECTED)]
+        self._quiet = True
+        self.filter.options = options
+        self.filter.value = SELECTED
+        self._quiet = False
+        self._on_filter()
+
     def _on_filter(self, *_):
+        if self._quiet:
+            return
         mask = (self.counts["dataset"] == self.dataset.value) & (self.counts["notes_strategy"] == self.strategy.value)
-        mask &= filter_questions(self.counts, self.vote, self.filter.value).to_numpy()
+        if self.filter.value == SELECTED:
+            mask &= self.counts["question_id"].isin(self.selection[0]).to_numpy()
+        else:
+            mask &= filter_questions(self.counts, self.vote, self.filter.value).to_numpy()
         keys = self.counts.loc[mask, GROUP]
+        keys = keys.iloc[_natural_positions(keys["question_id"])]  # test-2 before test-10
         self.keys = {self._label(k): tuple(k) for k in keys.itertuples(index=False, name=None)}
         self.count.value = f"&nbsp;{plural(len(self.keys), 'question')}"
         self._quiet = True
@@ -152,7 +195,8 @@ class QuestionExplorer:
             + f"</p><p class='olakit-summary'>{esc(agreement_summary(answers, gold))}</p>"
         )
         body = []
-        for t in self.templates:
+        others = [t for t in rows.index if t not in self.templates]  # an LLM vote, SC, a compared run's vote
+        for t in [*self.templates, *others]:
             if t not in rows.index:
                 continue
             r = rows.loc[t]
@@ -160,8 +204,10 @@ class QuestionExplorer:
             mark = "&#10003;" if a == gold else "&#10007;"
             fixed = " (corrected)" if bool(r.get("overridden", False)) else ""
             notes = ", ".join(esc(n) for n in r["note_ids"]) or "&ndash;"
+            shown = a if a is not None else f"unparsed ({CAUSES.get(r['unparsed_cause'], 'cause unknown')})"
             body.append(
-                f"<tr><td>{esc(t)}</td><td>{esc(a or 'unparsed')}{fixed}</td><td>{mark}</td>"
+                f"<tr><td>{esc(t)}{' (not voted)' if t in others else ''}</td>"
+                f"<td>{esc(shown)}{fixed}</td><td>{mark}</td>"
                 f"<td>{notes}</td><td><details><summary>rationale</summary>"
                 f"<pre style='white-space:pre-wrap'>{esc(r['raw_output'])}</pre></details></td></tr>"
             )
@@ -263,9 +309,10 @@ def open_explorers(
     notes_path: str | Path = "results/explore/notes_drafts.jsonl",
     data_dir=None,
 ):
-    """Both explorers over a records file (a live run's, or the OlaGPT recorded AQuA outputs, imported into
-    records_path when it does not exist yet, so corrections have a home beside them), under the vote rule of the
-    run log beside it (the authors' rule where there is none). Returns (QuestionExplorer, HeatmapExplorer)."""
+    """Both explorers over a records file (a live run's, an import's, a comparison's, or the OlaGPT recorded AQuA
+    outputs, imported into records_path when it does not exist yet, so corrections have a home beside them), under
+    the vote rule of the run log beside it (the authors' rule where there is none), linked: a heatmap cell opens its
+    questions in the question explorer. Returns (QuestionExplorer, HeatmapExplorer)."""
     records_path = Path(records_path)
     if not records_path.is_file():
         records = import_olagpt(data_dir)
@@ -274,16 +321,44 @@ def open_explorers(
         save_records(records, records_path)
         write_log(records_path.parent, imported.replace(outputs={"records": records_summary(records)}))
     df, run_log = load_run(records_path)
-    left_out = ((run_log.extra if run_log is not None else {}).get("import") or {}).get("left_out") or []
+    extra = run_log.extra if run_log is not None else {}
+    left_out = (extra.get("import") or {}).get("left_out") or extra.get("left_out") or []
     df = df[~df["question_id"].isin(left_out)]  # imported runs: the questions every run answered, as the tables
     rule = vote_rule(run_log)
     config = run_log.config if run_log is not None else {}
+    config = extra.get("questions") or config  # a comparison: where its sources' questions come from
     questions = {q.id: q for q in run_questions(config, list(dict.fromkeys(df["dataset"])), data_dir)}
     check_versions(df, questions, str(records_path))
-    return (
-        QuestionExplorer(df, questions, records_path=records_path, notes_path=notes_path, rule=rule),
-        HeatmapExplorer(df, rule=rule),
-    )
+    order = extra.get("templates_in_vote_order")
+    templates = [t for t in order if t in set(df["template"])] if order else None
+    explorer = QuestionExplorer(
+        df, questions, templates=templates, records_path=records_path, notes_path=notes_path, rule=rule,
+        about=describe_run(run_log),
+    )  # fmt: skip
+    heatmaps = HeatmapExplorer(df, templates=templates, rule=rule)
+    link(explorer, heatmaps)
+    return explorer, heatmaps
+
+
+def describe_run(run_log) -> str:
+    """The explorer header's words for a run: its door, preset and what it compares or imported."""
+    if run_log is None:
+        return "no run log"
+    parts = [f"door: {run_log.door}"]
+    preset = run_log.config.get("preset")
+    if preset:
+        parts.append(f"preset: {preset}")
+    if "sources" in run_log.extra:
+        parts.append(f"sources: {', '.join(s['label'] for s in run_log.extra.get('sources', []))}")
+    if run_log.door == "import":
+        parts.append(f"runs: {', '.join(r['run'] for r in run_log.extra.get('import', {}).get('runs', []))}")
+    return "; ".join(parts)
+
+
+def link(questions: QuestionExplorer, *views) -> None:
+    """Join views (HeatmapExplorer, PairExplorer) to a question explorer: a view's "Open" shows its questions there."""
+    for view in views:
+        view.on_open = questions.select
 
 
 def vote_rule(run_log) -> Analysis:
