@@ -139,6 +139,7 @@ def test_help_shows_every_setting_with_its_default():
 def test_notebooks_take_their_configs_settings_by_name(path):
     """A notebook's parameters cell holds only its own parameters and the settings that define its ablation: every
     other setting comes from the config's default, never from a second default in the notebook."""
+    from olakit.analysis.compare import CompareConfig
     from olakit.notebook.parameters import accepted_names, config_type, parameter_names
 
     kind = config_type(path)
@@ -149,7 +150,13 @@ def test_notebooks_take_their_configs_settings_by_name(path):
     assert accepted_names(path) == own + [f for f in kind.settings() if f not in own]
     meta = json.loads(path.read_text())["metadata"]["olakit"]
     assert meta == {
-        "config": {OlaGPTConfig: "olagpt", GeekConfig: "geek", ReviewConfig: "review", Analysis: "analysis"}[kind]
+        "config": {
+            OlaGPTConfig: "olagpt",
+            GeekConfig: "geek",
+            ReviewConfig: "review",
+            Analysis: "analysis",
+            CompareConfig: "compare",
+        }[kind]  # fmt: skip
     }
     overridden = [n for n in own if n in kind.model_fields]
     assert len(overridden) <= 3, f"{path.stem} restates {overridden}"

@@ -23,6 +23,7 @@ ALL = sorted(p.name for p in NOTEBOOKS.glob("*.ipynb"))
 def test_every_notebook_is_here():
     assert ALL == [
         "answer_stages.ipynb",
+        "compare_runs.ipynb",
         "explore.ipynb",
         "geek_ablation.ipynb",
         "note_strategy.ipynb",
@@ -173,6 +174,37 @@ def test_explore_runs_through_papermill(tmp_path):
         if "application/vnd.jupyter.widget-view+json" in o.get("data", {})
     ]
     assert len(widgets) == 2
+
+
+def test_compare_runs_on_pot_and_the_olagpt_recorded_runs_with_one_question_across_them(tmp_path, data_dir):
+    from olakit.data.recorded import import_olagpt
+    from olakit.data.records import save_records
+    from olakit.notebook.explorers.questions import open_explorers
+
+    recorded = tmp_path / "olagpt"
+    recorded.mkdir()
+    save_records(import_olagpt(data_dir, parts=("templates",))[lambda d: d["notes_strategy"] == "zero-shot"],
+                 recorded / "records.parquet")  # fmt: skip
+    pot = str(Path(__file__).resolve().parent.parent / "imports" / "pot_aqua.yaml")
+    out, nb = run("compare_runs.ipynb", tmp_path, sources=[pot, str(recorded)], labels=["PoT", "OlaGPT"])
+    conditions = pd.read_csv(out / "tables" / "conditions.csv")
+    names = conditions["condition"].tolist()  # each named by what tells it apart: its run, its template
+    assert names[:4] == ["PoT", "PoT-SC", "PoT zero-shot", "GPT-4 CoT"]
+    assert sorted(names[4:]) == ["DST", "DT", "PT", "ST", "turbo"]
+    assert set(conditions.loc[:3, "model"]) == {"code-davinci-002", "gpt-4"}
+    assert (conditions["n"] == 253).all()  # the questions every run answered: PoT's files lack test-253
+    assert pd.read_csv(out / "tables" / "left_out.csv")["question_id"].tolist() == ["test-253"]
+    tests = pd.read_csv(out / "tables" / "paired_tests.csv")
+    assert len(tests) == 45  # nine conditions and the vote: every pair, Holm over the 45
+    widgets = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs
+               if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]  # fmt: skip
+    assert len(widgets) == 3
+    # one question across the nine runs, as the notebook's explorer shows it
+    questions, _ = open_explorers(out / "records.parquet", tmp_path / "notes.jsonl", data_dir)
+    questions.question.value = "test-139"
+    view = questions.view.value
+    assert all(f"<td>{name}" in view for name in conditions["condition"]) and "<b>gold</b>: E" in view
+    assert "olakit-question" in view and "code-davinci-002" in questions.header.value
 
 
 def test_answer_stages_notebook_against_a_loopback_endpoint(tmp_path, monkeypatch):

@@ -97,3 +97,20 @@ def test_each_method_has_its_own_columns_and_key(tmp_path):
     assert load_records(save_records(two, tmp_path / "two.parquet")).equals(two)
     with pytest.raises(DataError, match="records of several kinds in one table"):
         to_frame([rec(), GeekRecord(dataset="s", question_id="q", row="CoT", corpus="", retriever="", k=0, **shared)])
+
+
+def test_an_override_written_before_run_and_model_were_keys_still_applies(tmp_path):
+    import json
+
+    df = to_frame([rec(model="m1"), rec(model="m2", extracted="B")])
+    path = save_records(df, tmp_path / "records.parquet")
+    old = {"dataset": "aqua", "question_id": "test-0", "template": "ST", "notes_strategy": "zero-shot", "n_notes": 0,
+           "sample": 0, "extracted": "C", "reason": "the model wrote 'three'"}  # fmt: skip
+    (tmp_path / "records.overrides.jsonl").write_text(json.dumps(old) + "\n")
+    back = load_records(path)  # no model named: it applies to the record of each model
+    assert back["extracted"].tolist() == ["C", "C"] and back["overridden"].all()
+    new = {**old, "run": "", "model": "m2", "extracted": "A", "reason": "m2 wrote 'one'"}
+    with open(tmp_path / "records.overrides.jsonl", "a") as fh:
+        fh.write(json.dumps(new) + "\n")
+    back = load_records(path)  # one naming its model applies to that model's record only
+    assert back.set_index("model")["extracted"].to_dict() == {"m1": "C", "m2": "A"}

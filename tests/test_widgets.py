@@ -170,3 +170,38 @@ def test_review_explorer_shows_history_and_where_the_answer_changed(tmp_path):
     assert "review 1</b>: accuracy 3" in v and "below threshold 4: revise" in v
     assert v.count("background:#fdd") == 1  # the answer changed at iteration 1 only
     assert "outline (2 steps)" in v and "Improved. Answer: B" in v
+
+
+def test_linked_views_open_their_questions_in_the_question_explorer(saved):
+    from olakit.extract import UNPARSED_CAUSES
+    from olakit.notebook.explorers.pairs import PairExplorer
+    from olakit.notebook.explorers.questions import CAUSES, link
+
+    df = load_records(saved)
+    qe = QuestionExplorer(df, QUESTIONS, records_path=saved, about="door: run")
+    he, pe = HeatmapExplorer(df), PairExplorer(df, rule=Analysis(n_boot=50))
+    link(qe, he, pe)
+    assert "3 templates" in qe.header.value and "model: m" in qe.header.value and "n = 4 questions" in qe.header.value
+    # a Fig-12 cell: (1 correct, largest wrong group 2) is q2 alone
+    he.cell.value = dict(he.cell.options)["correct=1, wrong=2 (1 question)"]
+    he.open_button.click()
+    assert list(qe.question.options) == ["q2"] and qe.filter.value == "selected"
+    assert "1 correct, largest wrong group 2" in dict((v, k) for k, v in qe.filter.options)["selected"]
+    # a McNemar pair's discordant questions: T1 right & T3 wrong on q3 only (q3: T1 A, T3 C); T3 right & T1 wrong: q2
+    pe.pair.value = next(v for _, v in pe.pair.options if v == ("T1 | zero-shot", "T3 | zero-shot"))
+    assert pe.discordant() == ["q3"]
+    pe.side.value = 1
+    pe.open_button.click()
+    assert list(qe.question.options) == ["q2"]
+    assert "T3 | zero-shot right, T1 | zero-shot wrong" in str(qe.filter.options)
+    # why an answer is unparsed, said in words; the explorer knows every cause
+    qe.filter.value = "unparsed"
+    assert list(qe.question.options) == ["q3"] and set(CAUSES) == set(UNPARSED_CAUSES)
+    cause = df[(df["question_id"] == "q3") & (df["template"] == "T2")]["unparsed_cause"].iloc[0]
+    assert f"unparsed ({CAUSES.get(cause, 'cause unknown')})" in qe.view.value
+
+
+def test_question_ids_in_numeric_order(tmp_path):
+    rows = [record(f"test-{i}", t, "A", dataset="aqua") for i in (10, 2, 1) for t in ("T1", "T2")]
+    qe = QuestionExplorer(to_frame(rows), {})
+    assert list(qe.question.options) == ["test-1", "test-2", "test-10"]

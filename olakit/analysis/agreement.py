@@ -54,41 +54,33 @@ def fleiss_kappa(labels: np.ndarray) -> float:
 
 
 def agreement(df: pd.DataFrame, templates: Sequence[str]) -> dict[str, pd.DataFrame]:
-    """Per strategy: pairwise Cohen's kappa, Fleiss' kappa, and the error-overlap matrix (both wrong)."""
+    """Per strategy: pairwise Cohen's kappa, Fleiss' kappa, and the error-overlap matrix (both wrong); every pair at
+    once, in numpy over the question x template label matrix."""
     base = df[df["template"].isin(templates) & (df["sample"] == 0)]
     kappas, fleiss, overlap = [], [], []
+    pairs = list(combinations(range(len(templates)), 2))
+    ia, ib = (np.array([p[k] for p in pairs], dtype=int) for k in (0, 1))
     for strategy in ordered_strategies(base["notes_strategy"]):
         wide, gold = answer_matrix(base[base["notes_strategy"] == strategy], templates)
         labels = wide.fillna("unparsed").astype(str)
-        wrong = labels.ne(gold.values, axis=0) | wide.isna()
-        for a, b in combinations(templates, 2):
-            k = cohen_kappa(labels[a], labels[b])
-            both = int((wrong[a] & wrong[b]).sum())
-            either = int((wrong[a] | wrong[b]).sum())
-            kappas.append(
-                {
-                    "notes_strategy": strategy,
-                    "a": a,
-                    "b": b,
-                    "cohen_kappa": float(k),
-                    "agreement": float((labels[a] == labels[b]).mean()),
-                }
-            )
-            overlap.append(
-                {
-                    "notes_strategy": strategy,
-                    "a": a,
-                    "b": b,
-                    "both_wrong": both,
-                    "jaccard_wrong": both / either if either else np.nan,
-                }
-            )
+        values = labels.to_numpy()
+        wrong = (labels.ne(gold.values, axis=0) | wide.isna()).to_numpy()
+        kappa, agree = pairwise_kappa(values)
+        both = wrong.T.astype(int) @ wrong.astype(int)
+        n_wrong = wrong.sum(0)
+        either = n_wrong[:, None] + n_wrong[None, :] - both
+        for i, j in zip(ia, ib):
+            a, b = templates[i], templates[j]
+            kappas.append({"notes_strategy": strategy, "a": a, "b": b, "cohen_kappa": float(kappa[i, j]),
+                           "agreement": float(agree[i, j])})  # fmt: skip
+            overlap.append({"notes_strategy": strategy, "a": a, "b": b, "both_wrong": int(both[i, j]),
+                            "jaccard_wrong": both[i, j] / either[i, j] if either[i, j] else np.nan})  # fmt: skip
         fleiss.append(
             {
                 "notes_strategy": strategy,
                 "n": len(labels),
                 "raters": len(templates),
-                "fleiss_kappa": fleiss_kappa(labels.to_numpy()),
+                "fleiss_kappa": fleiss_kappa(values),
             }
         )
     return {
@@ -96,6 +88,23 @@ def agreement(df: pd.DataFrame, templates: Sequence[str]) -> dict[str, pd.DataFr
         "fleiss_kappa": pd.DataFrame(fleiss),
         "error_overlap": pd.DataFrame(overlap),
     }
+
+
+def pairwise_kappa(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(Cohen's kappa, observed agreement) of every pair of columns of a subjects x raters label array: cohen_kappa
+    for all pairs at once (NaN where both raters give one label throughout)."""
+    codes, _ = pd.factorize(values.ravel())
+    codes = codes.reshape(values.shape)
+    n, m = codes.shape
+    onehot = np.zeros((n, m, codes.max() + 1 if codes.size else 1))
+    onehot[np.arange(n)[:, None], np.arange(m)[None, :], codes] = 1
+    observed = np.einsum("nac,nbc->ab", onehot, onehot) / n
+    shares = onehot.mean(0)  # (m, categories)
+    expected = shares @ shares.T
+    constant = (shares.max(1) == 1.0)[:, None] & (shares.max(1) == 1.0)[None, :]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        kappa = np.where(constant, np.nan, (observed - expected) / (1 - expected))
+    return kappa, observed
 
 
 def leave_one_out(df: pd.DataFrame, templates: Sequence[str], analysis: Analysis = ANALYSIS) -> pd.DataFrame:

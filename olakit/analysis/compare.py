@@ -27,6 +27,7 @@ from pydantic import Field
 
 from olakit.analysis.agreement import agreement
 from olakit.analysis.inference import holm_matrix, paired_tests
+from olakit.analysis.intervals import accuracy_row
 from olakit.analysis.runs import run_tables
 from olakit.data.imported import import_runs, load_import_spec
 from olakit.data.records import COLUMNS, check_frame, kind_of, normalise, save_records
@@ -132,15 +133,15 @@ def condition_names(keys: pd.DataFrame) -> list[str]:
     parts = []
     for _, k in keys.iterrows():
         cell = [_SHORT.get(n, "{}").format(v) for n, v in zip(k["_cell_names"], k["_cell"])]
-        parts.append([k["_source"], k["run"], *cell, _short(k["model"])])
+        parts.append([k["_source"], k["run"], _short(k["model"]), *cell])
     width = max(map(len, parts))
-    parts = [p[:-1] + [""] * (width - len(p)) + p[-1:] for p in parts]
+    parts = [p + [""] * (width - len(p)) for p in parts]
     kept = [i for i in range(width) if len({p[i] for p in parts}) > 1]
-    for i in [width - 1, 0, *range(1, width - 1)]:  # model, source, then run and the cell's parts
+    for i in [2, 0, 1, *range(3, width)]:  # model, source, then run and the cell's parts
         fewer = [j for j in kept if j != i]
         if i in kept and fewer and len({tuple(p[j] for j in fewer) for p in parts}) == len(parts):
             kept = fewer
-    kept = kept or [2]  # a lone condition: its cell
+    kept = kept or [3]  # a lone condition: its cell
     names = ["/".join(dict.fromkeys(p[i] for i in kept if p[i])) for p in parts]  # a run named as its template: once
     if len(set(names)) < len(names):
         twice = sorted({n for n in names if names.count(n) > 1})
@@ -231,11 +232,10 @@ def comparison_tables(
         raise DataError(f"vote_over names no condition: {unknown}; conditions: {', '.join(names)}")
     shared, left_out = comparison.shared(names)
     tables = run_tables(shared, vote_over, analysis) if len(vote_over) > 1 else {}
-    one = run_tables(shared, names, analysis)["methods"]  # every condition's accuracy with its interval
-    one = one[one["method"].isin(names)]
+    outcomes = shared.pivot(index="question_id", columns="template", values="correct")[names]
+    one = pd.DataFrame([accuracy_row(n, COMPARED, outcomes[n].to_numpy(bool), analysis) for n in names])
     vote = tables.get("methods", one.iloc[:0])
     tables["methods"] = pd.concat([one, vote[vote["method"] == REGEX_VOTE]], ignore_index=True)
-    outcomes = shared.pivot(index="question_id", columns="template", values="correct")[names]
     if len(vote_over) > 1:  # the vote is a cell of the paired tests too ("vote against the best run")
         outcomes[REGEX_VOTE] = regex_vote(shared, vote_over, analysis).set_index("question_id")["correct"]
     tests = paired_tests(outcomes, analysis=analysis)

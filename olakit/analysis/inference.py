@@ -5,7 +5,6 @@ Table 3 matrix. Pure pandas/numpy; no LLM calls.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from itertools import combinations
 
@@ -54,7 +53,10 @@ def mcnemar_exact(a, b) -> tuple[int, int, float]:
     n = n10 + n01
     if n == 0:
         return n10, n01, 1.0
-    tail = sum(math.comb(n, i) for i in range(min(n10, n01) + 1))
+    term = tail = 1  # C(n, 0); C(n, i + 1) = C(n, i) (n - i) / (i + 1), exact in integers
+    for i in range(min(n10, n01)):
+        term = term * (n - i) // (i + 1)
+        tail += term
     return n10, n01, min(1.0, 2 * tail / 2**n)
 
 

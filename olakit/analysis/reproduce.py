@@ -180,6 +180,15 @@ def settings_comparison(records: pd.DataFrame, analysis: Analysis = ANALYSIS, da
     )
 
 
+def reproduction_tables(records: pd.DataFrame, analysis: Analysis = ANALYSIS) -> dict[str, pd.DataFrame]:
+    """The paper's tables from the recorded records, with the comparison against the paper's numbers and between
+    the authors' and olakit's vote settings (no figures)."""
+    tables = compute_tables(records, analysis.order(RECORDED_TEMPLATES), analysis)
+    tables["paper_comparison"] = paper_comparison(tables)
+    tables["settings_comparison"] = settings_comparison(records, analysis)
+    return tables
+
+
 def reproduce_olagpt(
     data_dir=None,
     out_dir="results/reproduce_olagpt",
@@ -199,9 +208,7 @@ def reproduce_olagpt(
     records = import_olagpt(data_dir, extractor=extractor, parts=("templates", "llm_vote"))
     log.info("imported %d OlaGPT records with extractor %r", len(records), extractor)
     templates = analysis.order(RECORDED_TEMPLATES)
-    tables = compute_tables(records, templates, analysis)
-    tables["paper_comparison"] = paper_comparison(tables)
-    tables["settings_comparison"] = settings_comparison(records, analysis)
+    tables = reproduction_tables(records, analysis)
     figs = draw_figures(tables)
     rep = Reproduction(records=records, tables=tables, rule=analysis)
     out_dir = Path(out_dir)

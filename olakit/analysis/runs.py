@@ -32,12 +32,13 @@ def run_tables(
 ) -> dict[str, pd.DataFrame]:
     """The foundation tables over the templates (voted in the order given), plus every method's accuracy
     (templates, regex vote, LLM vote, SC, Auto-CoT) with CIs, the LLM-vote audit and usage per method."""
-    present = [t for t in templates if t in set(df["template"])]
+    have = set(df["template"].unique())
+    present = [t for t in templates if t in have]
     base = df[df["template"].isin(present) & (df["sample"] == 0)]
     tables = compute_tables(_label_n(base), present, analysis) if present else {}
     tables["methods"] = method_accuracy(_label_n(df), present, analysis)
     tables["methods_wide"] = accuracy_wide(tables["methods"])
-    verified = [f"{t}{VERIFIED_SUFFIX}" for t in present if f"{t}{VERIFIED_SUFFIX}" in set(df["template"])]
+    verified = [f"{t}{VERIFIED_SUFFIX}" for t in present if f"{t}{VERIFIED_SUFFIX}" in have]
     if verified:
         vlong = accuracy_long(_label_n(df[df["template"].isin(verified)]), verified, analysis)
         vlong["method"] = vlong["method"].replace({REGEX_VOTE: VERIFIED_VOTE})
@@ -45,9 +46,9 @@ def run_tables(
             pd.concat([tables["methods"], vlong], ignore_index=True), ["method", "notes_strategy"]
         )
         tables["verification"] = verification_table(_label_n(df), present, analysis)
-    if CHOSEN_VOTE in set(df["template"]):
+    if CHOSEN_VOTE in have:
         tables["template_choice"] = choice_table(_label_n(df), present, analysis)
-    if {LLM_VOTE, LLM_VOTE_SHUFFLED} <= set(df["template"]):
+    if {LLM_VOTE, LLM_VOTE_SHUFFLED} <= have:
         tables["llm_vote_audit"] = llm_vote_audit(_label_n(df), present, analysis)
     tables["usage"] = usage_table(df)
     return tables

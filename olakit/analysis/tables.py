@@ -104,7 +104,7 @@ def answer_counts(df: pd.DataFrame, templates: Sequence[str] | None = None, rule
     """
     wide, gold = vote_labels(df, templates, rule)
     m = VoteMatrix(wide)
-    votes, _ = m.counts(range(wide.shape[1]))
+    votes = m.counts(range(wide.shape[1]))
     is_gold = m.values == gold.to_numpy(dtype=object)[:, None]  # at each label's first column: is it the gold?
     return pd.DataFrame(
         {

@@ -243,7 +243,7 @@ def _first(value):
     return None if isinstance(value, list | tuple) else value
 
 
-def _label(value, q: Question, shown: list[str] | None = None) -> str | None:
+def _label(value, q: Question, shown: list[str] | None = None, own: list[str] | None = None) -> str | None:
     """A run's answer as a label of the question (or a canonical number); None when it names none. With the options
     as the run showed them, a letter is read as the option it named there, found in the question by its text."""
     value = _first(value)
@@ -253,8 +253,8 @@ def _label(value, q: Question, shown: list[str] | None = None) -> str | None:
         return gold_number(value)
     text = str(value).strip()
     letter = text[:1].upper() if len(text) == 1 or text[1:2] == ")" else None
-    own = [_option_text(v) for v in q.options.values()]
-    if shown is not None and shown != own and letter and "A" <= letter <= "Z" and ord(letter) - 65 < len(shown):
+    own = own if own is not None else [_option_text(v) for v in q.options.values()]
+    if shown is not None and own != shown and letter and "A" <= letter <= "Z" and ord(letter) - 65 < len(shown):
         named = [label for label, option in zip(q.options, own) if option == shown[ord(letter) - 65]]
         if len(named) == 1:  # the run showed the options in another order: the letter names its option's text
             return named[0]
@@ -394,7 +394,28 @@ def table_runs(path: Path, spec: RunFile) -> list[tuple[str, str, list[tuple[str
 READERS = {"table": table_runs, "inspect": inspect_runs, "lm-eval": lm_eval_runs}
 
 
-def _records_of(name, model, fmt, rows, run: RunFile, spec: ImportSpec, questions, by_id, by_text, path, reader):
+@dataclass
+class _Known:
+    """The dataset's questions as the matcher reads them, computed once per import."""
+
+    questions: list[Question]
+    by_id: dict
+    by_text: dict
+    options: dict
+    """question id -> its options' normalised texts"""
+    hashes: dict
+    """question id -> its content hash"""
+
+    @classmethod
+    def of(cls, questions: list[Question]) -> _Known:
+        return cls(
+            questions, {q.id: q for q in questions}, _matcher(questions),
+            {q.id: [_option_text(v) for v in q.options.values()] for q in questions},
+            {q.id: question_hash(q) for q in questions},
+        )  # fmt: skip
+
+
+def _records_of(name, model, fmt, rows, run: RunFile, spec: ImportSpec, known: _Known, path, reader):
     report = RunReport(run=name, file=str(path), format=fmt, model=model)
     records, seen = [], set()
     field_of = lambda key: run.field_of(key, fmt)  # noqa: E731
@@ -409,7 +430,7 @@ def _records_of(name, model, fmt, rows, run: RunFile, spec: ImportSpec, question
             report.skipped += 1
             continue
         shown = _shown(row, field_of("choices"), where)
-        q = _find(row, where, run, fmt, by_id, by_text, shown)
+        q = _find(row, where, run, fmt, known.by_id, known.by_text, shown)
         if q is None:
             report.unmatched += 1
             if len(report.unmatched_examples) < EXAMPLES:
@@ -429,10 +450,11 @@ def _records_of(name, model, fmt, rows, run: RunFile, spec: ImportSpec, question
         if reader:
             label = reader(output, labels)
         else:
-            label = _label(get(row, field_of("answer"), where, None), q, shown) if field_of("answer") else None
+            answer = get(row, field_of("answer"), where, None) if field_of("answer") else None
+            label = _label(answer, q, shown, known.options[q.id]) if field_of("answer") else None
         gold = q.gold
         if field_of("gold"):
-            theirs = _label(get(row, field_of("gold"), where, None), q, shown)
+            theirs = _label(get(row, field_of("gold"), where, None), q, shown, known.options[q.id])
             if theirs != q.gold:
                 report.gold_conflicts.append({"question_id": q.id, "run_gold": theirs, "dataset_gold": q.gold})
                 gold = theirs if spec.gold_from == "run" and theirs is not None else q.gold
@@ -462,19 +484,18 @@ def _records_of(name, model, fmt, rows, run: RunFile, spec: ImportSpec, question
                 finish_reason=finish,
                 unparsed_cause="" if label is not None else unparsed_cause(output, labels, finish),
                 source=f"{IMPORTED}:{fmt}:{path.name}",
-                question_hash=question_hash(q),
+                question_hash=known.hashes[q.id],
             )
         )
     ids = {i for i, _ in seen}
-    report.missing = len(questions) - len(ids)
-    report.missing_examples = [q.id for q in questions if q.id not in ids][:EXAMPLES]
+    report.missing = len(known.questions) - len(ids)
+    report.missing_examples = [q.id for q in known.questions if q.id not in ids][:EXAMPLES]
     return records, report
 
 
 def import_runs(spec: ImportSpec, base: Path | None = None) -> tuple[pd.DataFrame, ImportReport]:
     """The records of every run of ``spec`` (files relative to ``base``) and the report of what matched."""
-    questions = load_questions(spec.dataset, spec.split, spec.data_dir, spec.dataset_map)
-    by_id, by_text = {q.id: q for q in questions}, _matcher(questions)
+    known = _Known.of(load_questions(spec.dataset, spec.split, spec.data_dir, spec.dataset_map))
     records, reports, names = [], [], set()
     for run in spec.runs:
         path = Path(run.file) if base is None or Path(run.file).is_absolute() else base / run.file
@@ -494,7 +515,7 @@ def import_runs(spec: ImportSpec, base: Path | None = None) -> tuple[pd.DataFram
                 if label in names:
                     raise DataError(f"two runs are named {label!r}; give each a distinct 'run'")
                 names.add(label)
-                got, report = _records_of(label, model, fmt, rows, run, spec, questions, by_id, by_text, path, reader)
+                got, report = _records_of(label, model, fmt, rows, run, spec, known, path, reader)
                 records += got
                 reports.append(report)
     frame = check_frame(to_frame(records, OlaGPTRecord), "imported runs")

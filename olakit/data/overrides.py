@@ -49,7 +49,7 @@ def load_overrides(path: str | os.PathLike) -> pd.DataFrame:
     df = pd.DataFrame(rows, columns=cols)
     df["n_notes"] = df["n_notes"].astype("int64")
     df["sample"] = df["sample"].astype("int64")
-    return df.drop_duplicates(KEY, keep="last").reset_index(drop=True)
+    return df.drop_duplicates(KEY, keep="last").reset_index(drop=True)  # model None lines: see apply_overrides
 
 
 def add_override(
@@ -85,16 +85,23 @@ def apply_overrides(df: pd.DataFrame, overrides: pd.DataFrame) -> pd.DataFrame:
     out = df.copy()
     out["extracted_auto"] = out["extracted"]
     out["overridden"] = False
-    any_model = overrides["model"].isna()
-    for key, part in ((KEY, overrides[~any_model]), ([k for k in KEY if k != "model"], overrides[any_model])):
-        idx = out.set_index(key).index
-        ov = part.drop_duplicates(key, keep="last").set_index(key)
-        hit = idx.isin(ov.index)
-        if hit.any():
-            new = ov.loc[idx[hit], "extracted"].to_numpy(dtype=object)
-            out.loc[hit, "extracted"] = [None if (v is None or v != v) else v for v in new]
-            out.loc[hit, "overridden"] = True
-    out["correct"] = out["extracted"].eq(out["gold"]) & out["extracted"].notna()
+    # a line naming no model (written before the model was a key) stands for each model's record; then, line by
+    # line in file order, the last one for a record wins
+    rest = [k for k in KEY if k != "model"]
+    models = out[[*rest, "model"]].drop_duplicates()
+    overrides = overrides.reset_index(drop=True).assign(_line=lambda d: range(len(d)))
+    blank = overrides["model"].isna()
+    overrides = pd.concat(
+        [overrides[~blank], overrides[blank].drop(columns="model").merge(models, on=rest)], ignore_index=True
+    ).sort_values("_line", kind="stable")
+    ov = overrides.drop_duplicates(KEY, keep="last").set_index(KEY)
+    idx = out.set_index(KEY).index
+    hit = idx.isin(ov.index)
+    if hit.any():
+        new = ov.loc[idx[hit], "extracted"].to_numpy(dtype=object)
+        out.loc[hit, "extracted"] = [None if (v is None or v != v) else v for v in new]
+        out.loc[hit, "overridden"] = True
+        out["correct"] = out["extracted"].eq(out["gold"]) & out["extracted"].notna()
     return out
 
 

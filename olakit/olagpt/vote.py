@@ -116,42 +116,43 @@ class VoteMatrix:
         self.unparsed = (codes < 0) | raw
         self.raw = raw
 
-    def counts(self, columns) -> tuple[np.ndarray, np.ndarray]:
-        """(votes per label, the label's first place among ``columns``): both (n, m), indexed by the label's first
-        column in the row; a label no column of the subset gives has 0 votes."""
+    def counts(self, columns) -> np.ndarray:
+        """Votes per label among ``columns``: (n, m), indexed by the label's first column in the row (a label no
+        column of the subset gives has 0)."""
         n, m = self.local.shape
         sub = self.local[:, list(columns)]
         ok = sub >= 0
         rows = np.broadcast_to(np.arange(n)[:, None], sub.shape)
-        votes = np.bincount((rows * m + sub)[ok], minlength=n * m).reshape(n, m)
-        first = np.full((n, m), sub.shape[1], dtype=np.int64)
-        for j in range(sub.shape[1] - 1, -1, -1):  # the earliest column last, so it wins
-            at = ok[:, j]
-            first[np.flatnonzero(at), sub[at, j]] = j
-        return votes, first
+        return np.bincount((rows * m + sub)[ok], minlength=n * m).reshape(n, m)
 
     def vote(self, columns, rule: VoteRule = PAPER, seed: int = 0) -> list[str | None]:
         """The majority of ``columns`` per row under the rule's tie rule (``random``: keyed per row by
         ``rule.analysis_seed`` or ``seed``); None where nothing parsed won."""
         check_tie_rule(rule.tie)
-        votes, first = self.counts(columns)
-        n, m = votes.shape
-        top = votes.max(1)
-        tied = (votes == top[:, None]) & (top > 0)[:, None]
-        rank = np.where(tied, first, m + len(list(columns)) + 1)
-        winner = rank.argmin(1)
-        n_tied = tied.sum(1)
-        winner = np.where(top > 0, winner, -1)
-        if rule.tie == "none":
-            winner = np.where(n_tied > 1, -1, winner)
-        elif rule.tie == "random":
-            seed = getattr(rule, "analysis_seed", seed)
-            for i in np.flatnonzero(n_tied > 1):
-                order = np.flatnonzero(tied[i])[np.argsort(first[i, tied[i]], kind="stable")]
-                winner[i] = order[int(keyed_rng(seed, *_parts(self.keys[i])).integers(len(order)))]
-        rows = np.arange(n)
-        out = np.where(winner >= 0, self.values[rows, np.maximum(winner, 0)], None)
-        out = np.where((winner >= 0) & ~self.raw[rows, np.maximum(winner, 0)], out, None)
+        columns = list(columns)
+        n, m = self.local.shape
+        sub = self.local[:, columns]
+        ok = sub >= 0
+        rows = np.arange(n)[:, None]
+        votes = self.counts(columns)
+        each = np.where(ok, votes[rows, np.maximum(sub, 0)], 0)  # (n, k): the votes of each column's label
+        top = each.max(1, initial=0)
+        pick = each.argmax(1)  # the first column whose label has the most votes: the "first" tie rule's winner
+        if rule.tie != "first":
+            earlier = np.tril(sub[:, :, None] == sub[:, None, :], -1).any(2)
+            tied = ok & ~earlier & (each == top[:, None]) & (top > 0)[:, None]  # each tied label once, in order
+            several = np.flatnonzero(tied.sum(1) > 1)
+            if rule.tie == "none":
+                top[several] = 0
+            else:
+                seed = getattr(rule, "analysis_seed", seed)
+                for i in several:
+                    at = np.flatnonzero(tied[i])
+                    pick[i] = at[int(keyed_rng(seed, *_parts(self.keys[i])).integers(len(at)))]
+        winner = sub[np.arange(n), pick] if len(columns) else np.full(n, -1)
+        won = (top > 0) & (winner >= 0)
+        at = np.maximum(winner, 0)
+        out = np.where(won & ~self.raw[np.arange(n), at], self.values[np.arange(n), at], None)
         return list(out)
 
 

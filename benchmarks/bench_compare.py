@@ -1,0 +1,84 @@
+"""Issue 30's scale goals: 30 runs x 2,290 questions (68,700 rows, one tidy table with a run column, five options a
+question, answers drawn per run with its own accuracy) imported in <= 5 s, and every comparison table over them
+(accuracy with intervals, the vote over the 30 and its bounds, the template-count ablation, exact McNemar + Holm over
+all 465 pairs with the paired bootstrap, kappa, error overlap) in <= 10 s; then the OlaGPT reproduction's tables from
+its recorded outputs in <= 1 s (figures apart). Writes results/benchmarks/compare_import.json, compare_tables.json and
+reproduce_tables.json.
+Usage: python benchmarks/bench_compare.py [RUNS] [QUESTIONS]   (default 30 2290)
+"""
+
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+from goal import check
+
+from olakit.analysis.compare import compare, comparison_tables
+from olakit.data.imported import ImportSpec, import_runs
+from olakit.olagpt.config import ANALYSIS
+
+n_runs = int(sys.argv[1]) if len(sys.argv) > 1 else 30
+n_questions = int(sys.argv[2]) if len(sys.argv) > 2 else 2290
+rng = np.random.default_rng(0)
+labels = list("ABCDE")
+
+with tempfile.TemporaryDirectory() as tmp:
+    tmp = Path(tmp)
+    gold = rng.choice(labels, n_questions)
+    data = tmp / "questions.jsonl"
+    data.write_text(
+        "".join(
+            json.dumps({"id": f"q{i}", "question": f"Question number {i}: which option is right?",
+                        "options": [f"{c}) option {c} of {i}" for c in labels], "correct": str(g)}) + "\n"
+            for i, g in enumerate(gold)
+        )
+    )  # fmt: skip
+    rows = []
+    skill = rng.uniform(0.3, 0.8, n_runs)
+    for r in range(n_runs):
+        right = rng.random(n_questions) < skill[r]
+        other = rng.choice(labels, n_questions)
+        answers = np.where(right, gold, other)
+        unparsed = rng.random(n_questions) < 0.03
+        for i in range(n_questions):
+            rows.append(json.dumps({"run": f"run{r:02d}", "model": f"model-{r % 3}", "id": f"q{i}",
+                                    "answer": None if unparsed[i] else str(answers[i]),
+                                    "output": f"... so the answer is {answers[i]}"}))  # fmt: skip
+    table = tmp / "runs.jsonl"
+    table.write_text("\n".join(rows) + "\n")
+    spec = ImportSpec(
+        dataset=str(data),
+        runs=[{"file": str(table), "conditions": ["run"], "id": "id", "answer": "answer", "output": "output"}],
+    )
+    t0 = time.perf_counter()
+    records, report = import_runs(spec)
+    import_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    comparison = compare([records])
+    tables = comparison_tables(comparison, analysis=ANALYSIS)
+    tables_s = time.perf_counter() - t0
+
+details = {
+    "runs": n_runs,
+    "questions": n_questions,
+    "rows": len(records),
+    "pairs": len(tables["paired_tests"]),
+    "n_boot": ANALYSIS.n_boot,
+    "template_count_sampled_sizes": int(tables["template_count"]["sampled"].sum()),
+}
+ok = check("compare_import", import_s, 5.0, higher_is_better=False, unit="s", exit=False, **details)
+ok &= check("compare_tables", tables_s, 10.0, higher_is_better=False, unit="s", exit=False, **details)
+
+from olakit.analysis.reproduce import reproduction_tables  # noqa: E402
+from olakit.data.recorded import import_olagpt  # noqa: E402
+
+recorded = import_olagpt(parts=("templates", "llm_vote"))
+t0 = time.perf_counter()
+reproduced = reproduction_tables(recorded, ANALYSIS)
+reproduce_s = time.perf_counter() - t0
+ok &= check("reproduce_tables", reproduce_s, 1.0, higher_is_better=False, unit="s", exit=False,
+            records=len(recorded), tables=len(reproduced))  # fmt: skip
+sys.exit(0 if ok else 1)
