@@ -2,6 +2,7 @@
 by playwright), all cells run, one widget used, and what it renders checked against an independent count.
 The screenshot is kept as a test artifact ($OLAKIT_TEST_ARTIFACTS, default test-artifacts/)."""
 
+import contextlib
 import json
 import os
 import shutil
@@ -58,27 +59,14 @@ def geek_records(tmp_path):
     return tmp_path / "geek.parquet", corpus
 
 
-@pytest.fixture
-def lab(tmp_path):
-    """JupyterLab rooted in a folder that holds the notebook in notebooks/, as a checkout does; the notebook's
-    paths are relative to the repository (results/... in the committed notebook), here relative paths from the
-    repository to this test's files: read from notebooks/ (the kernel's working directory) they would miss."""
-    nb = json.loads((ROOT / "notebooks" / "explore.ipynb").read_text())
-    geek, corpus = geek_records(tmp_path)
-    rel = lambda path: os.path.relpath(path, ROOT)  # noqa: E731
-    nb["cells"][0]["source"] = (
-        f"records_path = {rel(tmp_path / 'results' / 'records.parquet')!r}\n"
-        f"notes_path = {rel(tmp_path / 'results' / 'notes.jsonl')!r}\ndata_dir = None\n"
-        f"geek_records_path = {rel(geek)!r}\ngeek_corpus = {str(corpus)!r}\n"
-        f"review_records_path = {rel(tmp_path / 'no-review.parquet')!r}\n"
-    )
-    (tmp_path / "notebooks").mkdir()
-    (tmp_path / "notebooks" / "explore.ipynb").write_text(json.dumps(nb))
+@contextlib.contextmanager
+def serve(root: Path):
+    """JupyterLab on 127.0.0.1 rooted in ``root``; yields its URL."""
     port = free_port()
     env = {
         **os.environ,
-        "JUPYTER_CONFIG_DIR": str(tmp_path / "jupyter-config"),
-        "JUPYTER_RUNTIME_DIR": str(tmp_path / "jupyter-runtime"),
+        "JUPYTER_CONFIG_DIR": str(root / "jupyter-config"),
+        "JUPYTER_RUNTIME_DIR": str(root / "jupyter-runtime"),
         "PYTHONPATH": str(ROOT),
     }
     proc = subprocess.Popen(
@@ -92,13 +80,13 @@ def lab(tmp_path):
             f"--ServerApp.port={port}",
             "--ServerApp.token=",
             "--ServerApp.password=",
-            f"--ServerApp.root_dir={tmp_path}",
+            f"--ServerApp.root_dir={root}",
             "--LabApp.news_url=",
             "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
         ],
         env=env,
         stdout=subprocess.DEVNULL,
-        stderr=open(tmp_path / "lab.log", "w"),
+        stderr=open(root / "lab.log", "w"),
     )
     url = f"http://127.0.0.1:{port}"
     deadline = time.time() + 90
@@ -110,13 +98,50 @@ def lab(tmp_path):
             time.sleep(0.5)
     else:
         proc.kill()
-        pytest.fail(f"JupyterLab did not start: {(tmp_path / 'lab.log').read_text()[-2000:]}")
-    yield url
-    proc.terminate()
+        pytest.fail(f"JupyterLab did not start: {(root / 'lab.log').read_text()[-2000:]}")
     try:
-        proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def with_parameters(tmp_path: Path, name: str, source: str) -> None:
+    """notebooks/NAME.ipynb under tmp_path with its parameters cell replaced by ``source``."""
+    nb = json.loads((ROOT / "notebooks" / name).read_text())
+    nb["cells"][0]["source"] = source
+    (tmp_path / "notebooks").mkdir(exist_ok=True)
+    (tmp_path / "notebooks" / name).write_text(json.dumps(nb))
+
+
+@pytest.fixture
+def lab(tmp_path):
+    """JupyterLab rooted in a folder that holds the notebook in notebooks/, as a checkout does; the notebook's
+    paths are relative to the repository (results/... in the committed notebook), here relative paths from the
+    repository to this test's files: read from notebooks/ (the kernel's working directory) they would miss."""
+    geek, corpus = geek_records(tmp_path)
+    rel = lambda path: os.path.relpath(path, ROOT)  # noqa: E731
+    with_parameters(
+        tmp_path,
+        "explore.ipynb",
+        f"records_path = {rel(tmp_path / 'results' / 'records.parquet')!r}\n"
+        f"notes_path = {rel(tmp_path / 'results' / 'notes.jsonl')!r}\ndata_dir = None\n"
+        f"geek_records_path = {rel(geek)!r}\ngeek_corpus = {str(corpus)!r}\n"
+        f"review_records_path = {rel(tmp_path / 'no-review.parquet')!r}\n",
+    )
+    with serve(tmp_path) as url:
+        yield url
+
+
+def run_all(page, url: str) -> None:
+    page.goto(url, timeout=120_000)
+    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=120_000)
+    page.wait_for_selector("text=Python 3 (ipykernel) | Idle", timeout=120_000)  # the kernel is up
+    page.click(".lm-MenuBar-item:has-text('Run')")
+    page.click(".lm-Menu-item:has-text('Run All Cells')")
 
 
 def expected_count(strategy: str = "zero-shot") -> int:
@@ -141,11 +166,7 @@ def test_explore_notebook_in_jupyterlab(lab, tmp_path):
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
-        page.goto(f"{lab}/lab/tree/notebooks/explore.ipynb", timeout=120_000)  # opened as the README says
-        page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=120_000)
-        page.wait_for_selector("text=Python 3 (ipykernel) | Idle", timeout=120_000)  # the kernel is up
-        page.click(".lm-MenuBar-item:has-text('Run')")
-        page.click(".lm-Menu-item:has-text('Run All Cells')")
+        run_all(page, f"{lab}/lab/tree/notebooks/explore.ipynb")  # opened as the README says
         filt = page.locator(".widget-dropdown", has=page.locator("label", has_text="filter")).locator("select").first
         filt.wait_for(timeout=180_000)
         page.wait_for_selector("text=254 questions", timeout=60_000)  # every question of the first strategy
@@ -169,3 +190,56 @@ def test_explore_notebook_in_jupyterlab(lab, tmp_path):
     assert (tmp_path / "results" / "records.parquet").is_file()  # written where the repository-relative path points
     assert not (tmp_path / "notebooks" / "results").exists()  # and nothing beside the notebook
     shutil.copyfile(shot, tmp_path / shot.name)
+
+
+def test_compare_runs_in_jupyterlab_one_question_across_the_pot_runs(tmp_path):
+    """The PoT import spec in compare_runs.ipynb, as docs/imports.md says: the question explorer over the 253
+    questions every run answered, one question across the four runs, and a McNemar pair's discordant questions
+    opened in it; the counts checked against the raw files here."""
+    from playwright.sync_api import sync_playwright
+
+    from olakit.data.imported import load_import_spec
+
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} missing: `make test` installs Debian's chromium (make browser)")
+    spec = ROOT / "imports" / "pot_aqua.yaml"
+    # PoT right and GPT-4 CoT wrong, by hand from the two files (the official gold by question text)
+    official = {json.loads(x)["question"]: json.loads(x)["correct"]
+                for x in (resolve_data_dir() / "aqua" / "test.json").open()}  # fmt: skip
+    files = {r.run: r.file for r in load_import_spec(spec).runs}
+    pot = {r["question"]: r["prediction"] == official[r["question"]]
+           for r in map(json.loads, open(files["PoT"])) if "question" in r}  # fmt: skip
+    gpt4 = {}
+    for r in map(json.loads, open(files["GPT-4 CoT"])):
+        found = {c for c in "ABCDE" if f"{c})" in r["generated_prediction"]}
+        gpt4[r["question"]] = len(found) == 1 and found.pop() == official[r["question"]]
+    want = sum(pot[q] and not gpt4[q] for q in pot)
+    with_parameters(tmp_path, "compare_runs.ipynb",
+                    f"sources = [{str(spec)!r}]\nlabels = None\nvote_over = None\ndata_dir = None\n"
+                    f"out_dir = {str(tmp_path / 'results' / 'compare')!r}\n")  # fmt: skip
+    artifacts = Path(os.environ.get("OLAKIT_TEST_ARTIFACTS", ROOT / "test-artifacts"))
+    artifacts.mkdir(parents=True, exist_ok=True)
+    with serve(tmp_path) as url, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        run_all(page, f"{url}/lab/tree/notebooks/compare_runs.ipynb")
+        page.wait_for_selector("text=253 questions", timeout=180_000)
+        header = page.locator(".olakit-header").first.text_content()
+        assert "code-davinci-002" in header and "gpt-4" in header and "n = 253 questions" in header
+        answers = page.locator(".olakit-answers").first.text_content()
+        assert all(run in answers for run in ("PoT-SC", "PoT zero-shot", "GPT-4 CoT"))
+        pair = page.locator(".widget-dropdown", has=page.locator("label", has_text="pair")).locator("select").first
+        pair.wait_for(timeout=120_000)  # the pair explorer renders after the question explorer
+        page.wait_for_function("s => s.options.length > 0", arg=pair.element_handle(), timeout=60_000)
+        texts = [o.replace("\xa0", " ") for o in pair.locator("option").all_text_contents()]  # ipywidgets' spaces
+        pair.select_option(index=next(i for i, o in enumerate(texts) if o.strip().startswith("PoT vs GPT-4 CoT")))
+        page.locator("button:has-text('Open in question explorer')").first.click()
+        page.wait_for_function(
+            "n => [...document.querySelectorAll('.widget-html-content')]"
+            ".some(e => e.textContent.trim() === n + ' questions')",
+            arg=str(want),
+            timeout=60_000,
+        )
+        page.locator(".olakit-answers").first.scroll_into_view_if_needed()
+        page.screenshot(path=str(artifacts / "compare_runs_jupyterlab.png"), full_page=False)
+        browser.close()

@@ -35,7 +35,8 @@ class PairExplorer:
         self.on_open = None  # set by link(): called with (question ids, what they are)
         self.matrix = w.HTML(
             html_heatmap(
-                holm_matrix(self.tests).map(lambda p: 1 - p), fmt="{:.3f}", vmax=1.0,
+                holm_matrix(self.tests).map(lambda p: 1 - p).rename(index=_shown, columns=_shown), fmt="{:.3f}",
+                vmax=1.0,
                 title="1 - Holm-corrected exact McNemar p (darker: more surely different)",
             )
         )  # fmt: skip
