@@ -15,6 +15,9 @@ $(STAMP): pyproject.toml
 	# the CPU build of torch first, so sentence-transformers does not pull a multi-GB CUDA build
 	$(BIN)/python -m pip install -q torch==2.13.0
 	$(BIN)/python -m pip install -q -e '.[live,cluster,lab,test,interop]'
+	# Every Eval Ever's package declares Python >= 3.12 and its converters' dependencies; the two modules olakit uses
+	# (its instance-level pydantic models and schema version) need only pydantic and run on 3.11 (olakit.data.eee)
+	$(BIN)/python -m pip install -q --no-deps --ignore-requires-python every-eval-ever==0.3.0
 	touch $(STAMP)
 
 # Use ../shared/data, $$OLAKIT_DATA_DIR or data/raw when present; otherwise download (pinned, sha256-checked).

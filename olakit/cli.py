@@ -15,6 +15,7 @@ olakit sweep FILE.yaml [--run-id ID] [--parallel N] [--figures-dir figures]
 olakit notebook NAME [-p NAME VALUE ...] [-y YAML] [--output EXECUTED.ipynb]
 olakit import SPEC.yaml --out DIR [Analysis settings]
 olakit compare --sources RUN,RUN,... --out DIR [CompareConfig settings: --labels, --vote-over, Analysis settings]
+olakit export RUN --out FILE.jsonl [--data-dir DIR]   (Every Eval Ever instance-level JSON Lines)
 olakit serve [--model GGUF] [--port N] [--n-parallel N]
 olakit cache copy SRC DST
 olakit notes build --out FILE [NotesConfig settings, e.g. --dataset ekar_zh --pool 40 --r 3]
@@ -38,8 +39,10 @@ from olakit.analysis.runs import run_tables
 from olakit.analysis.traces import geek_tables
 from olakit.config import ConfigError, add_arguments, from_arguments, parse_value
 from olakit.data import fetch
-from olakit.data.loaders import FETCHED_DIR, resolve_data_dir
+from olakit.data.eee import export_eee
+from olakit.data.loaders import FETCHED_DIR, resolve_data_dir, run_questions
 from olakit.data.recorded import RECORDED_READER
+from olakit.data.records import condition_columns, kind_of, prompt_hash
 from olakit.errors import DataError, OlakitError
 from olakit.geek.config import GeekConfig
 from olakit.geek.run import run_geek
@@ -57,7 +60,7 @@ from olakit.olagpt.config import Analysis, NotesConfig, OlaGPTConfig
 from olakit.olagpt.run import run
 from olakit.review.config import ReviewConfig
 from olakit.review.run import ask_report, run_review
-from olakit.runlog import LOG_NAME, RunLog, command, read_log, write_outputs
+from olakit.runlog import LOG_NAME, RunLog, command, load_run, read_log, write_outputs
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -137,6 +140,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     cm.add_argument("--out", required=True, help="output directory (records.parquet, tables/, run.json)")
     add_arguments(cm, CompareConfig)
+
+    ex = sub.add_parser("export", help="a run's records as an Every Eval Ever instance-level file (JSON Lines)")
+    ex.add_argument("run", help="a run folder or a records file (.parquet)")
+    ex.add_argument("--out", required=True, help="the file to write (.jsonl)")
+    ex.add_argument("--data-dir", default=None, help="where the run's questions are (default: the usual places)")
 
     ca = sub.add_parser("cache", help="the answer cache").add_subparsers(dest="cache_cmd", required=True)
     cp = ca.add_parser("copy", help="copy every answer from one cache to another (a directory or redis://HOST/DB)")
@@ -288,6 +296,15 @@ def main(argv: list[str] | None = None) -> int:
             if len(tables["left_out"]):
                 print(f"{len(tables['left_out'])} questions some condition lacks were left out")
             print(f"wrote {args.out}/records.parquet, run.json and {len(tables)} tables")
+        elif args.cmd == "export":
+            source = Path(args.run)
+            records, log = load_run(source / "records.parquet" if source.is_dir() else source)
+            config = (log.extra.get("questions") or log.config) if log is not None else {}
+            questions = {q.id: q for q in run_questions(config, list(dict.fromkeys(records["dataset"])), args.data_dir)}
+            evaluation = log.run_id if log is not None and log.run_id else f"olakit-{prompt_hash(str(source))[:16]}"
+            path = export_eee(records, args.out, questions, evaluation_id=evaluation,
+                              cells=condition_columns(kind_of(records)))  # fmt: skip
+            print(f"wrote {len(records)} instances of {records['question_id'].nunique()} questions to {path}")
         elif args.cmd == "notebook":
             path = notebook_path(args.notebook)
             given = yaml_mapping(args.parameters_yaml) if args.parameters_yaml else {}

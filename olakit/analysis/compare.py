@@ -30,13 +30,12 @@ from olakit.analysis.inference import holm_matrix, paired_tests
 from olakit.analysis.intervals import accuracy_row
 from olakit.analysis.runs import run_tables
 from olakit.data.imported import import_runs, load_import_spec
-from olakit.data.records import COLUMNS, check_frame, kind_of, normalise, save_records
+from olakit.data.records import COLUMNS, check_frame, condition_columns, kind_of, normalise, save_records
 from olakit.errors import DataError
 from olakit.names import NON_TEMPLATES, REGEX_VOTE, natural_order
 from olakit.olagpt.config import ANALYSIS, Analysis
 from olakit.olagpt.vote import regex_vote
 from olakit.runlog import RunLog, claim_folder, load_run, make_log, records_summary, write_outputs
-from olakit.types import Record
 
 DOOR = "compare"
 COMPARED = "compared"
@@ -54,11 +53,6 @@ class CompareConfig(Analysis):
     """A name for each source (default: a folder's or a spec's name)."""
     vote_over: list[str] | None = None
     """The conditions the regex vote combines (default: every condition that is not itself a vote or SC)."""
-
-
-def condition_columns(kind: type[Record]) -> list[str]:
-    """The columns that name a run's cell for a record kind: its key without run, model, question and repeat."""
-    return [c for c in kind.KEY if c not in ("run", "model", "dataset", "question_id", "sample")]
 
 
 @dataclass

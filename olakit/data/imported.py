@@ -34,6 +34,7 @@ from pydantic import Field
 
 from olakit.config import Config, OwnDataset, read_config_file
 from olakit.data.datasets import _norm, get, question_hash, read_rows
+from olakit.data.eee import eee_rows
 from olakit.data.loaders import load_questions, note_read, resolve_data_dir
 from olakit.data.records import check_frame, prompt_hash, to_frame
 from olakit.errors import DataError
@@ -43,7 +44,7 @@ from olakit.types import OlaGPTRecord, Question
 IMPORTED = "imported"
 """The ``notes_strategy`` of imported records (their condition is the run, their ``template``)."""
 EXAMPLES = 3
-RUN_FORMATS = ("table", "inspect", "lm-eval")
+RUN_FORMATS = ("table", "inspect", "lm-eval", "eee")
 
 # Each format's rows as its reader gives them, and the fields a RunFile reads when it names none. An Inspect row is
 # one sample of the log (its first scorer, or the one named), an lm-eval row one line of its samples file.
@@ -55,6 +56,8 @@ DEFAULTS: dict[str, dict[str, str | None]] = {
     "lm-eval": {"question": "doc.question", "choices": "doc.choices", "id": None, "sample": None,
                 "answer": "filtered_resps", "output": "resps", "gold": "target", "score": "metric",
                 "finish_reason": None},
+    "eee": {"question": "question", "choices": "choices", "id": "id", "sample": "repeat", "answer": "answer",
+            "output": "output", "gold": "target", "score": "correct", "finish_reason": None},
 }  # fmt: skip
 
 
@@ -64,9 +67,9 @@ class RunFile(Config):
     file: str
     """The run's per-question outputs: a table (JSON Lines, JSON, CSV, Parquet), an Inspect log (.eval, .json) or an
     lm-eval samples file (samples_<task>_<date>.jsonl)."""
-    format: Literal["auto", "table", "inspect", "lm-eval"] = "auto"
+    format: Literal["auto", "table", "inspect", "lm-eval", "eee"] = "auto"
     """The file's format; ``auto``: an .eval file or a JSON with Inspect's header is Inspect, a ``samples_*.jsonl``
-    is lm-eval, anything else a table."""
+    is lm-eval, a JSON Lines file of Every Eval Ever instances is ``eee``, anything else a table."""
     run: str | None = None
     """The run's name in the records and tables (default: a table's file name; Inspect's task and model; lm-eval's
     task, and its filter when the file has several)."""
@@ -280,11 +283,13 @@ def file_format(path: Path) -> str:
         return "inspect"
     if path.name.startswith("samples_") and path.suffix == ".jsonl":
         return "lm-eval"
-    if path.suffix == ".json":
+    if path.suffix in (".json", ".jsonl"):
         with open(path, "rb") as fh:
             head = fh.read(4096)
-        if head.lstrip().startswith(b"{") and b'"eval"' in head and b'"version"' in head:
+        if path.suffix == ".json" and head.lstrip().startswith(b"{") and b'"eval"' in head and b'"version"' in head:
             return "inspect"
+        if all(k in head for k in (b'"schema_version"', b'"evaluation_id"', b'"sample_id"')):
+            return "eee"
     return "table"
 
 
@@ -391,7 +396,15 @@ def table_runs(path: Path, spec: RunFile) -> list[tuple[str, str, list[tuple[str
     return out
 
 
-READERS = {"table": table_runs, "inspect": inspect_runs, "lm-eval": lm_eval_runs}
+def eee_runs(path: Path, spec: RunFile) -> list[tuple[str, str, list[tuple[str, dict]]]]:
+    """An Every Eval Ever instance-level file (olakit.data.eee): one run per model and evaluation name."""
+    runs = eee_rows(path)
+    if spec.run is not None and len(runs) > 1:
+        return [(f"{spec.run}/{name}", model, rows) for name, model, rows in runs]
+    return [(spec.run or name, model, rows) for name, model, rows in runs]
+
+
+READERS = {"table": table_runs, "inspect": inspect_runs, "lm-eval": lm_eval_runs, "eee": eee_runs}
 
 
 @dataclass

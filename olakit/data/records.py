@@ -41,6 +41,15 @@ def columns(kind: type[Record]) -> list[str]:
     return [*kind.KEY, *[n for n in names if n not in kind.KEY]]
 
 
+def condition_columns(kind: type[Record]) -> list[str]:
+    """The columns that name a run's cell for a record kind: its key without run, model, question and repeat.
+
+    >>> condition_columns(OlaGPTRecord)
+    ['template', 'notes_strategy', 'n_notes']
+    """
+    return [c for c in kind.KEY if c not in ("run", "model", "dataset", "question_id", "sample")]
+
+
 COLUMNS = columns(OlaGPTRecord)
 """The columns of OlaGPT records (the kind the explorers and most tables read)."""
 
