@@ -170,3 +170,31 @@ def test_bad_specs_are_one_error_before_anything_is_written(tmp_path):
     (tmp_path / "s.yaml").write_text("dataset: aqua\nrunz: []\n")
     with pytest.raises(ConfigError, match="runz=\\[\\]: not a setting of ImportSpec"):
         load_import_spec(tmp_path / "s.yaml")
+
+
+def test_one_table_of_many_runs_split_by_its_condition_columns_and_reextraction_beside(tmp_path):
+    data = write(tmp_path / "qs.jsonl", [{"id": f"q{i}", "question": f"Q number {i}?", "choices": ["x", "y", "z"],
+                                          "answer": "B"} for i in range(3)])  # fmt: skip
+    rows = []
+    for method, model, picks, texts in (
+        ("cot", "m1", ["B", "B", "A"], ["so B", "Answer: C", "A"]),
+        ("cot", "m2", ["A", "B", "B"], ["A", "B", "Answer: B"]),
+        ("plain", "m1", ["B", None, "C"], ["B", "no idea", "C"]),
+    ):
+        rows += [{"method": method, "model": model, "qid": f"q{i}", "pred": p, "text": t}
+                 for i, (p, t) in enumerate(zip(picks, texts))]  # fmt: skip
+    table = tmp_path / "all.csv"
+    with open(table, "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows({**r, "pred": r["pred"] or ""} for r in rows)
+    spec = ImportSpec(dataset=str(data), runs=[{"file": str(table), "conditions": ["method", "model"], "id": "qid",
+                                                "answer": "pred", "output": "text", "reextract": "strict"}])  # fmt: skip
+    df, report = import_runs(spec)
+    names = [r.run for r in report.runs]
+    assert names == ["cot/m1", "cot/m1 (strict)", "cot/m2", "cot/m2 (strict)", "plain/m1", "plain/m1 (strict)"]
+    got = df.pivot(index="template", columns="question_id", values="extracted")
+    assert got.loc["cot/m1"].tolist() == ["B", "B", "A"]  # the file's own answers
+    assert got.loc["cot/m1 (strict)"].tolist()[1] == "C"  # "Answer: C" read by olakit's strict extractor
+    assert df.set_index("template").loc["cot/m2", "model"].iloc[0] == "m2"  # the model column gives the model
+    assert all(r.matched == 3 and r.missing == 0 for r in report.runs)
