@@ -188,8 +188,9 @@ def test_one_table_of_many_runs_split_by_its_condition_columns_and_reextraction_
         w = csv.DictWriter(fh, fieldnames=list(rows[0]))
         w.writeheader()
         w.writerows({**r, "pred": r["pred"] or ""} for r in rows)
-    spec = ImportSpec(dataset=str(data), runs=[{"file": str(table), "conditions": ["method", "model"], "id": "qid",
-                                                "answer": "pred", "output": "text", "reextract": "strict"}])  # fmt: skip
+    run = {"file": str(table), "conditions": ["method", "model"], "id": "qid", "answer": "pred", "output": "text",
+           "reextract": "strict"}  # fmt: skip
+    spec = ImportSpec(dataset=str(data), runs=[run])
     df, report = import_runs(spec)
     names = [r.run for r in report.runs]
     assert names == ["cot/m1", "cot/m1 (strict)", "cot/m2", "cot/m2 (strict)", "plain/m1", "plain/m1 (strict)"]
