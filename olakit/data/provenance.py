@@ -36,8 +36,11 @@ PACKAGES = (
 def save_figure(fig, folder: str | os.PathLike, name: str) -> list[Path]:
     """NAME.png and NAME.pdf in folder (each written atomically)."""
     folder = Path(folder)
+    # "tight" once: the box bbox_inches="tight" finds (the figure's tight box plus its 0.1 in pad), drawn once and
+    # given to both formats, instead of a measuring draw before each
+    box = fig.get_tightbbox(fig.canvas.get_renderer()).padded(0.1)
     return [
-        write_atomic(folder / f"{name}.{ext}", lambda p, e=ext: fig.savefig(p, format=e, dpi=150, bbox_inches="tight"))
+        write_atomic(folder / f"{name}.{ext}", lambda p, e=ext: fig.savefig(p, format=e, dpi=150, bbox_inches=box))
         for ext in ("png", "pdf")
     ]
 
