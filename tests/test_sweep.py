@@ -298,3 +298,18 @@ def test_sweep_settings_take_the_same_forms_in_the_file_and_as_flags(tmp_path):
     assert index["parallel"] == 2 and index["config_type"] == "SweepFile"
     assert index["config"]["parallel"] == 2 and index["config"]["run_id"] == "flagged"
     assert main(["sweep", str(spec), "--parallel", "0", *dirs]) == 2  # validated where it is defined
+
+
+def test_a_sweep_does_not_repeat_papermills_unknown_parameter_warning_for_settings(tmp_path, caplog):
+    """A setting of a notebook's config (tie) is not in its parameters cell, so papermill alone warns "Passed unknown
+    parameter"; the sweep has checked every name itself, and the warning is not shown."""
+    import logging
+    from pathlib import Path
+
+    notebook = Path(__file__).resolve().parent.parent / "notebooks" / "template_count.ipynb"
+    spec = write(tmp_path, f"run_id: quiet\nnotebooks:\n  - notebook: {notebook}\n"
+                           "    parameters: {n_questions: 3, tie: random}\n")  # fmt: skip
+    with caplog.at_level(logging.WARNING):
+        index = run_sweep(spec, runs_dir=tmp_path / "runs", results_dir=tmp_path / "results")
+    assert [r["status"] for r in index["runs"]] == ["ok"]
+    assert not [r for r in caplog.records if "unknown parameter" in r.getMessage()]

@@ -74,12 +74,24 @@ def _kernel_manager_class(env: dict[str, str]):
     return WithEnv
 
 
+class _KnownParameters(logging.Filter):
+    """papermill warns "Passed unknown parameter" for a setting of a notebook's config, which its parameters cell
+    does not list: olakit has checked every name against the notebook and its config (check_parameters) before
+    the kernel starts, so the warning says nothing and is dropped from the terminal."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith("Passed unknown parameter:")
+
+
 def execute(job: Job, attempts: int = 3, env: dict[str, str] | None = None) -> Job:
     """Run one notebook through papermill (a kernel that failed to start because of a port race is started again,
     up to ``attempts`` times), its kernel given ``env`` besides this process's environment; the job says how it
     went."""
     import papermill as pm
 
+    papermill_log = logging.getLogger("papermill")
+    if not any(isinstance(f, _KnownParameters) for f in papermill_log.filters):
+        papermill_log.addFilter(_KnownParameters())
     t0 = time.perf_counter()
     for attempt in range(1, attempts + 1):
         job.attempts = attempt
