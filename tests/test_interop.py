@@ -165,5 +165,10 @@ def test_a_file_that_is_not_the_tools_log_is_one_clear_error(made, tmp_path):
     bad.write_text('{"doc": {}, "target": "A"}\n')
     with pytest.raises(DataError, match=r"line 1: not an lm-eval sample line \(no 'resps'\)"):
         import_runs(ImportSpec(dataset="aqua", runs=[{"file": str(bad)}]))
+    choice = tmp_path / "samples_mc_2026-01-01T00-00-00.jsonl"  # the refusal's own test: one line, no import
+    choice.write_text('{"doc": {}, "target": 0, "resps": [[[-1.0, false]]], "filtered_resps": [[-1.0, false], [-2.0, '
+                      'false]]}\n')  # fmt: skip
+    with pytest.raises(DataError, match=r"line 1: an lm-eval multiple-choice \(loglikelihood\) sample"):
+        import_runs(ImportSpec(dataset="aqua", runs=[{"file": str(choice)}]))
     with pytest.raises(DataError, match="no filter 'strict'; it has letter, last-letter"):
         import_runs(ImportSpec(dataset="aqua", runs=[{"file": str(made["lm_eval"]), "filter": "strict"}]))

@@ -358,6 +358,12 @@ def lm_eval_runs(path: Path, spec: RunFile) -> list[tuple[str, str, list[tuple[s
         for key in ("doc", "target", "resps", "filtered_resps"):
             if key not in row:
                 raise DataError(f"{where}: not an lm-eval sample line (no {key!r})")
+        given = row["filtered_resps"]
+        if isinstance(given, list) and given and all(isinstance(x, list | tuple) and len(x) == 2 for x in given):
+            raise DataError(
+                f"{where}: an lm-eval multiple-choice (loglikelihood) sample; olakit reads the answers of generation "
+                "tasks (output_type generate_until) only (docs/imports.md)"
+            )
         metrics = row.get("metrics") or []
         by_filter.setdefault(str(row.get("filter", "none")), []).append(
             (where, row | {"metric": row.get(metrics[0]) if metrics else None})
