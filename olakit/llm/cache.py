@@ -48,8 +48,11 @@ from olakit.env import environment, user_dir
 from olakit.errors import OlakitError, require_extra
 
 INFLIGHT = "inflight:"
+JOURNAL = "batch-journal:"
+"""The key prefix of the batch journal in a diskcache store (olakit.llm.batch)."""
 """Prefix of the diskcache store's in-flight markers (never an answer)."""
 REDIS_ANSWER = "olakit:answer:"
+REDIS_JOURNAL = "olakit:batch-journal:"
 REDIS_CLAIM = "olakit:inflight:"
 CLAIM_LEASE = 30.0
 """Seconds a Redis claim lives unless its owner renews it (every third of that while its call runs)."""
@@ -209,8 +212,18 @@ class AnswerCache(_Claims):
         self.store.set(key, answer)
 
     def keys(self):
-        """Every answer's key (claims left out)."""
-        return (k for k in self.store.iterkeys() if not str(k).startswith(INFLIGHT))
+        """Every answer's key (claims and the batch journal left out)."""
+        return (k for k in self.store.iterkeys() if not str(k).startswith((INFLIGHT, JOURNAL)))
+
+    def journal(self, name: str) -> dict:
+        """A batch journal (olakit.llm.batch): what was submitted and not yet collected; empty when none."""
+        return self.store.get(JOURNAL + name) or {}
+
+    def set_journal(self, name: str, entries: dict) -> None:
+        if entries:
+            self.store.set(JOURNAL + name, entries)
+        else:
+            self.store.delete(JOURNAL + name)
 
     async def try_claim(self, key: str, expire: float) -> tuple[bool, dict | None]:
         """One attempt to claim a key for this process: (True, None) when it is ours now, (False, answer) when
@@ -472,6 +485,17 @@ class RedisCache(_Claims):
             for key, answer in items.items():
                 pipe.set(REDIS_ANSWER + key, json.dumps(answer, ensure_ascii=False))
             pipe.execute()
+
+    def journal(self, name: str) -> dict:
+        """A batch journal (olakit.llm.batch): what was submitted and not yet collected; empty when none."""
+        raw = self.store.get(REDIS_JOURNAL + name)
+        return {} if raw is None else json.loads(raw)
+
+    def set_journal(self, name: str, entries: dict) -> None:
+        if entries:
+            self.store.set(REDIS_JOURNAL + name, json.dumps(entries))
+        else:
+            self.store.delete(REDIS_JOURNAL + name)
 
     def keys(self):
         """Every answer's key (claims left out)."""

@@ -7,16 +7,30 @@ With ``fault_rate`` > 0 a seeded choice per (prompt, attempt) turns a request in
 Retry-After, 500, a stall past the client's timeout, or a malformed 200 body.
 
 ``with Loopback(delay=0.2) as srv: srv.base_url`` -> ``"http://127.0.0.1:PORT/v1"``.
+
+It also serves the files and batches endpoints as the OpenAI Batch API documents them (``POST /v1/files`` with
+``purpose=batch``, ``GET /v1/files/{id}/content``, ``POST /v1/batches``, ``GET /v1/batches/{id}``, ``POST
+/v1/batches/{id}/cancel``), each batch walking a scripted sequence of states, one step per retrieve
+(``batch_states``, default validating -> in_progress -> finalizing -> completed). Its requests are answered when it
+reaches ``completed`` or ``expired`` (the first half only, the rest in the error file with ``batch_expired``);
+``batch_errors(prompt, attempt)`` names the requests that fail on their own (in the error file); ``failed`` is a
+batch that failed validation (no output). ``per_prompt`` counts every request a batch ran, as it counts online calls.
 """
 
 from __future__ import annotations
 
+import email.parser
+import email.policy
 import hashlib
 import http.server
+import itertools
 import json
 import threading
 import time
 from collections import Counter
+
+BATCH_STATES = ("validating", "in_progress", "finalizing", "completed")
+"""The states a loopback batch walks through by default, one per retrieve."""
 
 FAULTS = ("429", "500", "stall", "garbage")
 
@@ -38,7 +52,14 @@ class Loopback:
         seed: int = 0,
         reply=None,
         fingerprint: str | None = "fp_loopback",
+        batch_states=BATCH_STATES,
+        batch_errors=None,
     ):
+        self.batch_states = batch_states  # a sequence of states, or fn(batch number) -> a sequence
+        self.batch_errors = batch_errors  # fn(prompt, attempt) -> an error message for a request that fails alone
+        self.files: dict[str, bytes] = {}
+        self.batches: dict[str, dict] = {}
+        self._ids = itertools.count(1)
         self.fingerprint = fingerprint  # the system_fingerprint each answer carries (None: none, as some servers)
         self.reply = reply  # optional fn(prompt, request) -> text or (text, finish_reason), for answers a test controls
         self.delay, self.fault_rate, self.faults, self.stall = delay, fault_rate, tuple(faults), stall
@@ -82,8 +103,16 @@ class Loopback:
                 self.end_headers()
                 self.wfile.write(body)
 
+            def do_GET(self):
+                status, body = outer._batch_api("GET", self.path, b"", {})
+                self._send(status, body)
+
             def do_POST(self):
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                if self.path.split("?")[0].rstrip("/").endswith(("/files", "/batches")) or "/batches/" in self.path:
+                    status, answer = outer._batch_api("POST", self.path, body, dict(self.headers))
+                    self._send(status, answer)
+                    return
                 try:
                     req = json.loads(body)
                     prompt = req["messages"][-1]["content"]
@@ -158,6 +187,111 @@ class Loopback:
                 },
             }
         ).encode()
+
+    # -- the Batch API
+    def _batch_api(self, method: str, path: str, body: bytes, headers: dict) -> tuple[int, bytes]:
+        parts = [p for p in path.split("?")[0].split("/") if p][1:]  # after "v1"
+        try:
+            if method == "POST" and parts == ["files"]:
+                return 200, json.dumps(self._upload(body, headers.get("Content-Type", ""))).encode()
+            if method == "GET" and len(parts) == 3 and parts[0] == "files" and parts[2] == "content":
+                return (
+                    (200, self.files[parts[1]])
+                    if parts[1] in self.files
+                    else (404, b'{"error": {"message": "no file"}}')
+                )
+            if method == "POST" and parts == ["batches"]:
+                return 200, json.dumps(self._create(json.loads(body))).encode()
+            if parts[:1] == ["batches"] and len(parts) >= 2 and parts[1] in self.batches:
+                b = self.batches[parts[1]]
+                if method == "POST" and parts[2:] == ["cancel"]:
+                    with self._lock:
+                        if b["status"] not in ("completed", "failed", "expired", "cancelled"):
+                            b["status"], b["_plan"] = "cancelling", ["cancelled"]
+                    return 200, json.dumps(self._public(b)).encode()
+                if method == "GET" and len(parts) == 2:
+                    self._advance(b)
+                    return 200, json.dumps(self._public(b)).encode()
+        except (ValueError, KeyError) as exc:
+            return 400, json.dumps({"error": {"message": f"bad request: {exc}"}}).encode()
+        return 404, b'{"error": {"message": "not found"}}'
+
+    def _upload(self, body: bytes, content_type: str) -> dict:
+        msg = email.parser.BytesParser(policy=email.policy.default).parsebytes(
+            f"Content-Type: {content_type}\r\n\r\n".encode() + body
+        )
+        fields = {part.get_param("name", header="content-disposition"): part for part in msg.iter_parts()}
+        if fields["purpose"].get_content().strip() != "batch":
+            raise ValueError("purpose must be batch")
+        data = fields["file"].get_payload(decode=True)
+        file_id = f"file-{next(self._ids)}"
+        with self._lock:
+            self.files[file_id] = data
+        return {"id": file_id, "object": "file", "bytes": len(data), "created_at": int(time.time()),
+                "filename": fields["file"].get_filename() or "batch.jsonl", "purpose": "batch"}  # fmt: skip
+
+    def _create(self, req: dict) -> dict:
+        lines = [json.loads(x) for x in self.files[req["input_file_id"]].decode().splitlines() if x.strip()]
+        n = next(self._ids)
+        states = self.batch_states(n) if callable(self.batch_states) else self.batch_states
+        batch = {
+            "id": f"batch_{n}", "object": "batch", "endpoint": req["endpoint"], "errors": None,
+            "input_file_id": req["input_file_id"], "completion_window": req["completion_window"],
+            "status": states[0], "output_file_id": None, "error_file_id": None, "created_at": int(time.time()),
+            "request_counts": {"total": len(lines), "completed": 0, "failed": 0}, "metadata": req.get("metadata"),
+            "_plan": list(states[1:]), "_lines": lines,
+        }  # fmt: skip
+        with self._lock:
+            self.batches[batch["id"]] = batch
+        return self._public(batch)
+
+    @staticmethod
+    def _public(batch: dict) -> dict:
+        return {k: v for k, v in batch.items() if not k.startswith("_")}
+
+    def _advance(self, b: dict) -> None:
+        """One step of a batch's scripted states; its requests run when it reaches completed or expired."""
+        with self._lock:
+            if not b["_plan"]:
+                return
+            b["status"] = b["_plan"].pop(0)
+        if b["status"] == "failed":
+            b["errors"] = {"object": "list", "data": [{"code": "invalid_request", "message": "scripted failure",
+                                                        "line": 1}]}  # fmt: skip
+        elif b["status"] in ("completed", "expired", "cancelled"):
+            self._run(b, half=b["status"] != "completed")
+
+    def _run(self, b: dict, half: bool) -> None:
+        lines = b["_lines"]
+        run = lines[: len(lines) // 2] if half else lines
+        out, err = [], []
+        for line in run:
+            req = line["body"]
+            prompt = req["messages"][-1]["content"]
+            with self._lock:
+                self.requests += 1
+                self.per_prompt[prompt] += 1
+                attempt = self.per_prompt[prompt]
+            failure = self.batch_errors(prompt, attempt) if self.batch_errors else None
+            if failure:
+                err.append({"id": f"batch_req_{next(self._ids)}", "custom_id": line["custom_id"], "response": None,
+                            "error": {"code": "server_error", "message": failure}})  # fmt: skip
+                continue
+            reply = json.loads(self._reply(prompt, req, self.reply, self.fingerprint))
+            out.append({"id": f"batch_req_{next(self._ids)}", "custom_id": line["custom_id"], "error": None,
+                        "response": {"status_code": 200, "request_id": "req", "body": reply}})  # fmt: skip
+            with self._lock:
+                self.completed[prompt] += 1
+        for line in lines[len(run) :]:
+            err.append({"id": f"batch_req_{next(self._ids)}", "custom_id": line["custom_id"], "response": None,
+                        "error": {"code": "batch_expired", "message": "This request could not be executed before the "
+                                  "completion window expired."}})  # fmt: skip
+        for kind, rows in (("output_file_id", out), ("error_file_id", err)):
+            if rows:
+                file_id = f"file-{next(self._ids)}"
+                self.files[file_id] = "".join(json.dumps(r) + "\n" for r in rows).encode()
+                b[kind] = file_id
+        b["request_counts"] = {"total": len(lines), "completed": len(out), "failed": len(err)}
 
     def wait_completed(self, n: int, timeout: float = 60.0) -> int:
         """Block until n answers have been delivered (or timeout); returns how many were."""

@@ -1,0 +1,209 @@
+"""Batch mode: an Answerer whose ``batch(requests)`` sends what the answer cache lacks as provider batches (the OpenAI
+Batch API, through the real ``openai`` client: files.create(purpose="batch"), batches.create, retrieve, files.content
+for the output and the error file), journaled in the cache's store so that no batch is lost.
+
+- ``custom_id`` is the cache key; a batch is split at the provider's limits (50,000 requests, 200 MB a file).
+- Every batch submitted is journaled (id, endpoint identity, custom ids, state) in the answer cache's store (the local
+  cache or the shared Redis) before it is waited for. A process killed or stopped while waiting leaves the entry; the
+  rerun, or another process on the same store, polls the same batch and pays nothing twice.
+- States as the provider defines them: validating, in_progress, finalizing, completed, failed, expired, cancelling,
+  cancelled. Answers go into the cache as a batch's output arrives; its errors are never cached. Requests that failed
+  alone (the error file) and requests an expired or cancelled batch never ran are resubmitted alone, at most
+  ``resubmits`` times; a batch that failed validation fails its requests.
+- Waiting shows one progress bar per batch (requests done of total, its state, time waited) and holds no
+  concurrency slot and no claim, so online callers are never blocked.
+
+``BatchAnswerer(llm).batch(requests)`` -> the same Results as ``llm.batch(requests)``, each paid at the batch rate.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import time
+from collections.abc import Sequence
+
+from olakit.llm.answerer import Completes
+from olakit.llm.request import Request, Result, cache_key
+from olakit.llm.response import first_choice
+
+log = logging.getLogger("olakit")
+
+STATES = ("validating", "in_progress", "finalizing", "completed", "failed", "expired", "cancelling", "cancelled")
+"""A provider batch's states (OpenAI's Batch API)."""
+TERMINAL = ("completed", "failed", "expired", "cancelled")
+MAX_REQUESTS = 50_000
+"""Requests per batch file (the provider's limit)."""
+MAX_BYTES = 200 * 2**20
+"""Bytes per batch file (the provider's limit)."""
+ENDPOINT = "/v1/chat/completions"
+WINDOW = "24h"
+BATCH_RATE = 0.5
+"""A batched call's price against the online one (OpenAI's Batch API: half)."""
+
+
+class BatchAnswerer(Completes):
+    """The requests of each ``batch`` call the cache lacks, as provider batches (see the module docstring); ``llm``
+    is the cached client (olakit.llm.client.LLM) whose endpoint, key and answer cache it uses."""
+
+    def __init__(self, llm, *, poll: float = 10.0, resubmits: int = 2, progress: bool = True):
+        self.llm = llm
+        self.endpoint = llm.endpoint
+        self.poll, self.resubmits, self.progress = poll, resubmits, progress
+        self.submitted: list[str] = []
+        """Ids of the batches this answerer submitted (resumed ones are not)."""
+        self._client = None
+
+    # -- the provider
+    def client(self):
+        if self._client is None:
+            import openai
+
+            self._client = openai.OpenAI(base_url=self.endpoint.url(), api_key=self.endpoint.api_key or "none")
+        return self._client
+
+    @property
+    def journal_name(self) -> str:
+        return hashlib.sha256(self.endpoint.identity.encode()).hexdigest()[:16]
+
+    def journal(self) -> dict:
+        """Batch id -> {endpoint, custom_ids, state, submitted} of every batch not yet collected."""
+        return self.llm.answers.journal(self.journal_name)
+
+    def _note(self, batch_id: str, entry: dict | None) -> None:
+        entries = self.journal()
+        if entry is None:
+            entries.pop(batch_id, None)
+        else:
+            entries[batch_id] = entry
+        self.llm.answers.set_journal(self.journal_name, entries)
+
+    # -- the Answerer
+    def batch(self, requests: Sequence[Request], desc: str | None = "LLM calls") -> list[Result]:
+        requests = list(requests)
+        keys = [cache_key(self.endpoint.identity, r) for r in requests]
+        by_key = dict(zip(keys, requests))
+        results = {k: hit for k in by_key if (hit := self.llm.lookup_key(k)) is not None}
+        pending = [k for k in by_key if k not in results]
+        # a batch submitted earlier (a killed process, another one) that holds some of these: collected first
+        for batch_id, entry in list(self.journal().items()):
+            if set(entry["custom_ids"]) & set(pending):
+                results |= self._collect(batch_id, entry, by_key, desc)
+        pending = [k for k in pending if k not in results]
+        errors: dict[str, str] = {}
+        for round_ in range(self.resubmits + 1):
+            if not pending:
+                break
+            for chunk in _chunks([(k, self._line(k, by_key[k])) for k in pending]):
+                batch_id, entry = self._submit(chunk)
+                got = self._collect(batch_id, entry, by_key, desc)
+                results |= {k: r for k, r in got.items() if r.ok}
+                errors |= {k: r.error for k, r in got.items() if not r.ok}
+            pending = [k for k in pending if k not in results]
+            if pending and round_ < self.resubmits:
+                log.info("%d requests resubmitted alone (%s)", len(pending), next(iter(errors.values()), ""))
+        for k in pending:
+            results[k] = Result(key=k, error=errors.get(k, "not answered by any batch"), attempts=self.resubmits + 1)
+        return [results[k] for k in keys]
+
+    def _line(self, key: str, request: Request) -> bytes:
+        body = {"model": self.endpoint.model, "messages": request.message_dicts(), **request.call_params()}
+        return json.dumps({"custom_id": key, "method": "POST", "url": ENDPOINT, "body": body}).encode() + b"\n"
+
+    def _submit(self, chunk: list[tuple[str, bytes]]) -> tuple[str, dict]:
+        client = self.client()
+        upload = client.files.create(file=("olakit-batch.jsonl", b"".join(line for _, line in chunk)), purpose="batch")
+        created = client.batches.create(
+            input_file_id=upload.id, endpoint=ENDPOINT, completion_window=WINDOW, metadata={"olakit": "answers"}
+        )
+        entry = {
+            "endpoint": self.endpoint.identity,
+            "custom_ids": [k for k, _ in chunk],
+            "state": created.status,
+            "submitted": time.time(),
+        }
+        self._note(created.id, entry)  # before the first wait: a kill from here on leaves the batch found again
+        self.submitted.append(created.id)
+        return created.id, entry
+
+    def _collect(self, batch_id: str, entry: dict, by_key: dict, desc: str | None) -> dict[str, Result]:
+        """Wait for one batch to end, store its answers, forget it; its requests' results (failed ones too)."""
+        client = self.client()
+        bar = None
+        if self.progress:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=len(entry["custom_ids"]), desc=f"{desc or 'batch'} {batch_id}", unit="req", leave=False)
+        start = time.monotonic()
+        while True:
+            b = client.batches.retrieve(batch_id)
+            if b.status != entry["state"]:
+                entry = {**entry, "state": b.status}
+                self._note(batch_id, entry)
+            if bar is not None:
+                counts = b.request_counts
+                done = (counts.completed + counts.failed) if counts else 0
+                bar.n = done
+                bar.set_postfix_str(f"{b.status}, {time.monotonic() - start:.0f} s waited")
+                bar.refresh()
+            if b.status in TERMINAL:
+                break
+            time.sleep(self.poll)
+        if bar is not None:
+            bar.close()
+        out: dict[str, Result] = {}
+        if b.output_file_id:
+            for line in client.files.content(b.output_file_id).text.splitlines():
+                if line.strip():
+                    row = json.loads(line)
+                    out[row["custom_id"]] = self._store(row)
+        if b.error_file_id:
+            for line in client.files.content(b.error_file_id).text.splitlines():
+                if line.strip():
+                    row = json.loads(line)
+                    error = row.get("error") or {}
+                    out.setdefault(row["custom_id"], Result(key=row["custom_id"], error=_describe(error), attempts=1))
+        for k in entry["custom_ids"]:
+            if k not in out:
+                why = b.errors.data[0].message if b.status == "failed" and b.errors and b.errors.data else b.status
+                out[k] = Result(key=k, error=f"batch {batch_id} {b.status}: {why}", attempts=1)
+        self._note(batch_id, None)
+        return out
+
+    def _store(self, row: dict) -> Result:
+        key = row["custom_id"]
+        response = row.get("response") or {}
+        if response.get("status_code") != 200:
+            return Result(key=key, error=_describe(row.get("error") or response.get("body") or {}), attempts=1)
+        body = response["body"]
+        text, finish, usage = first_choice(body)
+        pt = usage.get("prompt_tokens") if isinstance(usage, dict) else None
+        ct = usage.get("completion_tokens") if isinstance(usage, dict) else None
+        fingerprint = body.get("system_fingerprint") if isinstance(body.get("system_fingerprint"), str) else None
+        answer = {"text": text, "prompt_tokens": pt, "completion_tokens": ct, "finish_reason": finish, "latency": None,
+                  "model": self.endpoint.model, "system_fingerprint": fingerprint, "batch": True}  # fmt: skip
+        self.llm.answers.store_answer(key, answer)
+        cost = self.endpoint.cost(pt, ct)
+        return Result(key=key, text=text, prompt_tokens=pt, completion_tokens=ct, finish_reason=finish,
+                      cost=cost * BATCH_RATE if cost is not None else None, attempts=1,
+                      fingerprint=fingerprint)  # fmt: skip
+
+
+def _describe(error: dict) -> str:
+    if isinstance(error, dict) and "error" in error and isinstance(error["error"], dict):
+        error = error["error"]
+    return f"{error.get('code', 'error')}: {error.get('message', '')}" if isinstance(error, dict) else str(error)
+
+
+def _chunks(lines: list[tuple[str, bytes]]) -> list[list[tuple[str, bytes]]]:
+    """Lines in batch files within the provider's limits (requests and bytes per file)."""
+    chunks: list[list[tuple[str, bytes]]] = [[]]
+    size = 0
+    for key, line in lines:
+        if chunks[-1] and (len(chunks[-1]) >= MAX_REQUESTS or size + len(line) > MAX_BYTES):
+            chunks.append([])
+            size = 0
+        chunks[-1].append((key, line))
+        size += len(line)
+    return [c for c in chunks if c]

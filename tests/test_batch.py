@@ -1,0 +1,131 @@
+"""Batch mode (olakit.llm.batch) through the real openai client against the loopback server's files and batches
+endpoints, with scripted state sequences: completed, partially failed, expired with half done, failed validation,
+and a process killed while waiting, then resumed; counted at the server: every request answered once."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from olakit.llm import LLM, Endpoint
+from olakit.llm.answerer import CallsFailed, refuse
+from olakit.llm.batch import BatchAnswerer, _chunks
+from olakit.llm.loopback import Loopback
+from olakit.llm.request import Request
+
+PROMPTS = [f"question {i}" for i in range(6)]
+
+
+def reply(prompt, request):
+    return f"Answer: {prompt.split()[-1]}"
+
+
+def requests():
+    return [Request.make(p, max_tokens=8) for p in [*PROMPTS, PROMPTS[0]]]  # one repeated
+
+
+def answerer(srv, tmp_path, **kw):
+    llm = LLM(Endpoint(srv.base_url, "m"), cache_dir=tmp_path / "cache", progress=False)
+    return llm, BatchAnswerer(llm, poll=0.01, progress=False, **kw)
+
+
+def test_a_completed_batch_gives_the_online_answers_and_a_rerun_pays_nothing(tmp_path):
+    with Loopback(reply=reply) as online, Loopback(reply=reply) as srv:
+        with LLM(Endpoint(online.base_url, "m"), cache_dir=tmp_path / "online", progress=False) as llm:
+            want = [(r.text, r.prompt_tokens, r.completion_tokens, r.finish_reason) for r in llm.batch(requests())]
+        llm, batch = answerer(srv, tmp_path)
+        got = batch.batch(requests())
+        assert [(r.text, r.prompt_tokens, r.completion_tokens, r.finish_reason) for r in got] == want
+        assert list(srv.batches) == batch.submitted and srv.batches[batch.submitted[0]]["request_counts"]["total"] == 6
+        assert all(srv.completed[p] == 1 for p in PROMPTS)  # each distinct request once; the repeat rides along
+        again = batch.batch(requests())  # from the cache: no batch, nothing paid
+        assert len(srv.batches) == 1 and all(r.cached for r in again) and batch.journal() == {}
+        # the online client reads the batch's answers from the cache too
+        assert [r.text for r in llm.batch(requests())] == [w[0] for w in want] and sum(srv.completed.values()) == 6
+        llm.close()
+
+
+def test_requests_that_failed_alone_are_resubmitted_alone_and_errors_are_never_cached(tmp_path):
+    fails = lambda prompt, attempt: "scripted 500" if prompt == PROMPTS[2] and attempt == 1 else None  # noqa: E731
+    with Loopback(reply=reply, batch_errors=fails) as srv:
+        llm, batch = answerer(srv, tmp_path)
+        got = refuse(batch.batch(requests()), "answers")
+        assert [r.text for r in got[:6]] == [f"Answer: {i}" for i in range(6)]
+        sizes = [b["request_counts"]["total"] for b in srv.batches.values()]
+        assert sizes == [6, 1]  # the failed one alone
+        assert all(srv.completed[p] == 1 for p in PROMPTS)
+        llm.close()
+
+
+def test_an_expired_batch_has_its_unrun_half_resubmitted(tmp_path):
+    states = lambda n: ("validating", "in_progress", "expired") if n <= 2 else ("validating", "completed")  # noqa: E731
+    with Loopback(reply=reply, batch_states=states) as srv:
+        llm, batch = answerer(srv, tmp_path)
+        got = refuse(batch.batch(requests()), "answers")
+        assert [r.text for r in got] == [f"Answer: {i}" for i in (0, 1, 2, 3, 4, 5, 0)]
+        assert [b["request_counts"] for b in srv.batches.values()] == [
+            {"total": 6, "completed": 3, "failed": 3},
+            {"total": 3, "completed": 3, "failed": 0},
+        ]
+        assert all(srv.completed[p] == 1 for p in PROMPTS)
+        llm.close()
+
+
+def test_a_batch_that_fails_validation_fails_its_requests_and_caches_nothing(tmp_path):
+    with Loopback(reply=reply, batch_states=("validating", "failed")) as srv:
+        llm, batch = answerer(srv, tmp_path, resubmits=1)
+        got = batch.batch(requests())
+        assert not any(r.ok for r in got) and "failed: scripted failure" in got[0].error
+        assert len(srv.batches) == 2 and sum(srv.completed.values()) == 0  # submitted, resubmitted once, never run
+        with pytest.raises(CallsFailed, match="6 of 6 calls"):
+            refuse(got, "answers")
+        assert all(llm.lookup_key(r.key) is None for r in got) and batch.journal() == {}
+        llm.close()
+
+
+KILLED = """
+import sys
+from olakit.llm import LLM, Endpoint
+from olakit.llm.batch import BatchAnswerer
+from olakit.llm.request import Request
+llm = LLM(Endpoint(sys.argv[1], "m"), cache_dir=sys.argv[2], progress=False)
+BatchAnswerer(llm, poll=0.05, progress=False).batch(
+    [Request.make(f"question {i}", max_tokens=8) for i in range(6)])
+print("finished")
+"""
+
+
+def test_a_process_killed_while_waiting_leaves_its_batch_and_the_rerun_collects_it(tmp_path):
+    # the first batch stays in progress for many polls: the process is killed while it waits
+    slow = lambda n: ("validating", *["in_progress"] * 400, "finalizing", "completed")  # noqa: E731
+    with Loopback(reply=reply, batch_states=slow) as srv:
+        proc = subprocess.Popen([sys.executable, "-c", KILLED, srv.base_url, str(tmp_path / "cache")],
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=os.environ.copy())  # fmt: skip
+        deadline = time.time() + 60
+        while time.time() < deadline and not any(b["status"] == "in_progress" for b in srv.batches.values()):
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+        assert len(srv.batches) == 1 and sum(srv.completed.values()) == 0  # submitted, not yet answered
+        llm, batch = answerer(srv, tmp_path)
+        (batch_id,) = batch.journal()  # the killed process journaled it before waiting
+        got = refuse(batch.batch(requests()[:6]), "answers")  # the rerun: polls the same batch, submits nothing
+        assert [r.text for r in got] == [f"Answer: {i}" for i in range(6)]
+        assert list(srv.batches) == [batch_id] and batch.submitted == []
+        assert all(srv.completed[p] == 1 for p in PROMPTS) and batch.journal() == {}
+        llm.close()
+
+
+def test_batch_files_are_split_at_the_providers_limits(monkeypatch):
+    from olakit.llm import batch
+
+    monkeypatch.setattr(batch, "MAX_REQUESTS", 3)
+    monkeypatch.setattr(batch, "MAX_BYTES", 25)
+    lines = [(str(i), b"x" * 10) for i in range(7)]
+    # 3 a file by count, and 2 a file by size (10 + 10 <= 25 < 30)
+    assert [len(c) for c in _chunks(lines)] == [2, 2, 2, 1]
+    monkeypatch.setattr(batch, "MAX_BYTES", 10**6)
+    assert [len(c) for c in _chunks(lines)] == [3, 3, 1]
