@@ -98,6 +98,12 @@ def _parser() -> argparse.ArgumentParser:
     lv = sub.add_parser("run", help="run the OlaGPT grid live (templates x note strategies, baselines, votes)")
     lv.add_argument("--out", required=True, help="output directory (records.parquet, tables/)")
     lv.add_argument("--concurrency", type=int, default=None, help="calls in flight at once [default: the client's]")
+    lv.add_argument(
+        "--batch",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="answer through the provider's Batch API at its batch rate (docs/batch.md) [default: $OLAKIT_BATCH]",
+    )
     add_arguments(lv, OlaGPTConfig)
 
     gk = sub.add_parser(
@@ -105,6 +111,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     gk.add_argument("--out", required=True, help="output directory (records.parquet with traces, tables/, run.json)")
     gk.add_argument("--concurrency", type=int, default=None, help="calls in flight at once [default: the client's]")
+    gk.add_argument(
+        "--batch",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="answer through the provider's Batch API at its batch rate (docs/batch.md) [default: $OLAKIT_BATCH]",
+    )
     add_arguments(gk, GeekConfig)
 
     rv = sub.add_parser("review", help="the CoT + self-review loop (seeds/003) on a dataset slice or one question")
@@ -189,9 +201,9 @@ def _out_dir(path: str | None) -> str | None:
     return path
 
 
-def _answerer(concurrency: int | None):
+def _answerer(concurrency: int | None, batch: bool | None = None):
     """The answerer role's client, made before the run so the plan can name its endpoint."""
-    return connect(Endpoint.from_env("answerer"), **({"concurrency": concurrency} if concurrency else {}))
+    return connect(Endpoint.from_env("answerer"), batch=batch, **({"concurrency": concurrency} if concurrency else {}))
 
 
 def yaml_mapping(text: str) -> dict:
@@ -238,8 +250,8 @@ def main(argv: list[str] | None = None) -> int:
         elif args.cmd == "run":
             cfg = from_arguments(OlaGPTConfig, args)  # before the LLM: bad settings cost nothing
             out = _out_dir(args.out)
-            params = {"out": args.out, "concurrency": args.concurrency}
-            with _answerer(args.concurrency) as llm:
+            params = {"out": args.out, "concurrency": args.concurrency, "batch": args.batch}
+            with _answerer(args.concurrency, args.batch) as llm:
                 print(describe(planned_calls(cfg), llm.endpoint), flush=True)  # before the first call
                 res = run(cfg, llm=llm, out_dir=out, parameters=params)
             names = voting_templates(res.records["template"])
@@ -249,8 +261,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"calls {json.dumps(res.calls)}; run log: {Path(args.out) / LOG_NAME}")
         elif args.cmd == "geek":
             cfg = from_arguments(GeekConfig, args)
-            params = {"out": args.out, "concurrency": args.concurrency}
-            with _answerer(args.concurrency) as llm:
+            params = {"out": args.out, "concurrency": args.concurrency, "batch": args.batch}
+            with _answerer(args.concurrency, args.batch) as llm:
                 res = run_geek(cfg, llm=llm, out_dir=_out_dir(args.out), parameters=params)
             tables = geek_tables(res.records, cfg)
             write_outputs(args.out, res.log, tables)

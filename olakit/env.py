@@ -25,7 +25,7 @@ import logging
 import os
 from pathlib import Path
 
-from pydantic import SecretStr
+from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 log = logging.getLogger("olakit")
@@ -58,9 +58,13 @@ class Environment(BaseSettings):
     embed_cache_dir: Path | None = None
     index_dir: Path | None = None
     templates_dir: Path | None = None
+    batch: bool = False
+    """Answer through the provider's Batch API (olakit.llm.batch): ``olakit run --batch``, a sweep's ``batch: true``."""
+    batch_poll: float = Field(10.0, gt=0)
+    """Seconds between two looks at a waiting batch."""
 
 
-PASSED_ON = ("cache_dir", "cache_url", "data_dir", "embedded_model", "embedded_url")
+PASSED_ON = ("cache_dir", "cache_url", "data_dir", "embedded_model", "embedded_url", "batch")
 """The Environment settings a sweep's task takes to its worker (the others name this machine's own folders)."""
 
 

@@ -129,3 +129,68 @@ def test_batch_files_are_split_at_the_providers_limits(monkeypatch):
     assert [len(c) for c in _chunks(lines)] == [2, 2, 2, 1]
     monkeypatch.setattr(batch, "MAX_BYTES", 10**6)
     assert [len(c) for c in _chunks(lines)] == [3, 3, 1]
+
+
+def graded(prompt, request):
+    """An answer that depends on the prompt (so the tables have something to compare): a letter from its length."""
+    return f"Reasoning ... Answer: {'ABCDE'[len(prompt) % 5]}"
+
+
+def test_olakit_run_batch_gives_the_online_records_and_tables(tmp_path, monkeypatch):
+    from olakit.cli import main
+    from olakit.data.records import load_records
+    from olakit.runlog import command, read_log
+
+    flags = ["-n", "3", "--templates", "ST,DT", "--strategies", "zero-shot", "--max-tokens", "16"]
+    with Loopback(reply=graded) as online, Loopback(reply=graded) as srv:
+        monkeypatch.setenv("OLAKIT_MODEL", "m")
+        monkeypatch.setenv("OLAKIT_BATCH_POLL", "0.01")
+        monkeypatch.setenv("OLAKIT_BASE_URL", online.base_url)
+        assert main(["run", "--out", str(tmp_path / "online"), *flags]) == 0
+        monkeypatch.setenv("OLAKIT_BASE_URL", srv.base_url)
+        monkeypatch.setenv("OLAKIT_CACHE_DIR", str(tmp_path / "batch-cache"))
+        assert main(["run", "--batch", "--out", str(tmp_path / "batch"), *flags]) == 0
+        assert srv.batches and all(n == 1 for n in srv.completed.values())  # every request of the run batched once
+        assert sum(online.completed.values()) == sum(srv.completed.values())  # the same calls, online and batched
+    cols = ["template", "question_id", "raw_output", "extracted", "correct", "prompt_tokens", "completion_tokens"]
+    one, two = (load_records(tmp_path / d / "records.parquet")[cols] for d in ("online", "batch"))
+    assert one.equals(two)
+    for table in ("methods", "accuracy"):
+        assert (tmp_path / "online" / "tables" / f"{table}.csv").read_bytes() == (
+            tmp_path / "batch" / "tables" / f"{table}.csv"
+        ).read_bytes()
+    assert "--batch" in command(read_log(tmp_path / "batch"))  # olakit again makes it in batch mode again
+
+
+def test_batch_mode_is_refused_for_the_embedded_model():
+    from olakit.llm.client import connect
+    from olakit.llm.endpoint import LLMError
+
+    with pytest.raises(LLMError, match="batch mode needs an endpoint with a Batch API"):
+        connect(Endpoint.embedded(), batch=True)
+
+
+def test_a_sweep_with_the_batch_key_gives_the_online_tables(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    from olakit.notebook.sweep import run_sweep
+
+    notebook = Path(__file__).resolve().parent.parent / "notebooks" / "template_count.ipynb"
+    entry = (f"notebooks:\n  - notebook: {notebook}\n    parameters: {{source: live, n_questions: 2, "
+             "templates: [ST, DT], strategies: [zero-shot], max_tokens: 16}\n")  # fmt: skip
+    monkeypatch.setenv("OLAKIT_MODEL", "m")
+    monkeypatch.setenv("OLAKIT_BATCH_POLL", "0.01")
+    tables = {}
+    with Loopback(reply=graded) as online, Loopback(reply=graded) as srv:
+        for name, url, extra in (("online", online.base_url, ""), ("batch", srv.base_url, "batch: true\n")):
+            monkeypatch.setenv("OLAKIT_BASE_URL", url)
+            monkeypatch.setenv("OLAKIT_CACHE_DIR", str(tmp_path / f"cache-{name}"))
+            (tmp_path / f"{name}.yaml").write_text(f"run_id: {name}\n{extra}{entry}")
+            index = run_sweep(tmp_path / f"{name}.yaml", runs_dir=tmp_path / "runs", results_dir=tmp_path / "results")
+            assert [r["status"] for r in index["runs"]] == ["ok"], index["runs"]
+            tables[name] = (
+                tmp_path / "results" / name / "template_count" / "tables" / "template_count.csv"
+            ).read_bytes()
+        assert srv.batches and all(n == 1 for n in srv.completed.values())
+        assert sum(srv.completed.values()) == sum(online.completed.values()) > 0
+    assert tables["online"] == tables["batch"]

@@ -55,6 +55,10 @@ class BatchAnswerer(Completes):
         """Ids of the batches this answerer submitted (resumed ones are not)."""
         self._client = None
 
+    def close(self) -> None:
+        """Close the cached client's connections (and its cache)."""
+        self.llm.close()
+
     # -- the provider
     def client(self):
         if self._client is None:

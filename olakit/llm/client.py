@@ -18,10 +18,11 @@ from collections import Counter, deque
 from collections.abc import Awaitable, Iterable
 from dataclasses import replace
 
-from olakit.env import endpoint_vars
+from olakit.env import endpoint_vars, environment
 from olakit.llm.answerer import CACHE_UNAVAILABLE, SCRIPTED, Answerer, Completes, ScriptedModel
+from olakit.llm.batch import BatchAnswerer
 from olakit.llm.cache import RedisCache, open_cache
-from olakit.llm.endpoint import Endpoint
+from olakit.llm.endpoint import Endpoint, LLMError
 from olakit.llm.local import QUEUE_WAIT, SLOTS, progressing
 from olakit.llm.prefix import lanes, prompt_text
 from olakit.llm.request import Request, Result, cache_key
@@ -472,12 +473,17 @@ class LLM(Completes):
         self.close()
 
 
-def connect(endpoint: Endpoint | None = None, **options) -> Answerer:
+def connect(endpoint: Endpoint | None = None, *, batch: bool | None = None, **options) -> Answerer:
     """The answerer of an endpoint (default: the configured one): the cached client with ``options``, or for a
-    ``scripted://module:function`` base URL the in-process scripted model that function answers for."""
+    ``scripted://module:function`` base URL the in-process scripted model that function answers for; with ``batch``
+    (default ``$OLAKIT_BATCH``) what the cache lacks goes out as provider batches (olakit.llm.batch)."""
     endpoint = endpoint or Endpoint.from_env()
     if endpoint.base_url.startswith(SCRIPTED):
         return ScriptedModel.from_endpoint(endpoint)
+    if environment().batch if batch is None else batch:
+        if endpoint.local:
+            raise LLMError("batch mode needs an endpoint with a Batch API (OpenAI's); the embedded model has none")
+        return BatchAnswerer(LLM(endpoint, **options), poll=environment().batch_poll)
     return LLM(endpoint, **options)
 
 

@@ -69,6 +69,8 @@ class SweepSettings(Config):
     LocalCluster here)."""
     scheduler_file: str | None = None
     """With dask: the file ``dask scheduler --scheduler-file`` wrote."""
+    batch: bool = False
+    """The live runs answer through the provider's Batch API (``$OLAKIT_BATCH`` in their kernels; olakit.llm.batch)."""
 
 
 class SweepEntry(Config):
@@ -290,6 +292,7 @@ def run_sweep(
     scheduler: str | None = None,
     scheduler_file: str | os.PathLike | None = None,
     client=None,
+    batch: bool | None = None,
 ) -> dict:
     """Run every job of the sweep file; write runs/<run_id>/index.json; copy figures to figures_dir when given;
     return the index.
@@ -303,8 +306,9 @@ def run_sweep(
     ``scheduler-address`` setting (``DASK_SCHEDULER_ADDRESS``), else on a LocalCluster of ``parallel`` worker
     processes (olakit.notebook.cluster)."""
     given = dict(
-        run_id=run_id, parallel=parallel, executor=executor, scheduler=scheduler, scheduler_file=scheduler_file
-    )
+        run_id=run_id, parallel=parallel, executor=executor, scheduler=scheduler, scheduler_file=scheduler_file,
+        batch=batch,
+    )  # fmt: skip
     spec = load_spec(path)
     spec = spec.replace(**{k: v for k, v in given.items() if v is not None})  # a flag given overrides the file
     run_id = spec.run_id or f"{Path(path).stem}-{_dt.datetime.now(_dt.UTC):%Y%m%dT%H%M%S}"
@@ -337,13 +341,17 @@ def run_sweep(
     rules = thread_rules(os.cpu_count() or 1, parallel)
     jobs_in_order = longest_first(jobs, runs_dir / run_id / "index.json")
     live = [j for j in jobs_in_order if is_live(j)]
+    if spec.batch and _needs_embedded(live):
+        raise DataError(
+            "batch: true needs an endpoint with a Batch API (set OLAKIT_BASE_URL); the embedded model has none"
+        )
     for line in plan_lines(live, _needs_embedded(live)):  # before any kernel starts
         log.info("%s", line)
     recorded = [j for j in jobs_in_order if j not in live]
     server, server_log, served, local_cluster, own_client, where = None, None, None, None, False, None
     before: dict = {}
     t0 = time.perf_counter()
-    kernel_env: dict[str, str] = {}  # given to each notebook's kernel; this process's environment stays as it is
+    kernel_env: dict[str, str] = {"OLAKIT_BATCH": "1"} if spec.batch else {}  # given to each notebook's kernel
     try:
         if executor == "dask":
             if client is None:
