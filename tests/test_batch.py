@@ -194,3 +194,31 @@ def test_a_sweep_with_the_batch_key_gives_the_online_tables(tmp_path, monkeypatc
         assert srv.batches and all(n == 1 for n in srv.completed.values())
         assert sum(srv.completed.values()) == sum(online.completed.values()) > 0
     assert tables["online"] == tables["batch"]
+
+
+def test_geek_in_batch_mode_gives_the_online_records_round_by_round(tmp_path):
+    import json
+
+    from olakit.geek.config import GeekConfig
+    from olakit.geek.run import run_geek
+    from tests.test_geek import PARAGRAPHS, scripted
+
+    corpus = tmp_path / "albany.jsonl"
+    corpus.write_text("".join(json.dumps(p) + "\n" for p in PARAGRAPHS))
+    cfg = GeekConfig(n_questions=2, rows=("+De", "+RE"), corpus=str(corpus), k=1)
+    with Loopback(reply=scripted) as online, Loopback(reply=scripted) as srv:
+        with LLM(Endpoint(online.base_url, "m"), cache_dir=tmp_path / "online", progress=False) as llm:
+            want = run_geek(cfg, llm=llm).records
+        llm, batch = answerer(srv, tmp_path)
+        got = run_geek(cfg, llm=batch).records
+        llm.close()
+        assert len(srv.batches) > 1  # GEEK's rounds: one batch each
+        assert all(n == 1 for n in srv.completed.values())
+    cols = ["row", "question_id", "raw_output", "extracted", "correct"]
+    assert want[cols].equals(got[cols])
+    # every step of every trace the same, but its latency: a batched call has none of its own
+    import re
+
+    no_latency = lambda t: re.sub(r'"latency": [^,}]+', '"latency": _', t)  # noqa: E731
+    assert want["trace"].map(no_latency).equals(got["trace"].map(no_latency))
+    assert '"latency": null' in got["trace"].iloc[0] and '"latency": null' not in want["trace"].iloc[0]
