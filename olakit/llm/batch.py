@@ -23,6 +23,7 @@ import json
 import logging
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 
 from olakit.llm.answerer import Completes
 from olakit.llm.request import Request, Result, cache_key
@@ -109,7 +110,12 @@ class BatchAnswerer(Completes):
                 log.info("%d requests resubmitted alone (%s)", len(pending), next(iter(errors.values()), ""))
         for k in pending:
             results[k] = Result(key=k, error=errors.get(k, "not answered by any batch"), attempts=self.resubmits + 1)
-        return [results[k] for k in keys]
+        out, seen = [], set()
+        for k in keys:  # a request asked twice in one call: its one answer, the repeats counted as cached (as online)
+            r = results[k]
+            out.append(replace(r, latency=None, cached=True, attempts=0) if k in seen and r.ok else r)
+            seen.add(k)
+        return out
 
     def _line(self, key: str, request: Request) -> bytes:
         body = {"model": self.endpoint.model, "messages": request.message_dicts(), **request.call_params()}
