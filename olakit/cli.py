@@ -46,6 +46,7 @@ from olakit.data.records import condition_columns, kind_of, prompt_hash
 from olakit.errors import DataError, OlakitError
 from olakit.geek.config import GeekConfig
 from olakit.geek.run import run_geek
+from olakit.llm.batch import BatchAnswerer
 from olakit.llm.cache import cache_location, copy_cache
 from olakit.llm.client import connect
 from olakit.llm.endpoint import Endpoint
@@ -252,7 +253,8 @@ def main(argv: list[str] | None = None) -> int:
             out = _out_dir(args.out)
             params = {"out": args.out, "concurrency": args.concurrency, "batch": args.batch}
             with _answerer(args.concurrency, args.batch) as llm:
-                print(describe(planned_calls(cfg), llm.endpoint), flush=True)  # before the first call
+                batched = isinstance(llm, BatchAnswerer)
+                print(describe(planned_calls(cfg), llm.endpoint, batched), flush=True)  # before the first call
                 res = run(cfg, llm=llm, out_dir=out, parameters=params)
             names = voting_templates(res.records["template"])
             tables = run_tables(res.records, names, cfg.analysis())

@@ -159,7 +159,11 @@ def test_olakit_run_batch_gives_the_online_records_and_tables(tmp_path, monkeypa
         assert (tmp_path / "online" / "tables" / f"{table}.csv").read_bytes() == (
             tmp_path / "batch" / "tables" / f"{table}.csv"
         ).read_bytes()
-    assert "--batch" in command(read_log(tmp_path / "batch"))  # olakit again makes it in batch mode again
+    log, online_log = read_log(tmp_path / "batch"), read_log(tmp_path / "online")
+    assert "--batch" in command(log)  # olakit again makes it in batch mode again
+    # the run log says which calls were batched: every paid one here, none online
+    assert log.calls["answerer"]["batched"] == log.calls["answerer"]["paid"] == online_log.calls["answerer"]["paid"]
+    assert online_log.calls["answerer"]["batched"] == 0
 
 
 def test_batch_mode_is_refused_for_the_embedded_model():
@@ -222,3 +226,18 @@ def test_geek_in_batch_mode_gives_the_online_records_round_by_round(tmp_path):
     no_latency = lambda t: re.sub(r'"latency": [^,}]+', '"latency": _', t)  # noqa: E731
     assert want["trace"].map(no_latency).equals(got["trace"].map(no_latency))
     assert '"latency": null' in got["trace"].iloc[0] and '"latency": null' not in want["trace"].iloc[0]
+
+
+def test_the_plan_gives_each_stage_a_batch_round_and_both_prices():
+    from olakit.olagpt.budget import Stage, describe
+
+    stages = [Stage("question types", 10, 8, True), Stage("answers", 50, 512, True)]
+    endpoint = Endpoint("https://api.example/v1", "gpt-4o-mini")  # $0.60 per million completion tokens
+    plan = describe(stages, endpoint, batch=True)
+    ceiling = 10 * 8 + 50 * 512  # 25,680 completion tokens at most
+    online = ceiling * 0.60 / 1e6  # $0.0154 -> "$0.02"; half at the batch rate -> "$0.01"
+    assert plan.splitlines()[0] == "planned: 60 calls to gpt-4o-mini, in 2 batch rounds"
+    assert "batch round 1" in plan.splitlines()[1] and "batch round 2" in plan.splitlines()[2]
+    assert f"at most {ceiling:,}" in plan and f"${online:,.2f} at its online completion price" in plan
+    assert f"${online / 2:,.2f} at the batch rate" in plan
+    assert "batch round" not in describe(stages, endpoint)  # online: the batch price is shown, no rounds

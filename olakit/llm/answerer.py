@@ -100,7 +100,7 @@ CACHE_UNAVAILABLE = "answer cache unavailable"
 """How a call that could not be made for want of its cache is described (nothing was paid)."""
 SCRIPTED = "scripted://"
 """The base URL scheme of a scripted model (ScriptedModel.from_endpoint)."""
-FIELDS = ("requests", "unique_prompts", "paid", "cached", "failed", "prompt_tokens", "completion_tokens")
+FIELDS = ("requests", "unique_prompts", "paid", "batched", "cached", "failed", "prompt_tokens", "completion_tokens")
 
 
 class Counted(Completes):
@@ -110,7 +110,7 @@ class Counted(Completes):
     def __init__(self, answerer: Answerer):
         self.answerer = answerer
         self.endpoint = answerer.endpoint
-        self.counts: dict = {**dict.fromkeys(FIELDS, 0), "cost": 0.0}
+        self.counts: dict = {**dict.fromkeys(FIELDS, 0), "cost": 0.0}  # the run log's "calls" of a role
         self.fingerprints: set[str] = set()
         """The ``system_fingerprint`` values the endpoint sent with these answers."""
 
@@ -122,6 +122,7 @@ class Counted(Completes):
         for r in {r.key: r for r in reversed(results)}.values():  # the first answer of each prompt
             c["unique_prompts"] += 1
             c["paid"] += int(r.ok and not r.cached)
+            c["batched"] += int(r.ok and not r.cached and r.batched)  # of the paid: through a provider batch
             c["cached"] += int(r.cached)
             c["failed"] += int(not r.ok)
             if r.fingerprint:

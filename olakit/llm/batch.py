@@ -196,8 +196,8 @@ class BatchAnswerer(Completes):
         self.llm.answers.store_answer(key, answer)
         cost = self.endpoint.cost(pt, ct)
         return Result(key=key, text=text, prompt_tokens=pt, completion_tokens=ct, finish_reason=finish,
-                      cost=cost * BATCH_RATE if cost is not None else None, attempts=1,
-                      fingerprint=fingerprint)  # fmt: skip
+                      cost=cost * BATCH_RATE if cost is not None else None, attempts=1, fingerprint=fingerprint,
+                      batched=True)  # fmt: skip
 
 
 def _describe(error: dict) -> str:

@@ -59,6 +59,8 @@ class Result:
     attempts: int = 0
     fingerprint: str | None = None
     """The endpoint's ``system_fingerprint`` for this answer, when it sends one (the backend that made it)."""
+    batched: bool = False
+    """Paid through a provider batch (olakit.llm.batch), at the batch rate."""
 
     @property
     def ok(self) -> bool:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from olakit.data.loaders import questions_of
+from olakit.llm.batch import BATCH_RATE
 from olakit.llm.endpoint import PRICES, Endpoint
 from olakit.names import AUTO_COT, LLM_VOTE, SC, ZERO_SHOT, plural
 from olakit.olagpt.config import OlaGPTConfig
@@ -67,19 +68,26 @@ def planned_calls(config: OlaGPTConfig) -> list[Stage]:
     return [s for s in stages if s.calls]
 
 
-def describe(stages: list[Stage], endpoint: Endpoint) -> str:
+def describe(stages: list[Stage], endpoint: Endpoint, batch: bool = False) -> str:
     """The plan as ``olakit run`` prints it: one line per stage, the total, the completion-token ceiling and, for a
-    model with a known price, the ceiling of what those completions cost."""
+    model with a known price, the ceiling of what those completions cost at the online rate and at the Batch API's
+    (``batch``: each stage is one batch round, olakit.llm.batch)."""
     lines = [
         f"  {s.name:24} {'' if s.exact else 'up to '}{plural(s.calls, 'call')}, at most {s.max_tokens} tokens each"
-        for s in stages
+        + (f"; batch round {i}" if batch else "")
+        for i, s in enumerate(stages, 1)
     ]
     calls = sum(s.calls for s in stages)
     ceiling = sum(s.calls * s.max_tokens for s in stages)
     exact = all(s.exact for s in stages)
-    head = f"planned: {'' if exact else 'up to '}{plural(calls, 'call')} to {endpoint.model}"
+    how = f", in {plural(len(stages), 'batch round')}" if batch else ""
+    head = f"planned: {'' if exact else 'up to '}{plural(calls, 'call')} to {endpoint.model}{how}"
     tail = f"  completion tokens: at most {ceiling:,}"
     if endpoint.model in PRICES and not endpoint.local:
-        tail += f" (at most ${ceiling * PRICES[endpoint.model][1] / 1e6:,.2f} at its completion price, prompts extra)"
+        online = ceiling * PRICES[endpoint.model][1] / 1e6
+        tail += (
+            f" (at most ${online:,.2f} at its online completion price, ${online * BATCH_RATE:,.2f} at the batch rate"
+        )
+        tail += "; prompts extra)" if batch else " if batched; prompts extra)"
     tail += "; answers already in the cache are not paid again"
     return "\n".join([head, *lines, tail])
