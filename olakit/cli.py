@@ -143,7 +143,7 @@ def _parser() -> argparse.ArgumentParser:
     nb.add_argument("-y", "--parameters-yaml", default=None, help="parameters as a YAML (or JSON) mapping")
     nb.add_argument("--output", default=None, help="the executed notebook [default: runs/NAME.ipynb]")
 
-    im = sub.add_parser("import", help="import runs made elsewhere (one table a run) into records, with the tables")
+    im = sub.add_parser("import", help="runs made elsewhere (tables, Inspect, lm-eval, Every Eval Ever), with tables")
     im.add_argument("spec", help="an import spec (YAML): the dataset and each run's file and fields (docs/imports.md)")
     im.add_argument("--out", required=True, help="output directory (records.parquet, tables/, run.json)")
     add_arguments(im, Analysis)
