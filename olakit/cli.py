@@ -16,6 +16,7 @@ olakit notebook NAME [-p NAME VALUE ...] [-y YAML] [--output EXECUTED.ipynb]
 olakit import SPEC.yaml --out DIR [Analysis settings]
 olakit compare --sources RUN,RUN,... --out DIR [CompareConfig settings: --labels, --vote-over, Analysis settings]
 olakit export RUN --out FILE.jsonl [--data-dir DIR]   (Every Eval Ever instance-level JSON Lines)
+olakit batch status | cancel   (the provider batches journaled for the configured endpoint)
 olakit serve [--model GGUF] [--port N] [--n-parallel N]
 olakit cache copy SRC DST
 olakit notes build --out FILE [NotesConfig settings, e.g. --dataset ekar_zh --pool 40 --r 3]
@@ -158,6 +159,11 @@ def _parser() -> argparse.ArgumentParser:
     ex.add_argument("run", help="a run folder or a records file (.parquet)")
     ex.add_argument("--out", required=True, help="the file to write (.jsonl)")
     ex.add_argument("--data-dir", default=None, help="where the run's questions are (default: the usual places)")
+
+    bt = sub.add_parser("batch", help="the provider batches journaled for the configured endpoint (docs/batch.md)")
+    bt_cmd = bt.add_subparsers(dest="batch_cmd", required=True)
+    bt_cmd.add_parser("status", help="each journaled batch's state and requests done, as the provider reports them")
+    bt_cmd.add_parser("cancel", help="cancel them; the next run collects what they finished and resubmits the rest")
 
     ca = sub.add_parser("cache", help="the answer cache").add_subparsers(dest="cache_cmd", required=True)
     cp = ca.add_parser("copy", help="copy every answer from one cache to another (a directory or redis://HOST/DB)")
@@ -310,6 +316,16 @@ def main(argv: list[str] | None = None) -> int:
             if len(tables["left_out"]):
                 print(f"{len(tables['left_out'])} questions some condition lacks were left out")
             print(f"wrote {args.out}/records.parquet, run.json and {len(tables)} tables")
+        elif args.cmd == "batch":
+            with _answerer(None, batch=True) as answerer:
+                if args.batch_cmd == "status":
+                    rows = answerer.status()
+                    for r in rows:
+                        print(f"{r['id']}: {r['state']}, {r['done']} of {r['total']} requests done")
+                    print(f"{plural(len(rows), 'batch')} journaled for {answerer.endpoint.model}")
+                else:
+                    ids = answerer.cancel()
+                    print(f"asked to cancel {plural(len(ids), 'batch')}: {', '.join(ids) or 'none running'}")
         elif args.cmd == "export":
             source = Path(args.run)
             records, log = load_run(source / "records.parquet" if source.is_dir() else source)

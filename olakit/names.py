@@ -54,10 +54,11 @@ def voting_templates(names) -> list[str]:
 def plural(n: int, noun: str) -> str:
     """``n`` and the noun, in the plural unless n is 1: for the terminal's summaries.
 
-    >>> plural(1, "question"), plural(1234, "call")
-    ('1 question', '1,234 calls')
+    >>> plural(1, "question"), plural(1234, "call"), plural(2, "batch")
+    ('1 question', '1,234 calls', '2 batches')
     """
-    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+    ending = "es" if noun.endswith(("s", "x", "ch", "sh")) else "s"
+    return f"{n:,} {noun}{'' if n == 1 else ending}"
 
 
 BUILTIN_DATASETS = ("aqua", "ekar_zh", "strategyqa")

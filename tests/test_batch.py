@@ -61,7 +61,7 @@ def test_requests_that_failed_alone_are_resubmitted_alone_and_errors_are_never_c
 
 
 def test_an_expired_batch_has_its_unrun_half_resubmitted(tmp_path):
-    states = lambda n: ("validating", "in_progress", "expired") if n <= 2 else ("validating", "completed")  # noqa: E731
+    states = lambda n: ("validating", "in_progress", "expired") if n == 1 else ("validating", "completed")  # noqa: E731
     with Loopback(reply=reply, batch_states=states) as srv:
         llm, batch = answerer(srv, tmp_path)
         got = refuse(batch.batch(requests()), "answers")
@@ -241,3 +241,31 @@ def test_the_plan_gives_each_stage_a_batch_round_and_both_prices():
     assert f"at most {ceiling:,}" in plan and f"${online:,.2f} at its online completion price" in plan
     assert f"${online / 2:,.2f} at the batch rate" in plan
     assert "batch round" not in describe(stages, endpoint)  # online: the batch price is shown, no rounds
+
+
+def test_cancel_then_rerun_collects_what_the_batch_finished_and_resubmits_the_rest(tmp_path, monkeypatch, capsys):
+    from olakit.cli import main
+
+    slow = lambda n: ("validating", *["in_progress"] * 400, "completed") if n == 1 else ("validating", "completed")  # noqa: E731
+    with Loopback(reply=reply, batch_states=slow) as srv:
+        monkeypatch.setenv("OLAKIT_BASE_URL", srv.base_url)
+        monkeypatch.setenv("OLAKIT_MODEL", "m")
+        monkeypatch.setenv("OLAKIT_CACHE_DIR", str(tmp_path / "cache"))
+        proc = subprocess.Popen([sys.executable, "-c", KILLED, srv.base_url, str(tmp_path / "cache")],
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=os.environ.copy())  # fmt: skip
+        deadline = time.time() + 60
+        while time.time() < deadline and not any(b["status"] == "in_progress" for b in srv.batches.values()):
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+        (first,) = srv.batches
+        assert main(["batch", "status"]) == 0
+        assert f"{first}: in_progress, 0 of 6 requests done" in capsys.readouterr().out
+        assert main(["batch", "cancel"]) == 0
+        assert f"asked to cancel 1 batch: {first}" in capsys.readouterr().out
+        llm, batch = answerer(srv, tmp_path)
+        got = refuse(batch.batch(requests()[:6]), "answers")  # the cancelled batch's half, then the rest alone
+        assert [r.text for r in got] == [f"Answer: {i}" for i in range(6)]
+        assert [b["request_counts"]["total"] for b in srv.batches.values()] == [6, 3]
+        assert all(srv.completed[p] == 1 for p in PROMPTS) and batch.journal() == {}
+        llm.close()

@@ -84,6 +84,26 @@ class BatchAnswerer(Completes):
             entries[batch_id] = entry
         self.llm.answers.set_journal(self.journal_name, entries)
 
+    def status(self) -> list[dict]:
+        """Every journaled batch of this endpoint as the provider reports it now: id, state, done, total."""
+        rows = []
+        for batch_id, entry in self.journal().items():
+            b = self.client().batches.retrieve(batch_id)
+            counts = b.request_counts
+            done = counts.completed + counts.failed if counts else 0
+            rows.append({"id": batch_id, "state": b.status, "done": done, "total": len(entry["custom_ids"])})
+        return rows
+
+    def cancel(self) -> list[str]:
+        """Ask the provider to cancel every journaled batch of this endpoint that has not ended; they stay in the
+        journal, so the next run collects what each finished and resubmits the rest. Returns their ids."""
+        cancelled = []
+        for batch_id in self.journal():
+            if self.client().batches.retrieve(batch_id).status not in TERMINAL:
+                self.client().batches.cancel(batch_id)
+                cancelled.append(batch_id)
+        return cancelled
+
     # -- the Answerer
     def batch(self, requests: Sequence[Request], desc: str | None = "LLM calls") -> list[Result]:
         requests = list(requests)
@@ -92,11 +112,13 @@ class BatchAnswerer(Completes):
         results = {k: hit for k in by_key if (hit := self.llm.lookup_key(k)) is not None}
         pending = [k for k in by_key if k not in results]
         # a batch submitted earlier (a killed process, another one) that holds some of these: collected first
+        errors: dict[str, str] = {}
         for batch_id, entry in list(self.journal().items()):
             if set(entry["custom_ids"]) & set(pending):
-                results |= self._collect(batch_id, entry, by_key, desc)
+                got = self._collect(batch_id, entry, by_key, desc)
+                results |= {k: r for k, r in got.items() if r.ok and k in by_key}
+                errors |= {k: r.error for k, r in got.items() if not r.ok}  # resubmitted below, alone
         pending = [k for k in pending if k not in results]
-        errors: dict[str, str] = {}
         for round_ in range(self.resubmits + 1):
             if not pending:
                 break

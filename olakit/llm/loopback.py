@@ -55,7 +55,7 @@ class Loopback:
         batch_states=BATCH_STATES,
         batch_errors=None,
     ):
-        self.batch_states = batch_states  # a sequence of states, or fn(batch number) -> a sequence
+        self.batch_states = batch_states  # a sequence of states, or fn(n: the server's n-th batch) -> a sequence
         self.batch_errors = batch_errors  # fn(prompt, attempt) -> an error message for a request that fails alone
         self.files: dict[str, bytes] = {}
         self.batches: dict[str, dict] = {}
@@ -233,7 +233,9 @@ class Loopback:
     def _create(self, req: dict) -> dict:
         lines = [json.loads(x) for x in self.files[req["input_file_id"]].decode().splitlines() if x.strip()]
         n = next(self._ids)
-        states = self.batch_states(n) if callable(self.batch_states) else self.batch_states
+        with self._lock:
+            ordinal = len(self.batches) + 1  # this server's first batch is 1
+        states = self.batch_states(ordinal) if callable(self.batch_states) else self.batch_states
         batch = {
             "id": f"batch_{n}", "object": "batch", "endpoint": req["endpoint"], "errors": None,
             "input_file_id": req["input_file_id"], "completion_window": req["completion_window"],
