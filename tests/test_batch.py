@@ -98,17 +98,22 @@ print("finished")
 """
 
 
+def killed_while_waiting(srv: Loopback, cache) -> None:
+    """A process that submits the six requests as a batch, SIGKILLed once the batch is in progress."""
+    proc = subprocess.Popen([sys.executable, "-c", KILLED, srv.base_url, str(cache)], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, env=os.environ.copy())  # fmt: skip
+    deadline = time.time() + 60
+    while time.time() < deadline and not any(b["status"] == "in_progress" for b in srv.batches.values()):
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=10)
+
+
 def test_a_process_killed_while_waiting_leaves_its_batch_and_the_rerun_collects_it(tmp_path):
     # the first batch stays in progress for many polls: the process is killed while it waits
     slow = lambda n: ("validating", *["in_progress"] * 400, "finalizing", "completed")  # noqa: E731
     with Loopback(reply=reply, batch_states=slow) as srv:
-        proc = subprocess.Popen([sys.executable, "-c", KILLED, srv.base_url, str(tmp_path / "cache")],
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=os.environ.copy())  # fmt: skip
-        deadline = time.time() + 60
-        while time.time() < deadline and not any(b["status"] == "in_progress" for b in srv.batches.values()):
-            time.sleep(0.05)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=10)
+        killed_while_waiting(srv, tmp_path / "cache")
         assert len(srv.batches) == 1 and sum(srv.completed.values()) == 0  # submitted, not yet answered
         llm, batch = answerer(srv, tmp_path)
         (batch_id,) = batch.journal()  # the killed process journaled it before waiting
@@ -251,13 +256,7 @@ def test_cancel_then_rerun_collects_what_the_batch_finished_and_resubmits_the_re
         monkeypatch.setenv("OLAKIT_BASE_URL", srv.base_url)
         monkeypatch.setenv("OLAKIT_MODEL", "m")
         monkeypatch.setenv("OLAKIT_CACHE_DIR", str(tmp_path / "cache"))
-        proc = subprocess.Popen([sys.executable, "-c", KILLED, srv.base_url, str(tmp_path / "cache")],
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=os.environ.copy())  # fmt: skip
-        deadline = time.time() + 60
-        while time.time() < deadline and not any(b["status"] == "in_progress" for b in srv.batches.values()):
-            time.sleep(0.05)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=10)
+        killed_while_waiting(srv, tmp_path / "cache")
         (first,) = srv.batches
         assert main(["batch", "status"]) == 0
         assert f"{first}: in_progress, 0 of 6 requests done" in capsys.readouterr().out
