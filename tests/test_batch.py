@@ -268,3 +268,54 @@ def test_cancel_then_rerun_collects_what_the_batch_finished_and_resubmits_the_re
         assert [b["request_counts"]["total"] for b in srv.batches.values()] == [6, 3]
         assert all(srv.completed[p] == 1 for p in PROMPTS) and batch.journal() == {}
         llm.close()
+
+
+def test_two_processes_on_one_cache_submit_each_request_once(tmp_path):
+    """Two answerers with their own connections to one cache ask for the same requests at the same moment: the
+    journal's lock lets one submit; the other finds its batch in the journal and collects it."""
+    import threading
+
+    slow = ("validating", *["in_progress"] * 20, "completed")
+    with Loopback(reply=reply, batch_states=slow) as srv:
+        pairs = [answerer(srv, tmp_path) for _ in range(2)]
+        got: dict = {}
+        threads = [threading.Thread(target=lambda i=i: got.update({i: pairs[i][1].batch(requests())})) for i in (0, 1)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=60)
+        assert [r.text for r in got[0]] == [r.text for r in got[1]] == [f"Answer: {i}" for i in (0, 1, 2, 3, 4, 5, 0)]
+        assert len(srv.batches) == 1 and all(srv.completed[p] == 1 for p in PROMPTS)
+        assert sorted(len(a.submitted) for _, a in pairs) == [0, 1]
+        for llm, _ in pairs:
+            llm.close()
+
+
+def test_the_journal_and_its_lock_in_a_shared_redis(tmp_path, monkeypatch):
+    """The same with the answer cache in a real redis-server: one batch, each request once, the journal empty after."""
+    import threading
+
+    from tests.test_cluster import start_redis
+
+    proc, url = start_redis(tmp_path)
+    try:
+        monkeypatch.setenv("OLAKIT_CACHE_URL", url)
+        slow = ("validating", *["in_progress"] * 20, "completed")
+        with Loopback(reply=reply, batch_states=slow) as srv:
+            llms = [LLM(Endpoint(srv.base_url, "m"), progress=False) for _ in range(2)]  # the cache: $OLAKIT_CACHE_URL
+            pairs = [(llm, BatchAnswerer(llm, poll=0.01, progress=False)) for llm in llms]
+            got: dict = {}
+            threads = [threading.Thread(target=lambda i=i: got.update({i: pairs[i][1].batch(requests())}))
+                       for i in (0, 1)]  # fmt: skip
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(timeout=60)
+            assert [r.text for r in got[0]] == [r.text for r in got[1]]
+            assert len(srv.batches) == 1 and all(srv.completed[p] == 1 for p in PROMPTS)
+            assert pairs[0][1].journal() == {} and type(pairs[0][0].answers).__name__ == "RedisCache"
+            for llm, _ in pairs:
+                llm.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)

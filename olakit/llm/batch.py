@@ -5,7 +5,9 @@ for the output and the error file), journaled in the cache's store so that no ba
 - ``custom_id`` is the cache key; a batch is split at the provider's limits (50,000 requests, 200 MB a file).
 - Every batch submitted is journaled (id, endpoint identity, custom ids, state) in the answer cache's store (the local
   cache or the shared Redis) before it is waited for. A process killed or stopped while waiting leaves the entry; the
-  rerun, or another process on the same store, polls the same batch and pays nothing twice.
+  rerun, or another process on the same store, polls the same batch and pays nothing twice. Processes submit under
+  one lock in that store, after reading the journal: two of them never submit the same request (a resubmission
+  included).
 - States as the provider defines them: validating, in_progress, finalizing, completed, failed, expired, cancelling,
   cancelled. Answers go into the cache as a batch's output arrives; its errors are never cached. Requests that failed
   alone (the error file) and requests an expired or cancelled batch never ran are resubmitted alone, at most
@@ -76,7 +78,11 @@ class BatchAnswerer(Completes):
         """Batch id -> {endpoint, custom_ids, state, submitted} of every batch not yet collected."""
         return self.llm.answers.journal(self.journal_name)
 
-    def _note(self, batch_id: str, entry: dict | None) -> None:
+    def _note(self, batch_id: str, entry: dict | None, locked: bool = False) -> None:
+        """Write (or, with None, drop) one batch's journal entry, under the journal's lock unless it is held."""
+        if not locked:
+            with self.llm.answers.journal_lock(self.journal_name):
+                return self._note(batch_id, entry, locked=True)
         entries = self.journal()
         if entry is None:
             entries.pop(batch_id, None)
@@ -122,10 +128,9 @@ class BatchAnswerer(Completes):
         for round_ in range(self.resubmits + 1):
             if not pending:
                 break
-            for chunk in _chunks([(k, self._line(k, by_key[k])) for k in pending]):
-                batch_id, entry = self._submit(chunk)
+            for batch_id, entry in self._submit_missing(pending, by_key, results):
                 got = self._collect(batch_id, entry, by_key, desc)
-                results |= {k: r for k, r in got.items() if r.ok}
+                results |= {k: r for k, r in got.items() if r.ok and k in by_key}
                 errors |= {k: r.error for k, r in got.items() if not r.ok}
             pending = [k for k in pending if k not in results]
             if pending and round_ < self.resubmits:
@@ -143,6 +148,20 @@ class BatchAnswerer(Completes):
         body = {"model": self.endpoint.model, "messages": request.message_dicts(), **request.call_params()}
         return json.dumps({"custom_id": key, "method": "POST", "url": ENDPOINT, "body": body}).encode() + b"\n"
 
+    def _submit_missing(self, pending: list[str], by_key: dict, results: dict) -> list[tuple[str, dict]]:
+        """The batches that answer ``pending``: under the journal's lock, those another process submitted meanwhile
+        (answers it stored go into ``results``), and new ones for the rest, journaled before the lock goes."""
+        with self.llm.answers.journal_lock(self.journal_name):
+            for k in pending:
+                hit = self.llm.lookup_key(k)
+                if hit is not None:
+                    results[k] = hit
+            missing = [k for k in pending if k not in results]
+            theirs = [(b, e) for b, e in self.journal().items() if set(e["custom_ids"]) & set(missing)]
+            covered = {k for _, e in theirs for k in e["custom_ids"]}
+            lines = [(k, self._line(k, by_key[k])) for k in missing if k not in covered]
+            return theirs + [self._submit(chunk) for chunk in _chunks(lines)]
+
     def _submit(self, chunk: list[tuple[str, bytes]]) -> tuple[str, dict]:
         client = self.client()
         upload = client.files.create(file=("olakit-batch.jsonl", b"".join(line for _, line in chunk)), purpose="batch")
@@ -155,7 +174,7 @@ class BatchAnswerer(Completes):
             "state": created.status,
             "submitted": time.time(),
         }
-        self._note(created.id, entry)  # before the first wait: a kill from here on leaves the batch found again
+        self._note(created.id, entry, locked=True)  # before the first wait: a kill from now on leaves it found again
         self.submitted.append(created.id)
         return created.id, entry
 
@@ -215,7 +234,7 @@ class BatchAnswerer(Completes):
         fingerprint = body.get("system_fingerprint") if isinstance(body.get("system_fingerprint"), str) else None
         answer = {"text": text, "prompt_tokens": pt, "completion_tokens": ct, "finish_reason": finish, "latency": None,
                   "model": self.endpoint.model, "system_fingerprint": fingerprint, "batch": True}  # fmt: skip
-        self.llm.answers.store_answer(key, answer)
+        self.llm.answers.set(key, answer)  # no claim was taken: a batch blocks no online caller
         cost = self.endpoint.cost(pt, ct)
         return Result(key=key, text=text, prompt_tokens=pt, completion_tokens=ct, finish_reason=finish,
                       cost=cost * BATCH_RATE if cost is not None else None, attempts=1, fingerprint=fingerprint,

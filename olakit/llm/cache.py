@@ -50,6 +50,8 @@ from olakit.errors import OlakitError, require_extra
 INFLIGHT = "inflight:"
 JOURNAL = "batch-journal:"
 """The key prefix of the batch journal in a diskcache store (olakit.llm.batch)."""
+JOURNAL_LOCK = 300.0
+"""Seconds a journal lock lasts when its holder dies holding it (submitting a batch takes far less)."""
 """Prefix of the diskcache store's in-flight markers (never an answer)."""
 REDIS_ANSWER = "olakit:answer:"
 REDIS_JOURNAL = "olakit:batch-journal:"
@@ -224,6 +226,13 @@ class AnswerCache(_Claims):
             self.store.set(JOURNAL + name, entries)
         else:
             self.store.delete(JOURNAL + name)
+
+    def journal_lock(self, name: str):
+        """The lock every process holds while it reads the journal and submits (diskcache's own Lock, lapsing after
+        JOURNAL_LOCK s should its holder die): two processes never submit the same request."""
+        import diskcache
+
+        return diskcache.Lock(self.store, JOURNAL + "lock:" + name, expire=JOURNAL_LOCK)
 
     async def try_claim(self, key: str, expire: float) -> tuple[bool, dict | None]:
         """One attempt to claim a key for this process: (True, None) when it is ours now, (False, answer) when
@@ -496,6 +505,11 @@ class RedisCache(_Claims):
             self.store.set(REDIS_JOURNAL + name, json.dumps(entries))
         else:
             self.store.delete(REDIS_JOURNAL + name)
+
+    def journal_lock(self, name: str):
+        """The lock every process holds while it reads the journal and submits (redis-py's Lock, lapsing after
+        JOURNAL_LOCK s should its holder die): two processes never submit the same request."""
+        return self.store.lock(REDIS_JOURNAL + "lock:" + name, timeout=JOURNAL_LOCK, sleep=0.05)
 
     def keys(self):
         """Every answer's key (claims left out)."""
