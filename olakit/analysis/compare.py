@@ -80,7 +80,7 @@ class Comparison:
         return sub[sub["question_id"].isin(keep)], natural_order(set(counts.index) - keep)
 
 
-def _read(source, label: str | None, data_dir) -> tuple[str, pd.DataFrame, dict]:
+def _read(source, label: str | None) -> tuple[str, pd.DataFrame, dict]:
     """(label, records, info) of one source."""
     if isinstance(source, pd.DataFrame):
         return label or "frame", source, {"kind": "frame", "path": ""}
@@ -146,7 +146,6 @@ def condition_names(keys: pd.DataFrame) -> list[str]:
 def compare(
     sources: Sequence[str | os.PathLike | pd.DataFrame] | str | os.PathLike,
     labels: Sequence[str] | None = None,
-    data_dir=None,
 ) -> Comparison:
     """The runs of ``sources`` (run folders, records files, import specs, record frames) as one comparison;
     ``labels`` name the sources (default: a folder's name, a spec's file name)."""
@@ -160,7 +159,7 @@ def compare(
     frames, infos, seen = [], [], set()
     repeats = 0
     for i, source in enumerate(sources):
-        label, df, info = _read(source, labels[i] if labels else None, data_dir)
+        label, df, info = _read(source, labels[i] if labels else None)
         if label in seen:
             raise DataError(f"compare: two sources are labelled {label!r}; give labels")
         seen.add(label)
@@ -275,11 +274,11 @@ def comparison_log(config: CompareConfig, comparison: Comparison, tables: dict, 
 
 
 def compare_runs(
-    config: CompareConfig, out_dir: str | os.PathLike, data_dir=None
+    config: CompareConfig, out_dir: str | os.PathLike
 ) -> tuple[Comparison, dict[str, pd.DataFrame], RunLog]:
     """The comparison of ``config.sources`` into ``out_dir``: its records (records.parquet: what the explorers
     open), the tables and run.json (each source's path and what its own log says); nothing written on bad input."""
-    comparison = compare(config.sources, config.labels, data_dir)
+    comparison = compare(config.sources, config.labels)
     tables = comparison_tables(comparison, config.vote_over, config)
     log = comparison_log(config, comparison, tables, out_dir)
     out_dir = Path(out_dir)

@@ -44,7 +44,6 @@ from olakit.types import OlaGPTRecord, Question
 IMPORTED = "imported"
 """The ``notes_strategy`` of imported records (their condition is the run, their ``template``)."""
 EXAMPLES = 3
-RUN_FORMATS = ("table", "inspect", "lm-eval", "eee")
 
 # Each format's rows as its reader gives them, and the fields a RunFile reads when it names none. An Inspect row is
 # one sample of the log (its first scorer, or the one named), an lm-eval row one line of its samples file.

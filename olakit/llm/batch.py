@@ -117,19 +117,14 @@ class BatchAnswerer(Completes):
         by_key = dict(zip(keys, requests))
         results = {k: hit for k in by_key if (hit := self.llm.lookup_key(k)) is not None}
         pending = [k for k in by_key if k not in results]
-        # a batch submitted earlier (a killed process, another one) that holds some of these: collected first
         errors: dict[str, str] = {}
-        for batch_id, entry in list(self.journal().items()):
-            if set(entry["custom_ids"]) & set(pending):
-                got = self._collect(batch_id, entry, by_key, desc)
-                results |= {k: r for k, r in got.items() if r.ok and k in by_key}
-                errors |= {k: r.error for k, r in got.items() if not r.ok}  # resubmitted below, alone
-        pending = [k for k in pending if k not in results]
+        # each round: the journaled batches that hold some of these (a killed process's, another's), and new ones for
+        # the rest; what they did not answer goes again, alone
         for round_ in range(self.resubmits + 1):
             if not pending:
                 break
             for batch_id, entry in self._submit_missing(pending, by_key, results):
-                got = self._collect(batch_id, entry, by_key, desc)
+                got = self._collect(batch_id, entry, desc)
                 results |= {k: r for k, r in got.items() if r.ok and k in by_key}
                 errors |= {k: r.error for k, r in got.items() if not r.ok}
             pending = [k for k in pending if k not in results]
@@ -178,7 +173,7 @@ class BatchAnswerer(Completes):
         self.submitted.append(created.id)
         return created.id, entry
 
-    def _collect(self, batch_id: str, entry: dict, by_key: dict, desc: str | None) -> dict[str, Result]:
+    def _collect(self, batch_id: str, entry: dict, desc: str | None) -> dict[str, Result]:
         """Wait for one batch to end, store its answers, forget it; its requests' results (failed ones too)."""
         client = self.client()
         bar = None
