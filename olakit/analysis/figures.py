@@ -1,11 +1,17 @@
 """Paper figures with seaborn: ``fn(data, *, ..., ax=None) -> Axes``; nothing is saved here.
 
-Use inside ``with paper_style():`` for the common look.
+Use inside ``with paper_style():`` for the common look. seaborn is imported through ``seaborn_deferred``, which
+leaves scipy unloaded until seaborn really uses it (a KDE, a clustermap): olakit's figures never do, and
+scipy.stats was 0.7 s of each notebook's 3 s start. Heatmaps (Fig 12, the Holm and kappa matrices) are drawn by
+``heatmap`` with matplotlib alone: seaborn's heatmap draws the whole figure once per call to test its tick labels
+for overlap, so a four-panel Fig 12 was drawn four extra times before it was saved.
 """
 
 from __future__ import annotations
 
 import contextlib
+import importlib
+import sys
 
 import numpy as np
 import pandas as pd
@@ -14,10 +20,57 @@ from olakit.analysis.questions import fig12_grid
 from olakit.names import BASELINES, NON_TEMPLATES, VOTES
 
 
+class _Deferred:
+    """A scipy function or module seaborn binds when it is imported, imported itself on first use."""
+
+    def __init__(self, module: str, name: str | None = None):
+        self._module, self._name = module, name
+
+    def _target(self):
+        found = importlib.import_module(self._module)
+        return getattr(found, self._name) if self._name else found
+
+    def __call__(self, *args, **kwargs):
+        return self._target()(*args, **kwargs)
+
+    def __getattr__(self, attr: str):
+        return getattr(self._target(), attr)
+
+
+_SCIPY_IN_SEABORN = {  # seaborn module -> (the scipy module it imports at its top, the name it binds, from it)
+    "seaborn._statistics": ("scipy.stats", "gaussian_kde", "gaussian_kde"),
+    "seaborn.matrix": ("scipy.cluster", "hierarchy", None),
+}
+
+
+def seaborn_deferred():
+    """seaborn, imported (when nothing has imported it yet) without importing scipy.stats and scipy.cluster, then
+    given back what it took from them as stand-ins that import them on first use: seaborn behaves as it does with
+    scipy (its KDE is scipy's gaussian_kde, clustermap works), and a kernel that draws neither never pays for them.
+    Where seaborn's layout is not the one known here, or scipy is already imported, a plain import."""
+    if "seaborn" in sys.modules or any(m in sys.modules for m, _, _ in _SCIPY_IN_SEABORN.values()):
+        return importlib.import_module("seaborn")
+    held = {m: None for m, _, _ in _SCIPY_IN_SEABORN.values()}
+    sys.modules.update(held)  # None: "from scipy.stats import ..." raises ImportError, seaborn's no-scipy path
+    try:
+        sns = importlib.import_module("seaborn")
+    finally:
+        for m in held:
+            if sys.modules.get(m, 0) is None:
+                del sys.modules[m]
+    for module, (scipy_module, bound, name) in _SCIPY_IN_SEABORN.items():
+        found = sys.modules.get(module)
+        if found is not None and hasattr(found, "_no_scipy"):
+            deferred = f"{scipy_module}.{bound}" if name is None else scipy_module
+            setattr(found, bound, _Deferred(deferred, name))
+            found._no_scipy = False
+    return sns
+
+
 @contextlib.contextmanager
 def paper_style():
     """The one figure style of the kit (seaborn paper context, white grid)."""
-    import seaborn as sns
+    sns = seaborn_deferred()
 
     with sns.axes_style("whitegrid"), sns.plotting_context("paper", font_scale=1.1):
         yield
@@ -79,7 +132,7 @@ def before_after_voting(long: pd.DataFrame, *, votes=VOTES, exclude=BASELINES, a
 
 def template_count(ablation: pd.DataFrame, *, ax=None):
     """Fig 6's shape: mean vote accuracy over all subsets of k templates (line) and their min-max (band)."""
-    import seaborn as sns
+    sns = seaborn_deferred()
 
     ax = _ax(ax)
     ablation = ablation.copy()
@@ -124,12 +177,9 @@ def agreement_heatmap(counts: pd.DataFrame, *, strategy: str, ax=None, cbar: boo
     ``counts`` is tables.answer_counts output. Cells with correct >= wrong lie on or below the
     diagonal: the regex-upper bound; strictly below it: the regex-lower bound.
     """
-    import seaborn as sns
-
     ax = _ax(ax)
     grid = fig12_grid(counts, strategy)
-    sns.heatmap(grid, annot=True, fmt="d", cmap="Blues", cbar=cbar, ax=ax, square=True, annot_kws={"fontsize": 8})
-    ax.invert_yaxis()
+    heatmap(grid, ax=ax, annot=True, fmt="d", cmap="Blues", cbar=cbar, square=True, annot_size=8, origin="lower")
     ax.set_xlabel("templates correct (accuracy x n)")
     ax.set_ylabel("largest wrong group (incorrect consistency x n)")
     ax.set_title(f"{strategy} (n = {int(grid.to_numpy().sum())})")
@@ -141,7 +191,7 @@ def notes_count(table: pd.DataFrame, *, ax=None):
 
     ``table``: tables.notes_count_table output (notes_strategy, n_notes, accuracy, ci_low, ci_high).
     """
-    import seaborn as sns
+    sns = seaborn_deferred()
 
     ax = _ax(ax)
     palette = dict(zip(table["notes_strategy"].unique(), sns.color_palette(n_colors=table["notes_strategy"].nunique())))
@@ -171,7 +221,7 @@ def vote_types(table: pd.DataFrame, *, x: str = "notes_strategy", ax=None):
 
     ``table``: rows method, ``x``, accuracy, ci_low, ci_high.
     """
-    import seaborn as sns
+    sns = seaborn_deferred()
 
     ax = _ax(ax)
     by = x
@@ -201,7 +251,7 @@ def vote_types(table: pd.DataFrame, *, x: str = "notes_strategy", ax=None):
 
 def pareto(table: pd.DataFrame, *, ax=None):
     """Cost vs accuracy per cell, the Pareto front joined by a line (cost.cost_accuracy output)."""
-    import seaborn as sns
+    sns = seaborn_deferred()
 
     ax = _ax(ax)
     sns.scatterplot(data=table, x="tokens_per_question", y="accuracy", hue="notes_strategy", style="method", ax=ax)
@@ -232,14 +282,72 @@ def matrix(
     annot_size: float = 9,
     **kwargs,
 ):
-    """A square matrix (p-values, kappas) as a heatmap, annotated up to 12 rows."""
-    import seaborn as sns
-
-    ax = _ax(ax)
-    annot = {"fontsize": annot_size}
-    sns.heatmap(m.astype(float), annot=len(m) <= 12, fmt=fmt, cmap=cmap, ax=ax, annot_kws=annot, **kwargs)
+    """A square matrix (p-values, kappas) as a heatmap, annotated up to 12 rows; ``kwargs`` go to ``heatmap``."""
+    ax = heatmap(m, ax=ax, annot=len(m) <= 12, fmt=fmt, cmap=cmap, annot_size=annot_size, **kwargs)
     ax.set_title(title)
     return ax
+
+
+def heatmap(
+    m: pd.DataFrame,
+    *,
+    ax=None,
+    annot: bool = True,
+    fmt: str = ".2f",
+    cmap: str = "viridis",
+    vmin: float | None = None,
+    vmax: float | None = None,
+    cbar: bool = True,
+    cbar_kws: dict | None = None,
+    square: bool = False,
+    annot_size: float = 9,
+    origin: str = "upper",
+):
+    """``m`` as coloured cells labelled by its index and columns, row 0 at the top (``origin="lower"``: at the
+    bottom), each annotated with ``format(value, fmt)`` where ``annot`` (white on dark cells); missing values stay
+    blank. The cells are rasterized in vector formats (their text stays text)."""
+    from matplotlib.colors import to_rgba_array
+
+    ax = _ax(ax)
+    values = m.to_numpy(dtype=float)
+    rows, cols = values.shape
+    mesh = ax.pcolormesh(np.ma.masked_invalid(values), cmap=cmap, vmin=vmin, vmax=vmax, rasterized=True)
+    ax.set(xlim=(0, cols), ylim=(0, rows) if origin == "lower" else (rows, 0))
+    ax.grid(False)
+    for spine in ax.spines.values():
+        spine.set_visible(False)
+    xlabels = [str(c) for c in m.columns]
+    ax.set_xticks(np.arange(cols) + 0.5, xlabels, rotation=90 if _crowded(ax, xlabels, rows, cols, square) else 0)
+    ax.set_yticks(np.arange(rows) + 0.5, [str(i) for i in m.index], va="center")
+    ax.tick_params(length=0)
+    if m.columns.name:
+        ax.set_xlabel(m.columns.name)
+    if m.index.name:
+        ax.set_ylabel(m.index.name)
+    if square:
+        ax.set_aspect("equal")
+    if cbar:
+        ax.figure.colorbar(mesh, ax=ax, **(cbar_kws or {})).outline.set_linewidth(0)
+    if annot:
+        rgb = to_rgba_array(mesh.cmap(mesh.norm(values.ravel())))[:, :3]
+        linear = np.where(rgb <= 0.03928, rgb / 12.92, ((rgb + 0.055) / 1.055) ** 2.4)
+        dark = (linear @ np.array([0.2126, 0.7152, 0.0722])).reshape(rows, cols) < 0.408
+        for i, j in zip(*np.nonzero(~np.isnan(values))):
+            ax.text(j + 0.5, i + 0.5, format(values[i, j] if fmt != "d" else int(values[i, j]), fmt),
+                    ha="center", va="center", fontsize=annot_size, color="white" if dark[i, j] else "0.15")  # fmt: skip
+    return ax
+
+
+def _crowded(ax, labels: list[str], rows: int, cols: int, square: bool) -> bool:
+    """Whether the longest label is wider than its column (an estimate from the font size, without a draw)."""
+    import matplotlib as mpl
+    from matplotlib.font_manager import FontProperties
+
+    box = ax.get_position()
+    width, height = box.width * ax.figure.get_figwidth(), box.height * ax.figure.get_figheight()
+    column = min(width / max(cols, 1), height / max(rows, 1)) if square else width / max(cols, 1)
+    points = FontProperties(size=mpl.rcParams["xtick.labelsize"]).get_size_in_points()
+    return max(map(len, labels), default=0) * 0.6 * points / 72 > 0.9 * column
 
 
 def accuracy_against_cost(table: pd.DataFrame, *, x: str = "calls_per_question", ax=None):

@@ -94,6 +94,7 @@ def import_olagpt(data_dir=None, extractor: str = RECORDED_READER, parts=("templ
     """
     fn = get_extractor(extractor)
     questions = load_questions("aqua", "test", data_dir)
+    hashes = {q.id: question_hash(q) for q in questions}  # once a question, not once a record
     records = []
     for rel, template, strategy, n_notes in _files(parts):
         path = data_file(data_dir, rel)
@@ -145,7 +146,7 @@ def import_olagpt(data_dir=None, extractor: str = RECORDED_READER, parts=("templ
                     correct=got == q.gold,
                     unparsed_cause=cause,
                     source=RECORDED_SOURCE,
-                    question_hash=question_hash(q),
+                    question_hash=hashes[q.id],
                 )
             )
     return check_frame(to_frame(records), "OlaGPT predictions")

@@ -1,0 +1,72 @@
+"""The figure helpers that are olakit's own: the matplotlib heatmap (Fig 12, the Holm and kappa matrices) and the
+seaborn import that leaves scipy unloaded until seaborn uses it."""
+
+import subprocess
+import sys
+
+import matplotlib
+
+matplotlib.use("agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from olakit.analysis import figures  # noqa: E402
+
+
+def _cells(ax):
+    """(row, column) -> the annotation's text, read off the axes."""
+    return {(int(t.get_position()[1] - 0.5), int(t.get_position()[0] - 0.5)): t.get_text() for t in ax.texts}
+
+
+def test_the_heatmap_colours_and_labels_every_cell_and_leaves_missing_ones_blank():
+    m = pd.DataFrame([[0.0, 0.25, np.nan], [0.5, 0.75, 1.0]], index=["r0", "r1"], columns=["a", "b", "c"])
+    fig, ax = plt.subplots()
+    figures.heatmap(m, ax=ax, fmt=".2f", cmap="Blues", vmin=0, vmax=1)
+    texts = _cells(ax)
+    assert texts == {(0, 0): "0.00", (0, 1): "0.25", (1, 0): "0.50", (1, 1): "0.75", (1, 2): "1.00"}  # no (0, 2)
+    mesh = ax.collections[0]
+    assert np.asarray(mesh.get_array().mask).ravel().tolist() == [False, False, True, False, False, False]
+    # row 0 on top (the y axis runs down), the labels of the frame on the ticks
+    assert ax.get_ylim() == (2, 0)
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["r0", "r1"]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["a", "b", "c"]
+    # white text on the darkest cell, dark text on the lightest (Blues: 1.0 is navy, 0.0 near white)
+    colours = {(int(t.get_position()[1] - 0.5), int(t.get_position()[0] - 0.5)): t.get_color() for t in ax.texts}
+    assert colours[(1, 2)] == "white" and colours[(0, 0)] != "white"
+    plt.close(fig)
+
+
+def test_the_fig12_heatmap_has_row_0_at_the_bottom_and_integer_counts():
+    grid = pd.DataFrame([[3, 0], [1, 2]])
+    fig, ax = plt.subplots()
+    figures.heatmap(grid, ax=ax, fmt="d", origin="lower", cbar=False)
+    assert ax.get_ylim() == (0, 2)
+    assert _cells(ax) == {(0, 0): "3", (0, 1): "0", (1, 0): "1", (1, 1): "2"}
+    assert len(fig.axes) == 1  # no colour bar
+    plt.close(fig)
+
+
+def test_seaborn_is_imported_without_scipy_and_still_uses_it_when_asked():
+    code = """
+import sys
+import numpy as np
+import matplotlib
+matplotlib.use("agg")
+from olakit.analysis import figures
+with figures.paper_style():
+    pass
+print("scipy.stats" in sys.modules, "scipy.cluster" in sys.modules)
+sns = figures.seaborn_deferred()
+x = np.random.default_rng(0).normal(size=300)
+from seaborn._statistics import KDE
+density, support = KDE(cumulative=False)(x)
+from scipy.stats import gaussian_kde
+print(np.allclose(density, gaussian_kde(x, bw_method="scott")(support)))
+print(float(KDE(cumulative=True)(x)[0][-1]) > 0.99)  # the cumulative KDE needs scipy: it is there
+grid = sns.clustermap(np.random.default_rng(1).normal(size=(6, 4)))
+print(len(grid.dendrogram_row.reordered_ind))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["False", "False", "True", "True", "6"]
