@@ -28,6 +28,9 @@ data: $(STAMP)
 # The whole recorded-output sweep plus a small live sweep on the embedded model (sweeps/paper.yaml).
 paper: data
 	@mkdir -p runs figures
+	@# olakit's bytecode, which its editable install does not compile and PYTHONDONTWRITEBYTECODE keeps imports from
+	@# writing: nine kernels import it (up to date files are only looked at)
+	@$(BIN)/python -m compileall -q olakit
 	$(BIN)/olakit sweep sweeps/paper.yaml --figures-dir figures
 	@echo "tables: results/paper/*/tables  figures: figures/  executed notebooks and index: runs/paper/"
 

@@ -313,3 +313,41 @@ def test_a_sweep_does_not_repeat_papermills_unknown_parameter_warning_for_settin
         index = run_sweep(spec, runs_dir=tmp_path / "runs", results_dir=tmp_path / "results")
     assert [r["status"] for r in index["runs"]] == ["ok"]
     assert not [r for r in caplog.records if "unknown parameter" in r.getMessage()]
+
+
+def test_live_runs_take_the_first_free_slot_within_both_limits(monkeypatch):
+    """run_local: recorded runs start first; a live run starts as soon as a slot frees (before the longest recorded
+    run ends); never more than ``parallel`` kernels at once, nor more than ``live_at_once`` live ones; each kind
+    gets its thread limits."""
+    import threading
+    import time
+
+    from olakit.notebook import sweep
+    from olakit.notebook.jobs import Job
+
+    rules = sweep.thread_rules(2, 3)  # live_at_once 2, 1 thread each
+    recorded = [Job(f"rec{i}", "x.ipynb", {}, "x") for i in range(3)]
+    live = [Job(f"live{i}", "x.ipynb", {}, "x") for i in range(4)]
+    lock, running, seen, starts, ends, envs = threading.Lock(), set(), [], {}, {}, {}
+    clock = time.perf_counter
+
+    def execute(job, env=None):  # the scheduler is under test, not papermill: each job sleeps for its length
+        with lock:
+            running.add(job.name)
+            seen.append(sorted(running))
+            starts[job.name], envs[job.name] = clock(), env
+        time.sleep(0.6 if job.name == "rec0" else 0.1)
+        with lock:
+            running.discard(job.name)
+            ends[job.name] = clock()
+        return job
+
+    monkeypatch.setattr(sweep, "execute", execute)
+    sweep.run_local(recorded, live, 3, rules, {"OLAKIT_X": "1"})
+    assert set(starts) == {j.name for j in recorded + live}
+    assert max(len(s) for s in seen) <= 3
+    assert max(sum(n.startswith("live") for n in s) for s in seen) <= rules["live_at_once"]
+    assert max(starts[j.name] for j in recorded) < min(starts[j.name] for j in live)  # recorded ones first
+    assert min(starts[j.name] for j in live) < ends["rec0"]  # no wait for the last recorded run
+    assert envs["rec0"]["OMP_NUM_THREADS"] == str(rules["recorded_threads"]) and envs["rec0"]["OLAKIT_X"] == "1"
+    assert envs["live0"]["OMP_NUM_THREADS"] == str(rules["live_threads"]) and envs["live0"]["OLAKIT_X"] == "1"

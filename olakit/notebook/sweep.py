@@ -22,12 +22,12 @@ $OLAKIT_CACHE_URL) and, when no endpoint is configured, one embedded model that 
 from __future__ import annotations
 
 import datetime as _dt
-import functools
 import itertools
 import json
 import logging
 import os
 import re
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
@@ -200,9 +200,10 @@ def thread_rules(cores: int, parallel: int) -> dict:
 
     - recorded runs go first, ``parallel`` at a time, each kernel's BLAS/torch pools cut to its share of the
       cores (``cores // parallel``, at least 1);
-    - the live runs follow, at most 2 at a time (a live kernel mostly waits on the model), each with 1 BLAS/torch
-      thread, while the embedded server computes on every core with SLOTS parallel slots (each live kernel's
-      client sends at most SLOTS calls at once, one per slot, so each keeps its prompt prefix).
+    - the live runs follow, each in the first slot a run leaves (``run_local``), at most 2 at a time (a live
+      kernel mostly waits on the model), each with 1 BLAS/torch thread, while the embedded server computes on
+      every core with SLOTS parallel slots (each live kernel's client sends at most SLOTS calls at once, one per
+      slot, so each keeps its prompt prefix).
 
     >>> thread_rules(2, 2)
     {'recorded_threads': 1, 'live_at_once': 2, 'live_threads': 1, 'server_threads': 2, 'server_slots': 4}
@@ -217,6 +218,24 @@ def thread_rules(cores: int, parallel: int) -> dict:
         "server_threads": cores,
         "server_slots": SLOTS,
     }
+
+
+def run_local(recorded: list[Job], live: list[Job], parallel: int, rules: dict, env: dict[str, str]) -> None:
+    """The jobs on this machine by thread_rules: the recorded ones first, then the live ones, ``parallel`` kernels
+    at a time in all and at most ``live_at_once`` live ones; a live run takes the first free slot, without waiting
+    for the last recorded run to end."""
+    gate = threading.BoundedSemaphore(rules["live_at_once"])
+    live_env = {**env, **thread_env(rules["live_threads"])}
+    recorded_env = {**env, **thread_env(rules["recorded_threads"])}
+
+    def one(job: Job) -> Job:
+        if job in live:
+            with gate:
+                return execute(job, env=live_env)
+        return execute(job, env=recorded_env)
+
+    with ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
+        list(pool.map(one, [*recorded, *live]))
 
 
 def thread_env(n: int) -> dict[str, str]:
@@ -298,13 +317,13 @@ def run_sweep(
     return the index.
 
     Scheduling (thread_rules): the runs on recorded outputs first, ``parallel`` at a time, their BLAS/torch pools
-    cut to their share of the cores; then the live runs, at most 2 at a time with one such thread each, while the
-    embedded model (an ``olakit serve`` process started at the outset, so it has loaded by then; its log in
-    runs/<run_id>/embedded-server.log) computes on every core. ``executor="dask"`` runs the same two phases as
-    Dask tasks: on the cluster of ``client`` (a dask.distributed Client made by the caller, left open), of
-    ``scheduler_file``, at ``scheduler`` (``tcp://HOST:8786`` or ``HOST:8786``) or at Dask's own
-    ``scheduler-address`` setting (``DASK_SCHEDULER_ADDRESS``), else on a LocalCluster of ``parallel`` worker
-    processes (olakit.notebook.cluster)."""
+    cut to their share of the cores; then the live runs, each in the first slot that frees, at most 2 at a time
+    with one such thread each, while the embedded model (an ``olakit serve`` process started at the outset, so
+    it has loaded by then; its log in runs/<run_id>/embedded-server.log) computes on every core.
+    ``executor="dask"`` runs the same two phases, one after the other, as Dask tasks: on the cluster of
+    ``client`` (a dask.distributed Client made by the caller, left open), of ``scheduler_file``, at ``scheduler``
+    (``tcp://HOST:8786`` or ``HOST:8786``) or at Dask's own ``scheduler-address`` setting
+    (``DASK_SCHEDULER_ADDRESS``), else on a LocalCluster of ``parallel`` worker processes (olakit.notebook.cluster)."""
     given = dict(
         run_id=run_id, parallel=parallel, executor=executor, scheduler=scheduler, scheduler_file=scheduler_file,
         batch=batch,
@@ -380,18 +399,13 @@ def run_sweep(
                     server.slots,
                     server_log,
                 )
-        for phase, at_once, threads in (
-            (recorded, parallel, rules["recorded_threads"]),
-            (live, rules["live_at_once"], rules["live_threads"]),
-        ):
-            env = {**kernel_env, **thread_env(threads)}
-            if client is not None:
-                done = {j.name: j for j in cluster.run_jobs(client, phase, env)}
+        if client is not None:
+            for phase, threads in ((recorded, rules["recorded_threads"]), (live, rules["live_threads"])):
+                done = {j.name: j for j in cluster.run_jobs(client, phase, {**kernel_env, **thread_env(threads)})}
                 for job in phase:
                     job.__dict__.update(done[job.name].__dict__)
-            else:
-                with ThreadPoolExecutor(max_workers=at_once) as pool:
-                    list(pool.map(functools.partial(execute, env=env), phase))
+        else:
+            run_local(recorded, live, parallel, rules, kernel_env)
     finally:
         if server is not None:
             served = _served(url, before)  # the server stops once no process uses it (olakit.llm.daemon)
