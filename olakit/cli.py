@@ -17,6 +17,8 @@ olakit import SPEC.yaml --out DIR [Analysis settings]
 olakit compare --sources RUN,RUN,... --out DIR [CompareConfig settings: --labels, --vote-over, Analysis settings]
 olakit export RUN --out FILE.jsonl [--data-dir DIR]   (Every Eval Ever instance-level JSON Lines)
 olakit batch status | cancel   (the provider batches journaled for the configured endpoint)
+olakit batch export --requests FILE.jsonl (run | geek) [their settings]   (exit 3: requests written, run them)
+olakit batch ingest OUTPUT.jsonl [--engine-model NAME]   (an offline engine's output, vllm run-batch's, into the cache)
 olakit serve [--model GGUF] [--port N] [--n-parallel N]
 olakit cache copy SRC DST
 olakit notes build --out FILE [NotesConfig settings, e.g. --dataset ekar_zh --pool 40 --r 3]
@@ -47,9 +49,9 @@ from olakit.data.records import condition_columns, kind_of, prompt_hash
 from olakit.errors import DataError, OlakitError
 from olakit.geek.config import GeekConfig
 from olakit.geek.run import run_geek
-from olakit.llm.batch import BatchAnswerer
+from olakit.llm.batch import BatchAnswerer, Exported
 from olakit.llm.cache import cache_location, copy_cache
-from olakit.llm.client import connect
+from olakit.llm.client import LLM, connect
 from olakit.llm.endpoint import Endpoint
 from olakit.llm.local import LocalServer
 from olakit.names import plural, voting_templates
@@ -164,6 +166,20 @@ def _parser() -> argparse.ArgumentParser:
     bt_cmd = bt.add_subparsers(dest="batch_cmd", required=True)
     bt_cmd.add_parser("status", help="each journaled batch's state and requests done, as the provider reports them")
     bt_cmd.add_parser("cancel", help="cancel them; the next run collects what they finished and resubmits the rest")
+    be = bt_cmd.add_parser(
+        "export",
+        help="write the requests a run's next stage needs (and the cache lacks) as an OpenAI batch input file for an"
+        " offline engine (vllm run-batch); exit 3 when it wrote some, 0 when the run completed from the cache",
+    )
+    be.add_argument("--requests", required=True, help="the batch input file to write (.jsonl)")
+    be.add_argument("command", nargs=argparse.REMAINDER, help="run or geek, with their settings (and --out)")
+    bi = bt_cmd.add_parser("ingest", help="store an offline engine's batch output file in the answer cache")
+    bi.add_argument("output", help="the engine's output file (.jsonl): one result per exported request")
+    bi.add_argument(
+        "--engine-model",
+        default=None,
+        help="the name the engine gives the model in its answers when it is not $OLAKIT_MODEL (llama.cpp: its file)",
+    )
 
     ca = sub.add_parser("cache", help="the answer cache").add_subparsers(dest="cache_cmd", required=True)
     cp = ca.add_parser("copy", help="copy every answer from one cache to another (a directory or redis://HOST/DB)")
@@ -208,9 +224,20 @@ def _out_dir(path: str | None) -> str | None:
     return path
 
 
-def _answerer(concurrency: int | None, batch: bool | None = None):
+EXPORTED = 3
+"""The exit status of ``olakit batch export`` when it wrote requests (the run is not complete yet)."""
+
+
+def _answerer(concurrency: int | None, batch: bool | None = None, export: str | None = None):
     """The answerer role's client, made before the run so the plan can name its endpoint."""
-    return connect(Endpoint.from_env("answerer"), batch=batch, **({"concurrency": concurrency} if concurrency else {}))
+    options = {"concurrency": concurrency} if concurrency else {}
+    return connect(Endpoint.from_env("answerer"), batch=batch, export=export, **options)
+
+
+def _journal() -> BatchAnswerer:
+    """The batches journaled for the configured endpoint (status, cancel, ingest); any endpoint's, the embedded
+    model's too, since exported requests are journaled for whichever endpoint the run was given."""
+    return BatchAnswerer(LLM(Endpoint.from_env("answerer")), progress=False)
 
 
 def yaml_mapping(text: str) -> dict:
@@ -228,6 +255,13 @@ def yaml_mapping(text: str) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    export = None
+    if args.cmd == "batch" and args.batch_cmd == "export":  # the run itself, its requests written to a file
+        export, inner = args.requests, [a for a in args.command if a != "--"]
+        if not inner or inner[0] not in ("run", "geek"):
+            print("olakit batch export: give the run after --requests FILE: run ... or geek ...", file=sys.stderr)
+            return 2
+        args = _parser().parse_args(inner)
     # olakit's own progress lines; other libraries only when something is wrong (faiss logs its loader at INFO)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("olakit").setLevel(logging.INFO)
@@ -258,7 +292,7 @@ def main(argv: list[str] | None = None) -> int:
             cfg = from_arguments(OlaGPTConfig, args)  # before the LLM: bad settings cost nothing
             out = _out_dir(args.out)
             params = {"out": args.out, "concurrency": args.concurrency, "batch": args.batch}
-            with _answerer(args.concurrency, args.batch) as llm:
+            with _answerer(args.concurrency, args.batch, export) as llm:
                 batched = isinstance(llm, BatchAnswerer)
                 print(describe(planned_calls(cfg), llm.endpoint, batched), flush=True)  # before the first call
                 res = run(cfg, llm=llm, out_dir=out, parameters=params)
@@ -270,7 +304,7 @@ def main(argv: list[str] | None = None) -> int:
         elif args.cmd == "geek":
             cfg = from_arguments(GeekConfig, args)
             params = {"out": args.out, "concurrency": args.concurrency, "batch": args.batch}
-            with _answerer(args.concurrency, args.batch) as llm:
+            with _answerer(args.concurrency, args.batch, export) as llm:
                 res = run_geek(cfg, llm=llm, out_dir=_out_dir(args.out), parameters=params)
             tables = geek_tables(res.records, cfg)
             write_outputs(args.out, res.log, tables)
@@ -316,8 +350,17 @@ def main(argv: list[str] | None = None) -> int:
             if len(tables["left_out"]):
                 print(f"{len(tables['left_out'])} questions some condition lacks were left out")
             print(f"wrote {args.out}/records.parquet, run.json and {len(tables)} tables")
+        elif args.cmd == "batch" and args.batch_cmd == "ingest":
+            with _journal() as answerer:
+                counts = answerer.ingest(args.output, args.engine_model)
+                waiting = len(answerer.exported())
+            print(
+                f"ingested {plural(counts['answers'], 'answer')} for {answerer.endpoint.model} into the cache;"
+                f" {counts['failed']} failed (not cached: the next export writes them again),"
+                f" {counts['already']} were there already; {waiting} exported requests still wait"
+            )
         elif args.cmd == "batch":
-            with _answerer(None, batch=True) as answerer:
+            with _journal() as answerer:
                 if args.batch_cmd == "status":
                     rows = answerer.status()
                     for r in rows:
@@ -405,6 +448,9 @@ def main(argv: list[str] | None = None) -> int:
                         time.sleep(3600)
                 except KeyboardInterrupt:
                     pass
+    except Exported as exc:
+        print(f"olakit: {exc}", file=sys.stderr)
+        return EXPORTED
     except OlakitError as exc:
         print(f"olakit: error: {exc}", file=sys.stderr)
         return 2

@@ -2,6 +2,7 @@
 endpoints, with scripted state sequences: completed, partially failed, expired with half done, failed validation,
 and a process killed while waiting, then resumed; counted at the server: every request answered once."""
 
+import json
 import os
 import signal
 import subprocess
@@ -319,3 +320,198 @@ def test_the_journal_and_its_lock_in_a_shared_redis(tmp_path, monkeypatch):
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+# -- offline batch files: olakit batch export -> an engine that reads the OpenAI batch format -> olakit batch ingest
+
+
+def through_provider(srv, requests_file, out_file):
+    """The exported file run as it is by a server that implements the OpenAI batch format (files, batches), through
+    the openai client; its output and error files written as one results file, as vllm run-batch writes it."""
+    import openai
+
+    client = openai.OpenAI(base_url=srv.base_url, api_key="none")
+    upload = client.files.create(file=("requests.jsonl", requests_file.read_bytes()), purpose="batch")
+    b = client.batches.create(input_file_id=upload.id, endpoint="/v1/chat/completions", completion_window="24h")
+    while b.status not in ("completed", "failed", "expired", "cancelled"):
+        b = client.batches.retrieve(b.id)
+    assert b.status == "completed", b
+    text = "".join(client.files.content(f).text for f in (b.output_file_id, b.error_file_id) if f)
+    out_file.write_text(text)
+    return [json.loads(line) for line in text.splitlines()]
+
+
+OFFLINE = "http://127.0.0.1:9/v1"
+"""The endpoint of an offline run: where the model would be served. Nothing listens there: a call would fail."""
+
+
+def test_export_run_the_file_ingest_completes_the_run_with_no_call_and_the_online_tables(tmp_path, monkeypatch, capsys):
+    from olakit.cli import EXPORTED, main
+    from olakit.data.records import load_records
+    from olakit.runlog import read_log
+
+    flags = ["-n", "3", "--templates", "ST,DT", "--strategies", "zero-shot", "--max-tokens", "16"]
+    with Loopback(reply=graded) as online, Loopback(reply=graded) as engine:
+        monkeypatch.setenv("OLAKIT_MODEL", "m")
+        monkeypatch.setenv("OLAKIT_BASE_URL", online.base_url)
+        monkeypatch.setenv("OLAKIT_CACHE_DIR", str(tmp_path / "online-cache"))
+        assert main(["run", "--out", str(tmp_path / "online"), *flags]) == 0
+        monkeypatch.setenv("OLAKIT_BASE_URL", OFFLINE)
+        monkeypatch.setenv("OLAKIT_CACHE_DIR", str(tmp_path / "cache"))
+        export = ["batch", "export", "--requests", str(tmp_path / "requests.jsonl"), "run", "--out",
+                  str(tmp_path / "offline"), *flags]  # fmt: skip
+        exported, rounds = [], 0
+        capsys.readouterr()
+        while (rc := main(export)) == EXPORTED:
+            rounds += 1
+            assert "wrote" in capsys.readouterr().err and not (tmp_path / "offline" / "records.parquet").exists()
+            lines = [json.loads(x) for x in (tmp_path / "requests.jsonl").read_text().splitlines()]
+            assert all(x["method"] == "POST" and x["url"] == "/v1/chat/completions" for x in lines)
+            assert all(x["body"]["model"] == "m" for x in lines)
+            exported += [x["custom_id"] for x in lines]
+            assert main(["batch", "status"]) == 0  # the export is journaled: status shows it, without a provider
+            assert f"export: exported to {tmp_path / 'requests.jsonl'}, not yet ingested, 0 of {len(lines)}" in (
+                capsys.readouterr().out
+            )
+            through_provider(engine, tmp_path / "requests.jsonl", tmp_path / f"results-{rounds}.jsonl")
+            assert main(["batch", "ingest", str(tmp_path / f"results-{rounds}.jsonl")]) == 0
+            assert f"ingested {len(lines)} answers" in capsys.readouterr().out
+            assert rounds < 5
+        assert rc == 0 and rounds >= 1
+        assert len(exported) == len(set(exported)) == sum(online.completed.values())  # each request once, all of them
+        assert all(n == 1 for n in engine.completed.values())
+    log = read_log(tmp_path / "offline")
+    assert log.calls["answerer"]["paid"] == 0 and log.calls["answerer"]["cached"] == len(exported)
+    cols = ["template", "question_id", "raw_output", "extracted", "correct", "prompt_tokens", "completion_tokens"]
+    one, two = (load_records(tmp_path / d / "records.parquet")[cols] for d in ("online", "offline"))
+    assert one.equals(two)
+    for table in ("methods", "accuracy"):
+        assert (tmp_path / "online" / "tables" / f"{table}.csv").read_bytes() == (
+            tmp_path / "offline" / "tables" / f"{table}.csv"
+        ).read_bytes()
+
+
+def offline_answerer(tmp_path, model="m"):
+    llm = LLM(Endpoint(OFFLINE, model), cache_dir=tmp_path / "cache", progress=False)
+    return llm, BatchAnswerer(llm, progress=False, export=tmp_path / "requests.jsonl")
+
+
+def exported_then_run(tmp_path, engine, **kw):
+    """Export requests(), run the file on the engine; (answerer, its LLM, the results file's lines)."""
+    from olakit.llm.batch import Exported
+
+    llm, batch = offline_answerer(tmp_path, **kw)
+    with pytest.raises(Exported, match=r"wrote 6 requests .*`vllm run-batch -i "):
+        batch.batch(requests())
+    rows = through_provider(engine, tmp_path / "requests.jsonl", tmp_path / "results.jsonl")
+    return batch, llm, rows
+
+
+def test_ingest_refuses_results_it_did_not_export_and_stores_nothing(tmp_path):
+    from olakit.errors import DataError
+
+    with Loopback(reply=reply) as engine:
+        batch, llm, rows = exported_then_run(tmp_path, engine)
+        good = [json.dumps(r) for r in rows]
+        foreign = dict(rows[0], custom_id="f" * 64)
+        other_model = json.loads(good[1])
+        other_model["response"]["body"]["model"] = "another-model"
+        bad = tmp_path / "bad.jsonl"
+        bad.write_text("\n".join([json.dumps(foreign), json.dumps(other_model), "{not json", *good[2:]]) + "\n")
+        with pytest.raises(DataError) as err:
+            batch.ingest(bad)
+        message = str(err.value)
+        assert "3 of 7 lines refused, nothing ingested" in message
+        assert "line 1: custom_id ffffffffffffffff... is no request exported for this endpoint" in message
+        assert "line 2: answered by 'another-model', not 'm'" in message and "line 3: not JSON" in message
+        assert all(llm.lookup_key(r["custom_id"]) is None for r in rows) and len(batch.exported()) == 6
+        # another endpoint's answerer (another model name) exported none of these: it takes none
+        llm2, other = offline_answerer(tmp_path, model="m2")
+        with pytest.raises(DataError, match="6 of 6 lines refused"):
+            other.ingest(tmp_path / "results.jsonl")
+        llm2.close()
+        # the engine's own file goes in whole; the same file twice is "already there", not an error
+        assert batch.ingest(tmp_path / "results.jsonl") == {"answers": 6, "failed": 0, "already": 0}
+        assert batch.exported() == set() and batch.journal() == {}
+        assert batch.ingest(tmp_path / "results.jsonl") == {"answers": 0, "failed": 0, "already": 6}
+        assert [r.text for r in batch.batch(requests())] == [f"Answer: {i}" for i in (0, 1, 2, 3, 4, 5, 0)]
+        llm.close()
+
+
+def test_a_request_the_engine_failed_is_not_cached_and_the_next_export_writes_it_alone(tmp_path):
+    from olakit.llm.batch import Exported
+
+    fails = lambda prompt, attempt: "scripted 500" if prompt == PROMPTS[2] and attempt == 1 else None  # noqa: E731
+    with Loopback(reply=reply, batch_errors=fails) as engine:
+        batch, llm, rows = exported_then_run(tmp_path, engine)
+        assert batch.ingest(tmp_path / "results.jsonl") == {"answers": 5, "failed": 1, "already": 0}
+        (failed,) = batch.exported()  # still waiting; never cached
+        assert llm.lookup_key(failed) is None
+        with pytest.raises(Exported, match="wrote 1 requests"):
+            batch.batch(requests())
+        (line,) = (tmp_path / "requests.jsonl").read_text().splitlines()
+        assert json.loads(line)["custom_id"] == failed
+        through_provider(engine, tmp_path / "requests.jsonl", tmp_path / "results.jsonl")
+        assert batch.ingest(tmp_path / "results.jsonl") == {"answers": 1, "failed": 0, "already": 0}
+        assert [r.text for r in batch.batch(requests())] == [f"Answer: {i}" for i in (0, 1, 2, 3, 4, 5, 0)]
+        assert all(engine.completed[p] == 1 for p in PROMPTS)
+        llm.close()
+
+
+@pytest.mark.real_model
+def test_exported_requests_answered_by_the_embedded_model_complete_the_run_from_the_cache(tmp_path, monkeypatch):
+    """The same path with real answers: each exported request sent as it is to the embedded llama.cpp server (the
+    stand-in for vllm run-batch, tests/offline_engine.py); the run then completes with no call, its records holding
+    exactly the engine's answers."""
+    from olakit.cli import EXPORTED, main
+    from olakit.data.records import load_records
+    from olakit.llm.daemon import shared_server
+    from olakit.runlog import read_log
+    from tests.offline_engine import run_batch
+
+    monkeypatch.delenv("OLAKIT_BASE_URL", raising=False)  # the embedded model's identity: its weights
+    monkeypatch.setenv("OLAKIT_CACHE_DIR", str(tmp_path / "cache"))
+    flags = ["-n", "2", "--templates", "ST", "--strategies", "zero-shot", "--max-tokens", "24"]
+    export = ["batch", "export", "--requests", str(tmp_path / "requests.jsonl"), "run", "--out",
+              str(tmp_path / "run"), *flags]  # fmt: skip
+    answers, rounds = {}, 0
+    while (rc := main(export)) == EXPORTED:
+        rounds += 1
+        rows = run_batch(tmp_path / "requests.jsonl", tmp_path / "out.jsonl", shared_server().base_url)
+        answers |= {r["custom_id"]: r["response"]["body"]["choices"][0]["message"]["content"] for r in rows}
+        named = rows[0]["response"]["body"]["model"]  # llama.cpp names the model by its file
+        assert main(["batch", "ingest", str(tmp_path / "out.jsonl")]) == 2  # refused: another name
+        assert main(["batch", "ingest", str(tmp_path / "out.jsonl"), "--engine-model", named]) == 0
+        assert rounds < 5
+    assert rc == 0 and answers
+    log = read_log(tmp_path / "run")
+    assert log.calls["answerer"]["paid"] == 0 and log.calls["answerer"]["unique_prompts"] == len(answers)
+    records = load_records(tmp_path / "run" / "records.parquet")
+    assert set(records["raw_output"]) <= set(answers.values())
+
+
+def test_geek_exports_one_round_at_a_time_and_completes_with_the_online_records(tmp_path):
+    from olakit.geek.config import GeekConfig
+    from olakit.geek.run import run_geek
+    from olakit.llm.batch import Exported
+    from tests.test_geek import PARAGRAPHS, scripted
+
+    corpus = tmp_path / "albany.jsonl"
+    corpus.write_text("".join(json.dumps(p) + "\n" for p in PARAGRAPHS))
+    cfg = GeekConfig(n_questions=2, rows=("+De", "+RE"), corpus=str(corpus), k=1)
+    with Loopback(reply=scripted) as online, Loopback(reply=scripted) as engine:
+        with LLM(Endpoint(online.base_url, "m"), cache_dir=tmp_path / "online", progress=False) as llm:
+            want = run_geek(cfg, llm=llm).records
+        llm, batch = offline_answerer(tmp_path)
+        for rounds in range(1, 40):
+            try:
+                got = run_geek(cfg, llm=batch).records
+                break
+            except Exported:
+                through_provider(engine, tmp_path / "requests.jsonl", tmp_path / "results.jsonl")
+                assert batch.ingest(tmp_path / "results.jsonl")["failed"] == 0
+        llm.close()
+        assert rounds > 2 and all(n == 1 for n in engine.completed.values())  # GEEK's rounds, each request once
+        assert sum(engine.completed.values()) == sum(online.completed.values())
+    cols = ["row", "question_id", "raw_output", "extracted", "correct"]
+    assert want[cols].equals(got[cols])

@@ -15,6 +15,13 @@ for the output and the error file), journaled in the cache's store so that no ba
 - Waiting shows one progress bar per batch (requests done of total, its state, time waited) and holds no
   concurrency slot and no claim, so online callers are never blocked.
 
+Offline batch files (``export``): the requests go to a batch input file in the OpenAI batch format instead of a
+provider, for any engine that reads it (``vllm run-batch -i FILE -o OUT``), and ``batch`` raises ``Exported``: the
+run stops before its next stage, which needs these answers. ``ingest(OUT)`` stores the engine's output file in the
+cache, after checking that every line answers a request exported for this endpoint (its custom_id) by its model;
+the run, run again, takes them from the cache, and exports its next stage or completes with no call. The exported
+requests are one journal entry (id ``export``), so an ingest in another process (or after a restart) knows them.
+
 ``BatchAnswerer(llm).batch(requests)`` -> the same Results as ``llm.batch(requests)``, each paid at the batch rate.
 """
 
@@ -23,10 +30,13 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import time
 from collections.abc import Sequence
 from dataclasses import replace
+from pathlib import Path
 
+from olakit.errors import DataError, OlakitError
 from olakit.llm.answerer import Completes
 from olakit.llm.request import Request, Result, cache_key
 from olakit.llm.response import first_choice
@@ -44,16 +54,33 @@ ENDPOINT = "/v1/chat/completions"
 WINDOW = "24h"
 BATCH_RATE = 0.5
 """A batched call's price against the online one (OpenAI's Batch API: half)."""
+EXPORT = "export"
+"""The journal entry of the requests written to batch files and not yet ingested."""
+SHOWN = 3
+"""Refused lines an ingest's error names (the count names them all)."""
+
+
+class Exported(OlakitError):
+    """An exporting answerer wrote the requests a stage needs to a batch file; the run stops until they are
+    ingested (``olakit batch ingest``) and is then run again."""
+
+    def __init__(self, message: str, path: Path, n: int):
+        super().__init__(message)
+        self.path, self.n = path, n
 
 
 class BatchAnswerer(Completes):
     """The requests of each ``batch`` call the cache lacks, as provider batches (see the module docstring); ``llm``
     is the cached client (olakit.llm.client.LLM) whose endpoint, key and answer cache it uses."""
 
-    def __init__(self, llm, *, poll: float = 10.0, resubmits: int = 2, progress: bool = True):
+    def __init__(
+        self, llm, *, poll: float = 10.0, resubmits: int = 2, progress: bool = True, export: str | Path | None = None
+    ):
         self.llm = llm
         self.endpoint = llm.endpoint
         self.poll, self.resubmits, self.progress = poll, resubmits, progress
+        self.export = Path(export) if export is not None else None
+        """Where the requests go instead of a provider (an offline batch file), or None."""
         self.submitted: list[str] = []
         """Ids of the batches this answerer submitted (resumed ones are not)."""
         self._client = None
@@ -94,6 +121,11 @@ class BatchAnswerer(Completes):
         """Every journaled batch of this endpoint as the provider reports it now: id, state, done, total."""
         rows = []
         for batch_id, entry in self.journal().items():
+            if batch_id == EXPORT:
+                files = ", ".join(entry.get("files", []))
+                rows.append({"id": EXPORT, "state": f"exported to {files}, not yet ingested", "done": 0,
+                             "total": len(entry["custom_ids"])})  # fmt: skip
+                continue
             b = self.client().batches.retrieve(batch_id)
             counts = b.request_counts
             done = counts.completed + counts.failed if counts else 0
@@ -105,7 +137,7 @@ class BatchAnswerer(Completes):
         journal, so the next run collects what each finished and resubmits the rest. Returns their ids."""
         cancelled = []
         for batch_id in self.journal():
-            if self.client().batches.retrieve(batch_id).status not in TERMINAL:
+            if batch_id != EXPORT and self.client().batches.retrieve(batch_id).status not in TERMINAL:
                 self.client().batches.cancel(batch_id)
                 cancelled.append(batch_id)
         return cancelled
@@ -117,6 +149,8 @@ class BatchAnswerer(Completes):
         by_key = dict(zip(keys, requests))
         results = {k: hit for k in by_key if (hit := self.llm.lookup_key(k)) is not None}
         pending = [k for k in by_key if k not in results]
+        if self.export is not None and pending:
+            self._export([(k, self._line(k, by_key[k])) for k in pending])
         errors: dict[str, str] = {}
         # each round: the journaled batches that hold some of these (a killed process's, another's), and new ones for
         # the rest; what they did not answer goes again, alone
@@ -152,7 +186,8 @@ class BatchAnswerer(Completes):
                 if hit is not None:
                     results[k] = hit
             missing = [k for k in pending if k not in results]
-            theirs = [(b, e) for b, e in self.journal().items() if set(e["custom_ids"]) & set(missing)]
+            journal = self.journal()
+            theirs = [(b, e) for b, e in journal.items() if b != EXPORT and set(e["custom_ids"]) & set(missing)]
             covered = {k for _, e in theirs for k in e["custom_ids"]}
             lines = [(k, self._line(k, by_key[k])) for k in missing if k not in covered]
             return theirs + [self._submit(chunk) for chunk in _chunks(lines)]
@@ -172,6 +207,88 @@ class BatchAnswerer(Completes):
         self._note(created.id, entry, locked=True)  # before the first wait: a kill from now on leaves it found again
         self.submitted.append(created.id)
         return created.id, entry
+
+    # -- offline batch files
+    def _export(self, lines: list[tuple[str, bytes]]) -> None:
+        """Write the lines to the export file (whole, or not at all), journal their custom_ids, raise Exported."""
+        path = self.export
+        path.parent.mkdir(parents=True, exist_ok=True)
+        part = path.with_name(f".{path.name}.part")
+        part.write_bytes(b"".join(line for _, line in lines))
+        os.replace(part, path)
+        with self.llm.answers.journal_lock(self.journal_name):
+            entry = self.journal().get(EXPORT) or {"endpoint": self.endpoint.identity, "custom_ids": [], "files": []}
+            ids = list(dict.fromkeys([*entry["custom_ids"], *(k for k, _ in lines)]))
+            files = list(dict.fromkeys([*entry["files"], str(path.resolve())]))
+            self._note(EXPORT, {**entry, "custom_ids": ids, "files": files, "state": "exported",
+                                "submitted": time.time()}, locked=True)  # fmt: skip
+        size = sum(len(line) for _, line in lines)
+        shown = f"{size / 2**20:.1f} MiB" if size >= 2**20 else f"{max(1, round(size / 2**10))} KiB"
+        raise Exported(
+            f"wrote {len(lines)} requests ({shown}) to {path} for {self.endpoint.model}. Run them with"
+            f" an engine that reads the OpenAI batch format, e.g. `vllm run-batch -i {path} -o results.jsonl"
+            f" --model {self.endpoint.model}`; then `olakit batch ingest results.jsonl`, and run this command again"
+            " (it exports the next stage's requests, or completes from the cache)",
+            path,
+            len(lines),
+        )
+
+    def exported(self) -> set[str]:
+        """The custom_ids exported for this endpoint and not yet ingested."""
+        return set((self.journal().get(EXPORT) or {}).get("custom_ids", []))
+
+    def ingest(self, path: str | Path, engine_model: str | None = None) -> dict:
+        """Store an engine's batch output file (OpenAI's batch output format: ``custom_id``, ``response`` with
+        ``status_code`` and ``body``, ``error``) in the answer cache. Every line must answer a request exported for
+        this endpoint (its custom_id, once), by this endpoint's model (or ``engine_model``: the name the engine
+        gives it, e.g. llama.cpp's file path); otherwise DataError names the lines and nothing is stored. Failed
+        requests are counted, never cached: the next export writes them again.
+        Returns {"answers", "failed", "already"} (already: answered in the cache before)."""
+        path = Path(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise DataError(f"{path}: cannot read it ({exc})") from None
+        exported, seen = self.exported(), set()
+        rows, refused = [], []
+        already = 0
+        for n, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            why, row = _refusal(line, exported, seen, engine_model or self.endpoint.model)
+            if why and row is not None and self.llm.lookup_key(row["custom_id"]) is not None:
+                already += 1  # ingested before (the same file twice): its answer is in the cache
+            elif why:
+                refused.append(f"line {n}: {why}")
+            else:
+                rows.append(row)
+                seen.add(row["custom_id"])
+        if refused:
+            raise DataError(
+                f"{path}: {len(refused)} of {len(refused) + len(rows)} lines refused, nothing ingested ("
+                + "; ".join(refused[:SHOWN])
+                + ("; ..." if len(refused) > SHOWN else "")
+                + f"). A result is taken only for a request `olakit batch export` wrote for {self.endpoint.model}"
+                f" ({len(exported)} are waiting), answered by that model (an engine that names it otherwise: give"
+                " its name, --engine-model NAME)"
+            )
+        counts = {"answers": 0, "failed": 0, "already": already}
+        stored = set()
+        for row in rows:
+            if self.llm.lookup_key(row["custom_id"]) is not None:  # answered meanwhile (online, another ingest)
+                counts["already"] += 1
+                stored.add(row["custom_id"])
+                continue
+            result = self._store(row)
+            counts["answers" if result.ok else "failed"] += 1
+            if result.ok:
+                stored.add(row["custom_id"])
+        with self.llm.answers.journal_lock(self.journal_name):
+            entry = self.journal().get(EXPORT)
+            if entry is not None:
+                left = [k for k in entry["custom_ids"] if k not in stored]
+                self._note(EXPORT, {**entry, "custom_ids": left} if left else None, locked=True)
+        return counts
 
     def _collect(self, batch_id: str, entry: dict, desc: str | None) -> dict[str, Result]:
         """Wait for one batch to end, store its answers, forget it; its requests' results (failed ones too)."""
@@ -234,6 +351,33 @@ class BatchAnswerer(Completes):
         return Result(key=key, text=text, prompt_tokens=pt, completion_tokens=ct, finish_reason=finish,
                       cost=cost * BATCH_RATE if cost is not None else None, attempts=1, fingerprint=fingerprint,
                       batched=True)  # fmt: skip
+
+
+def _refusal(line: str, exported: set[str], seen: set[str], model: str) -> tuple[str, dict | None]:
+    """Why one output line cannot be ingested ("" when it can), and the line as a mapping."""
+    try:
+        row = json.loads(line)
+    except json.JSONDecodeError as exc:
+        return f"not JSON ({exc.msg})", None
+    if not isinstance(row, dict) or not isinstance(row.get("custom_id"), str):
+        return "not a batch output line (no custom_id)", None
+    key = row["custom_id"]
+    if key not in exported:
+        return f"custom_id {key[:16]}... is no request exported for this endpoint", row
+    if key in seen:
+        return f"custom_id {key[:16]}... answered twice", None
+    response = row.get("response")
+    if response is None and row.get("error") is None:
+        return "neither a response nor an error", None
+    if response is not None and (not isinstance(response, dict) or "status_code" not in response):
+        return "its response has no status_code", None
+    body = (response or {}).get("body")
+    if response is not None and response.get("status_code") == 200:
+        if not isinstance(body, dict) or not body.get("choices"):
+            return "a 200 response without choices", None
+        if body.get("model") not in (None, model):
+            return f"answered by {body.get('model')!r}, not {model!r}", None
+    return "", row
 
 
 def _describe(error: dict) -> str:

@@ -473,11 +473,17 @@ class LLM(Completes):
         self.close()
 
 
-def connect(endpoint: Endpoint | None = None, *, batch: bool | None = None, **options) -> Answerer:
+def connect(
+    endpoint: Endpoint | None = None, *, batch: bool | None = None, export: str | None = None, **options
+) -> Answerer:
     """The answerer of an endpoint (default: the configured one): the cached client with ``options``, or for a
     ``scripted://module:function`` base URL the in-process scripted model that function answers for; with ``batch``
-    (default ``$OLAKIT_BATCH``) what the cache lacks goes out as provider batches (olakit.llm.batch)."""
+    (default ``$OLAKIT_BATCH``) what the cache lacks goes out as provider batches (olakit.llm.batch); with
+    ``export`` (a file) it is written there as a batch input file for an offline engine, for any endpoint (it names
+    the model whose answers the cache will hold), and the run stops until they are ingested."""
     endpoint = endpoint or Endpoint.from_env()
+    if export is not None:
+        return BatchAnswerer(LLM(endpoint, **options), progress=False, export=export)
     if endpoint.base_url.startswith(SCRIPTED):
         return ScriptedModel.from_endpoint(endpoint)
     if environment().batch if batch is None else batch:
