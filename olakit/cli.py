@@ -19,6 +19,7 @@ olakit export RUN --out FILE.jsonl [--data-dir DIR]   (Every Eval Ever instance-
 olakit batch status | cancel   (the provider batches journaled for the configured endpoint)
 olakit batch export --requests FILE.jsonl (run | geek) [their settings]   (exit 3: requests written, run them)
 olakit batch ingest OUTPUT.jsonl [--engine-model NAME]   (an offline engine's output, vllm run-batch's, into the cache)
+olakit plan --comparisons "A:S vs B:S,..." [--estimates recorded|RUN] [--delta D] [--power P] [--alpha A] [run settings]
 olakit serve [--model GGUF] [--port N] [--n-parallel N]
 olakit cache copy SRC DST
 olakit notes build --out FILE [NotesConfig settings, e.g. --dataset ekar_zh --pool 40 --r 3]
@@ -37,6 +38,7 @@ from pathlib import Path
 from olakit.analysis.compare import CompareConfig, compare_runs
 from olakit.analysis.imports import import_spec
 from olakit.analysis.iterations import flips, iteration_accuracy, stage_cost
+from olakit.analysis.power import PlanConfig, plan, plan_report
 from olakit.analysis.reproduce import reproduce_olagpt
 from olakit.analysis.runs import run_tables
 from olakit.analysis.traces import geek_tables
@@ -156,6 +158,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     cm.add_argument("--out", required=True, help="output directory (records.parquet, tables/, run.json)")
     add_arguments(cm, CompareConfig)
+
+    pl = sub.add_parser(
+        "plan", help="before a run: the questions each comparison needs (exact McNemar power, Holm) and their price"
+    )
+    pl.add_argument("--out", default=None, help="also write the plan as a CSV file")
+    add_arguments(pl, PlanConfig)
 
     ex = sub.add_parser("export", help="a run's records as an Every Eval Ever instance-level file (JSON Lines)")
     ex.add_argument("run", help="a run folder or a records file (.parquet)")
@@ -369,6 +377,15 @@ def main(argv: list[str] | None = None) -> int:
                 else:
                     ids = answerer.cancel()
                     print(f"asked to cancel {plural(len(ids), 'batch')}: {', '.join(ids) or 'none running'}")
+        elif args.cmd == "plan":
+            cfg = from_arguments(PlanConfig, args)
+            endpoint = Endpoint.from_env("answerer")
+            table = plan(cfg, endpoint)
+            print(plan_report(table, cfg, endpoint))
+            if args.out:
+                Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+                table.to_csv(args.out, index=False)
+                print(f"wrote {args.out}")
         elif args.cmd == "export":
             source = Path(args.run)
             records, log = load_run(source / "records.parquet" if source.is_dir() else source)

@@ -68,6 +68,20 @@ def planned_calls(config: OlaGPTConfig) -> list[Stage]:
     return [s for s in stages if s.calls]
 
 
+def completion_ceiling(stages: list[Stage]) -> int:
+    """The most completion tokens the stages can take."""
+    return sum(s.calls * s.max_tokens for s in stages)
+
+
+def ceiling_price(stages: list[Stage], endpoint: Endpoint) -> tuple[float, float] | None:
+    """(online, batch) USD: the completion-token ceiling at the model's completion price, online and at the Batch
+    API's rate; None for a model without a known price (the embedded one included). Prompts are extra."""
+    if endpoint.model not in PRICES or endpoint.local:
+        return None
+    online = completion_ceiling(stages) * PRICES[endpoint.model][1] / 1e6
+    return online, online * BATCH_RATE
+
+
 def describe(stages: list[Stage], endpoint: Endpoint, batch: bool = False) -> str:
     """The plan as ``olakit run`` prints it: one line per stage, the total, the completion-token ceiling and, for a
     model with a known price, the ceiling of what those completions cost at the online rate and at the Batch API's
@@ -78,16 +92,15 @@ def describe(stages: list[Stage], endpoint: Endpoint, batch: bool = False) -> st
         for i, s in enumerate(stages, 1)
     ]
     calls = sum(s.calls for s in stages)
-    ceiling = sum(s.calls * s.max_tokens for s in stages)
+    ceiling = completion_ceiling(stages)
     exact = all(s.exact for s in stages)
     how = f", in {plural(len(stages), 'batch round')}" if batch else ""
     head = f"planned: {'' if exact else 'up to '}{plural(calls, 'call')} to {endpoint.model}{how}"
     tail = f"  completion tokens: at most {ceiling:,}"
-    if endpoint.model in PRICES and not endpoint.local:
-        online = ceiling * PRICES[endpoint.model][1] / 1e6
-        tail += (
-            f" (at most ${online:,.2f} at its online completion price, ${online * BATCH_RATE:,.2f} at the batch rate"
-        )
+    price = ceiling_price(stages, endpoint)
+    if price is not None:
+        online, batched = price
+        tail += f" (at most ${online:,.2f} at its online completion price, ${batched:,.2f} at the batch rate"
         tail += "; prompts extra)" if batch else " if batched; prompts extra)"
     tail += "; answers already in the cache are not paid again"
     return "\n".join([head, *lines, tail])

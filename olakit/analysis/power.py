@@ -1,0 +1,254 @@
+"""Power of the kit's paired test before a run: how many questions the exact McNemar test needs to tell two cells
+apart, computed exactly, and what that many questions cost (``olakit plan``).
+
+The model: each question falls, independently, a-only right (probability ``p10``), b-only right (``p01``) or
+concordant. Over ``n`` questions the discordant count ``D`` is Bin(n, p10 + p01) and, given ``D = d``, the a-only
+count is Bin(d, p10 / (p10 + p01)). The test the kit reports (inference.mcnemar_exact) rejects at level ``alpha``
+when 2 P(X <= min(k, d - k)) < alpha for X ~ Bin(d, 1/2): for each ``d`` the rejection region is k <= c_d or
+k >= d - c_d. So the power at ``n`` is
+
+    sum over d of Bin(d; n, p10 + p01) * [Bin(k <= c_d; d, q) + Bin(k >= d - c_d; d, q)],  q = p10 / (p10 + p01),
+
+exact, with no normal approximation. The power of an exact test is not monotone in ``n`` (it saws up and down as
+c_d steps); ``n_needed`` is the smallest ``n`` from which it stays at the goal.
+
+A family of ``m`` comparisons corrected by Holm is planned at ``alpha / m`` each: Holm's first, strictest step,
+so a comparison planned this way is decided whatever the others' p-values.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Annotated
+
+import numpy as np
+import pandas as pd
+from pydantic import Field
+
+from olakit.analysis.inference import cell_outcomes
+from olakit.config import ConfigError
+from olakit.data.loaders import questions_of
+from olakit.data.recorded import import_olagpt
+from olakit.llm.endpoint import Endpoint
+from olakit.names import REGEX_VOTE, plural, voting_templates
+from olakit.olagpt.budget import ceiling_price, planned_calls
+from olakit.olagpt.config import OlaGPTConfig
+from olakit.olagpt.templates import templates_for
+from olakit.runlog import load_run
+
+PILOT = 50
+"""Questions of the pilot the planner proposes when no earlier run has both cells of a comparison: enough to see
+the discordance rate within about +-0.14 (95%, at its worst, 0.5)."""
+
+
+BEYOND = 100_000
+"""The most questions the planner looks at for a comparison the split cannot decide."""
+
+
+def _binom():
+    """scipy's binomial distribution, imported here: scipy.stats costs 0.7 s and only planning needs it."""
+    from scipy.stats import binom
+
+    return binom
+
+
+def rejection_limits(d_max: int, alpha: float) -> np.ndarray:
+    """c_d for d = 0..d_max: the largest k with 2 P(Bin(d, 1/2) <= k) < alpha, the kit's rejection rule
+    (inference.mcnemar_exact); -1 where none (that many discordant pairs can never reject)."""
+    d = np.arange(d_max + 1)
+    k = _binom().ppf(alpha / 2, d, 0.5)  # the smallest k with P(X <= k) >= alpha / 2
+    k = np.where(np.isnan(k), -1, k).astype(int)
+    return np.where(2 * _binom().cdf(k, d, 0.5) < alpha, k, k - 1)
+
+
+def power(n: int, p10: float, p01: float, alpha: float = 0.05, limits: np.ndarray | None = None) -> float:
+    """The exact power of the two-sided exact McNemar test at level ``alpha`` on ``n`` questions (module
+    docstring). ``limits``: rejection_limits(>= n, alpha), when already computed."""
+    discordance = p10 + p01
+    if n <= 0 or discordance <= 0:
+        return 0.0
+    c = (rejection_limits(n, alpha) if limits is None else limits)[: n + 1]
+    d = np.arange(n + 1)
+    q = p10 / discordance
+    binom = _binom()
+    reject = np.where(c >= 0, binom.cdf(c, d, q) + binom.sf(d - c - 1, d, q), 0.0)
+    return float(np.clip((binom.pmf(d, n, discordance) * reject).sum(), 0, 1))
+
+
+def n_needed(p10: float, p01: float, alpha: float, goal: float, ceiling: int) -> int | None:
+    """The smallest n <= ceiling from which the power is at least ``goal`` (checked at every n over the next
+    quarter and 20 more: the dips of an exact test's power are a few questions wide); None when the power at the
+    ceiling is below it."""
+    if p10 == p01 or ceiling < 1:
+        return None
+    limits = rejection_limits(ceiling, alpha)
+    if power(ceiling, p10, p01, alpha, limits) < goal:
+        return None
+    # the power climbs, sawing: find the first n reaching the goal, then step past any later dip below it
+    lo, hi = 1, ceiling
+    while lo < hi:  # first n with power >= goal, as if monotone
+        mid = (lo + hi) // 2
+        if power(mid, p10, p01, alpha, limits) >= goal:
+            hi = mid
+        else:
+            lo = mid + 1
+    n = lo
+    for m in range(n, min(ceiling, int(n * 1.25) + 20) + 1):  # the saw's teeth are a few questions wide
+        if power(m, p10, p01, alpha, limits) < goal:
+            n = m + 1
+    return min(n, ceiling)
+
+
+def parse_comparison(text: str) -> tuple[str, str]:
+    """``"DST:retrieval vs turbo:zero-shot"`` -> ("DST | retrieval", "turbo | zero-shot"); a cell may also be
+    written as the tables name it ("DST | retrieval")."""
+    parts = [p.strip() for p in text.replace(" VS ", " vs ").split(" vs ")]
+    if len(parts) != 2 or not all(parts):
+        raise ValueError(f"comparison {text!r}: write it as 'METHOD:STRATEGY vs METHOD:STRATEGY'")
+    return tuple(_cell(p) for p in parts)  # type: ignore[return-value]
+
+
+def _cell(text: str) -> str:
+    if " | " in text:
+        return text
+    method, sep, strategy = text.partition(":")
+    if not sep or not method.strip() or not strategy.strip():
+        raise ValueError(f"cell {text!r}: write it as METHOD:STRATEGY (e.g. DST:retrieval, regex_vote:combine)")
+    return f"{method.strip()} | {strategy.strip()}"
+
+
+def plan_table(
+    comparisons: Sequence[str],
+    outcomes: pd.DataFrame | None,
+    *,
+    source: str,
+    ceiling: int,
+    alpha: float = 0.05,
+    goal: float = 0.8,
+    delta: float | None = None,
+) -> pd.DataFrame:
+    """One row per comparison: the estimate (its source, the questions it saw, a-only and b-only counts), the
+    rates planned for, the per-comparison level (alpha / m: Holm's strictest step), the questions needed for
+    ``goal`` power (None: cannot be decided within ``ceiling``, the split's size), the power at the ceiling, and
+    what to do. ``delta``: the accuracy difference to detect (default: the one observed), kept with the observed
+    discordance rate."""
+    pairs = [parse_comparison(c) for c in comparisons]
+    level = alpha / max(1, len(pairs))
+    rows = []
+    for text, (a, b) in zip(comparisons, pairs):
+        row = {"comparison": text, "a": a, "b": b, "source": source, "alpha_each": level}
+        have = outcomes is not None and a in outcomes.columns and b in outcomes.columns
+        if not have:
+            missing = [c for c in (a, b) if outcomes is None or c not in outcomes.columns]
+            rows.append(row | {"n_estimate": 0, "verdict": f"no estimate ({', '.join(missing)} not in {source}): run "
+                               f"a pilot of {PILOT} questions with both cells and plan again"})  # fmt: skip
+            continue
+        both = outcomes[[a, b]].dropna().astype(bool)
+        x, y = both[a].to_numpy(), both[b].to_numpy()
+        n_est, a_only, b_only = len(both), int((x & ~y).sum()), int((~x & y).sum())
+        discordance = (a_only + b_only) / n_est if n_est else 0.0
+        observed = (a_only - b_only) / n_est if n_est else 0.0
+        diff = observed if delta is None else math.copysign(delta, observed or 1.0)
+        row |= {"n_estimate": n_est, "a_only": a_only, "b_only": b_only, "discordance": discordance,
+                "observed_diff": observed, "planned_diff": diff}  # fmt: skip
+        if discordance < abs(diff) or discordance == 0:
+            rows.append(row | {"verdict": f"the discordance {discordance:.3f} is below the difference {diff:+.3f}: "
+                               "no paired design has it; give a smaller --delta or estimate again"})  # fmt: skip
+            continue
+        p10, p01 = (discordance + diff) / 2, (discordance - diff) / 2
+        needed = n_needed(p10, p01, level, goal, ceiling)
+        at_ceiling = power(ceiling, p10, p01, level)
+        row |= {"p10": p10, "p01": p01, "n_needed": needed, "power_at_ceiling": at_ceiling}
+        if needed is not None:
+            row["verdict"] = f"{plural(needed, 'question')} for {goal:.0%} power"
+        else:
+            beyond = n_needed(p10, p01, level, goal, BEYOND) if p10 != p01 else None
+            row["n_beyond_split"] = beyond
+            row["verdict"] = f"cannot be decided on this split: {ceiling} questions give {at_ceiling:.0%} power; " + (
+                f"these rates would need {beyond:,}" if beyond else f"these rates would need more than {BEYOND:,}"
+            )
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+class PlanConfig(OlaGPTConfig):
+    """``olakit plan``: the comparisons a run is for, the power wanted, and the run itself (its dataset, split,
+    templates and strategies: what the questions cost; ``n_questions`` is not used, the plan finds it)."""
+
+    comparisons: Annotated[list[str], Field(min_length=1)]
+    """The comparisons, each ``METHOD:STRATEGY vs METHOD:STRATEGY`` (e.g. ``DST:retrieval vs turbo:zero-shot``,
+    ``regex_vote:combine vs ST:combine``); Holm corrects over all of them."""
+    estimates: str = "recorded"
+    """Where the discordance rates come from: ``recorded`` (the OlaGPT authors' gpt-3.5 outputs on AQuA), or an
+    earlier run (a run folder or a records file)."""
+    delta: Annotated[float, Field(gt=0, lt=1)] | None = None
+    """The accuracy difference to detect (default: the one the estimates show)."""
+    power: Annotated[float, Field(gt=0, lt=1)] = 0.8
+    """The power wanted for each comparison."""
+    alpha: Annotated[float, Field(gt=0, lt=1)] = 0.05
+    """The family-wise level: Holm over the comparisons (each planned at alpha / their number)."""
+
+
+def plan(cfg: PlanConfig, endpoint: Endpoint) -> pd.DataFrame:
+    """plan_table for ``cfg``'s comparisons, with the estimates it names, the split's size as the ceiling, and for
+    each comparison decided within it the calls and the price of a run of that many questions with the templates
+    and strategies its two cells need, at the online and the batch rate (olakit.olagpt.budget: the run's own plan)."""
+    if cfg.estimates == "recorded":
+        records, source = import_olagpt(cfg.data_dir), "the OlaGPT authors' recorded gpt-3.5 outputs (AQuA test)"
+    else:
+        path = Path(cfg.estimates)
+        records, _ = load_run(path / "records.parquet" if path.is_dir() else path)
+        source = str(path)
+    outcomes = cell_outcomes(records, voting_templates(records["template"]), cfg.analysis())
+    ceiling = len(questions_of(cfg)) - cfg.offset
+    try:
+        table = plan_table(cfg.comparisons, outcomes, source=source, ceiling=ceiling, alpha=cfg.alpha,
+                           goal=cfg.power, delta=cfg.delta)  # fmt: skip
+    except ValueError as exc:
+        raise ConfigError(f"PlanConfig: comparisons: {exc}") from None
+    every = [t.name for t in templates_for(cfg.dataset, cfg.templates)]
+    for i, row in table.iterrows():
+        n = row.get("n_needed")
+        if n is None or pd.isna(n):
+            continue
+        methods = {row["a"].split(" | ")[0], row["b"].split(" | ")[0]}
+        templates = every if REGEX_VOTE in methods else [t for t in every if t in methods]
+        strategies = tuple(dict.fromkeys(c.split(" | ")[1] for c in (row["a"], row["b"])))
+        run = cfg.replace(n_questions=int(n), templates=tuple(templates) or None, strategies=strategies)
+        stages = planned_calls(OlaGPTConfig(**{k: getattr(run, k) for k in OlaGPTConfig.model_fields}))
+        table.loc[i, "calls"] = sum(s.calls for s in stages)
+        price = ceiling_price(stages, endpoint)
+        if price is not None:
+            table.loc[i, "usd_online"], table.loc[i, "usd_batch"] = price
+    return table
+
+
+def plan_report(table: pd.DataFrame, cfg: PlanConfig, endpoint: Endpoint) -> str:
+    """The plan as the terminal shows it: one block per comparison (the estimate and its source, the rates, the
+    verdict, the calls and price of that many questions), then the family."""
+    m = len(table)
+    lines = [
+        f"plan: {plural(m, 'comparison')}, Holm at {cfg.alpha:g} family-wise (each planned at {cfg.alpha / m:.4g}),"
+        f" {cfg.power:.0%} power, exact McNemar; estimates from {table['source'].iloc[0]}"
+    ]
+    for _, r in table.iterrows():
+        lines.append(f"  {r['comparison']}")
+        if r.get("n_estimate", 0):
+            lines.append(
+                f"    estimate: {int(r['a_only'])} a-only and {int(r['b_only'])} b-only of {int(r['n_estimate'])}"
+                " questions "
+                f"(discordance {r['discordance']:.3f}, difference {r['observed_diff']:+.3f})"
+                + (f"; planned for a difference of {r['planned_diff']:+.3f}" if cfg.delta is not None else "")
+            )
+        lines.append(f"    {r['verdict']}")
+        if "calls" in r and not pd.isna(r.get("calls")):
+            cost = (
+                f": ${r['usd_online']:,.2f} online, ${r['usd_batch']:,.2f} batched (completion ceiling; prompts extra)"
+                if "usd_online" in r and not pd.isna(r.get("usd_online"))
+                else f" ({endpoint.model} has no known price)"
+            )
+            lines.append(f"    a run of {int(r['n_needed'])} questions with their templates and strategies: "
+                         f"{int(r['calls']):,} calls" + cost)  # fmt: skip
+    return "\n".join(lines)

@@ -1,0 +1,132 @@
+"""olakit plan: the exact power of the exact McNemar test, checked against cases worked by hand, a full enumeration
+of the outcomes and a seeded simulation; the planner's n, its estimates and its price (the run's own plan)."""
+
+import math
+import re
+
+import numpy as np
+import pytest
+
+from olakit.analysis.inference import mcnemar_exact
+from olakit.analysis.power import n_needed, parse_comparison, power, rejection_limits
+
+
+def enumerated_power(n, p10, p01, alpha):
+    """Every outcome of n questions (a-only k, b-only j, the rest concordant) with its multinomial probability,
+    rejected by the kit's own exact test where its p-value is below alpha."""
+    total = 0.0
+    for k in range(n + 1):
+        for j in range(n - k + 1):
+            if mcnemar_exact([1] * k + [0] * j, [0] * k + [1] * j)[2] < alpha:
+                ways = math.comb(n, k) * math.comb(n - k, j)
+                total += ways * p10**k * p01**j * (1 - p10 - p01) ** (n - k - j)
+    return total
+
+
+def test_power_worked_by_hand_when_only_one_side_is_ever_right_alone():
+    # p01 = 0: every discordant pair is a-only, so k = d and the test rejects when 2 / 2^d < 0.05, that is d >= 6
+    # (2 / 2^5 = 0.0625 does not). The power is P(Bin(10, 0.3) >= 6).
+    by_hand = sum(math.comb(10, d) * 0.3**d * 0.7 ** (10 - d) for d in range(6, 11))
+    assert by_hand == pytest.approx(0.0473489, abs=1e-7)
+    assert power(10, 0.3, 0.0, 0.05) == pytest.approx(by_hand, abs=1e-12)
+
+
+def test_power_equals_the_enumeration_of_every_outcome():
+    for n, p10, p01, alpha in ((12, 0.35, 0.1, 0.05), (20, 0.2, 0.05, 0.0125), (15, 0.1, 0.3, 0.01)):
+        assert power(n, p10, p01, alpha) == pytest.approx(enumerated_power(n, p10, p01, alpha), abs=1e-12)
+
+
+def test_power_agrees_with_a_seeded_simulation_within_its_monte_carlo_error():
+    n, p10, p01, alpha, runs = 80, 0.22, 0.08, 0.0125, 20_000
+    rng = np.random.default_rng(7)
+    counts = rng.multinomial(n, [p10, p01, 1 - p10 - p01], size=runs)
+    limits = {}  # the kit's p-value for each (k, j) drawn
+    rejected = 0
+    for k, j, _ in counts:
+        if (k, j) not in limits:
+            limits[k, j] = mcnemar_exact([1] * k + [0] * j, [0] * k + [1] * j)[2] < alpha
+        rejected += limits[k, j]
+    simulated = rejected / runs
+    error = math.sqrt(simulated * (1 - simulated) / runs)
+    assert abs(power(n, p10, p01, alpha) - simulated) < 4 * error
+
+
+def test_the_rejection_limits_are_the_kits_own_test():
+    for alpha in (0.05, 0.01, 0.0125):
+        limits = rejection_limits(120, alpha)
+        for d in range(121):
+            rejecting = [
+                k
+                for k in range(d // 2 + 1)
+                if mcnemar_exact([1] * k + [0] * (d - k), [0] * k + [1] * (d - k))[2] < alpha
+            ]
+            assert limits[d] == (max(rejecting) if rejecting else -1)
+
+
+def test_n_needed_is_the_first_n_from_which_the_power_stays_at_the_goal():
+    p10, p01, alpha, goal, ceiling = 0.4, 0.05, 0.05, 0.8, 40
+    powers = {n: enumerated_power(n, p10, p01, alpha) for n in range(1, ceiling + 1)}
+    want = min(n for n in powers if all(powers[m] >= goal for m in range(n, ceiling + 1)))
+    assert n_needed(p10, p01, alpha, goal, ceiling) == want
+    assert n_needed(p10, p01, alpha, 0.999999, ceiling) is None  # not reached within the ceiling
+    assert n_needed(0.2, 0.2, alpha, goal, 1000) is None  # no difference to find
+
+
+def test_comparisons_are_read_as_table_cells_and_bad_ones_say_how_to_write_them():
+    assert parse_comparison("DST:retrieval vs turbo:zero-shot") == ("DST | retrieval", "turbo | zero-shot")
+    assert parse_comparison("regex_vote | combine vs ST:combine") == ("regex_vote | combine", "ST | combine")
+    with pytest.raises(ValueError, match="METHOD:STRATEGY vs METHOD:STRATEGY"):
+        parse_comparison("DST:retrieval turbo:zero-shot")
+    with pytest.raises(ValueError, match=r"cell 'DST': write it as METHOD:STRATEGY"):
+        parse_comparison("DST vs turbo:zero-shot")
+
+
+def test_olakit_plan_on_the_recorded_outputs(monkeypatch, capsys, tmp_path):
+    import pandas as pd
+
+    from olakit.cli import main
+    from olakit.data.recorded import import_olagpt
+
+    monkeypatch.setenv("OLAKIT_BASE_URL", "https://api.openai.com/v1")  # priced, never called
+    monkeypatch.setenv("OLAKIT_MODEL", "gpt-3.5-turbo")
+    comparisons = "DST:retrieval vs turbo:zero-shot,DT:zero-shot vs ST:zero-shot,AT:combine vs ST:combine"
+    assert main(["plan", "--comparisons", comparisons, "--out", str(tmp_path / "plan.csv")]) == 0
+    out = capsys.readouterr().out
+    # the estimates: the discordant pairs of the authors' records, counted here from the records themselves
+    records = import_olagpt(None)
+    wide = records.pivot_table(index="question_id", columns=["template", "notes_strategy"], values="correct")
+    a, b = wide[("DST", "retrieval")].astype(bool), wide[("turbo", "zero-shot")].astype(bool)
+    a_only, b_only = int((a & ~b).sum()), int((~a & b).sum())
+    assert f"estimate: {a_only} a-only and {b_only} b-only of 254 questions" in out
+    assert "each planned at 0.01667" in out  # Holm's strictest step over three comparisons
+    table = pd.read_csv(tmp_path / "plan.csv")
+    first = table.iloc[0]
+    d, diff = (a_only + b_only) / 254, (a_only - b_only) / 254
+    assert first["n_needed"] == n_needed((d + diff) / 2, (d - diff) / 2, 0.05 / 3, 0.8, 254)
+    assert "cannot be decided on this split" in table.iloc[1]["verdict"]
+    assert "no estimate (AT | combine not in" in table.iloc[2]["verdict"] and "pilot of 50 questions" in out
+    # the price is the run's own plan: `olakit run` with the templates and strategies of the two cells, at that n
+    n = int(first["n_needed"])
+    flags = ["--templates", "DST,turbo", "--strategies", "retrieval,zero-shot", "-n", str(n)]
+    monkeypatch.setenv("OLAKIT_BASE_URL", "http://127.0.0.1:9/v1")  # nothing listens: the run stops at its first call
+    monkeypatch.setenv("OLAKIT_MODEL", "gpt-3.5-turbo")
+    main(["run", "--out", str(tmp_path / "run"), *flags])
+    planned = re.search(r"planned: (\d[\d,]*) calls", capsys.readouterr().out)
+    assert int(planned.group(1).replace(",", "")) == first["calls"]
+    assert (
+        f"{int(first['calls']):,} calls: ${first['usd_online']:,.2f} online, ${first['usd_batch']:,.2f} batched" in out
+    )
+    assert first["usd_batch"] == pytest.approx(first["usd_online"] / 2)
+
+
+def test_plan_settings_at_the_command_line(monkeypatch, capsys):
+    from olakit.cli import main
+
+    monkeypatch.delenv("OLAKIT_BASE_URL", raising=False)  # the embedded model: no price, and it is not started
+    # one comparison given where a list is expected; a difference to plan for; the power as text
+    assert main(["plan", "--comparisons", "DST:retrieval vs turbo:zero-shot", "--delta", "0.2", "--power", "0.9"]) == 0
+    out = capsys.readouterr().out
+    assert "1 comparison, Holm at 0.05 family-wise (each planned at 0.05), 90% power" in out
+    assert "planned for a difference of +0.200" in out and "has no known price" in out
+    assert main(["plan", "--comparisons", "DST:retrieval vs turbo:zero-shot", "--power", "1.5"]) == 2
+    assert "power" in capsys.readouterr().err
