@@ -38,7 +38,7 @@ from pathlib import Path
 from olakit.analysis.compare import CompareConfig, compare_runs
 from olakit.analysis.imports import import_spec
 from olakit.analysis.iterations import flips, iteration_accuracy, stage_cost
-from olakit.analysis.power import PlanConfig, plan, plan_report
+from olakit.analysis.power import PlanConfig, plan, plan_report, registered_tables
 from olakit.analysis.reproduce import reproduce_olagpt
 from olakit.analysis.runs import run_tables
 from olakit.analysis.traces import geek_tables
@@ -64,6 +64,7 @@ from olakit.olagpt.active_learning import build_notes
 from olakit.olagpt.budget import describe, planned_calls
 from olakit.olagpt.config import Analysis, NotesConfig, OlaGPTConfig
 from olakit.olagpt.run import run
+from olakit.registration import check_slice, read_registration
 from olakit.review.config import ReviewConfig
 from olakit.review.run import ask_report, run_review
 from olakit.runlog import LOG_NAME, RunLog, command, load_run, read_log, write_outputs
@@ -104,6 +105,12 @@ def _parser() -> argparse.ArgumentParser:
     lv = sub.add_parser("run", help="run the OlaGPT grid live (templates x note strategies, baselines, votes)")
     lv.add_argument("--out", required=True, help="output directory (records.parquet, tables/)")
     lv.add_argument("--concurrency", type=int, default=None, help="calls in flight at once [default: the client's]")
+    lv.add_argument(
+        "--registration",
+        default=None,
+        help="a pre-registered family of comparisons (YAML; docs/plan.md): hashed into the run before its first call,"
+        " its comparisons confirmatory in the tables",
+    )
     lv.add_argument(
         "--batch",
         action=argparse.BooleanOptionalAction,
@@ -299,15 +306,25 @@ def main(argv: list[str] | None = None) -> int:
         elif args.cmd == "run":
             cfg = from_arguments(OlaGPTConfig, args)  # before the LLM: bad settings cost nothing
             out = _out_dir(args.out)
+            registered, entry = read_registration(args.registration) if args.registration else (None, None)
+            if registered is not None:
+                check_slice(registered, cfg)
             params = {"out": args.out, "concurrency": args.concurrency, "batch": args.batch}
+            if args.registration:
+                params["registration"] = args.registration
             with _answerer(args.concurrency, args.batch, export) as llm:
                 batched = isinstance(llm, BatchAnswerer)
                 print(describe(planned_calls(cfg), llm.endpoint, batched), flush=True)  # before the first call
-                res = run(cfg, llm=llm, out_dir=out, parameters=params)
+                res = run(cfg, llm=llm, out_dir=out, parameters=params, registration=entry)
             names = voting_templates(res.records["template"])
             tables = run_tables(res.records, names, cfg.analysis())
+            if registered is not None:
+                tables |= registered_tables(res.records, names, registered, cfg.analysis())
             write_outputs(args.out, res.log, tables)
             print(tables["methods_wide"].round(4).to_string())
+            if registered is not None:
+                for _, r in tables["registered"].iterrows():
+                    print(f"registered: {r['comparison']}: {r['verdict']}")
             print(f"calls {json.dumps(res.calls)}; run log: {Path(args.out) / LOG_NAME}")
         elif args.cmd == "geek":
             cfg = from_arguments(GeekConfig, args)

@@ -18,17 +18,21 @@ The slice of questions is the config's (``olakit.config.Slice.pick``).
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 import pandas as pd
 
+from olakit.data.files import write_atomic
 from olakit.data.records import save_records, to_frame
 from olakit.llm.answerer import Answerer, Counted, refuse
 from olakit.llm.client import connect, role_llm
 from olakit.llm.endpoint import Endpoint
 from olakit.llm.request import Request, Result
+from olakit.registration import NAME as REGISTRATION
+from olakit.registration import changes as registration_changes
 from olakit.runlog import RunLog, claim_folder, make_log, records_summary, role_entry, write_log
 from olakit.types import Record
 
@@ -62,10 +66,17 @@ class Run:
         out_dir: str | Path | None = None,
         parameters: dict | None = None,
         concurrency: int | None = None,
+        registration: dict | None = None,
     ):
         self.door, self.config, self.out_dir = door, config, out_dir
         self.parameters = dict(parameters or {})
         claim_folder(out_dir, self.draft())
+        self.registration = registration
+        """olakit.registration's entry of a pre-registered family: in the folder before the first call, and in the
+        log with any change made to its file since."""
+        if registration is not None and out_dir is not None:
+            text = json.dumps(registration, indent=1)
+            write_atomic(Path(out_dir) / REGISTRATION, lambda p: Path(p).write_text(text))
         given = dict(models) if isinstance(models, Mapping) else ({"answerer": models} if models is not None else {})
         self._owned: list = []
         concurrency = concurrency or self.parameters.get("concurrency")
@@ -105,6 +116,9 @@ class Run:
         return {role: dict(c.counts) for role, c in self.roles.items() if c.counts["requests"] or role == "answerer"}
 
     def _log(self, **more) -> RunLog:
+        if self.registration is not None:
+            entry = {**self.registration, "changes": registration_changes(self.registration)}
+            more["extra"] = {**more.get("extra", {}), "registration": entry}
         return make_log(self.door, self.config, parameters=self.parameters, **more)  # analysis: the config's own
 
     def log(self, records: pd.DataFrame | None = None, **more) -> RunLog:

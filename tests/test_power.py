@@ -130,3 +130,59 @@ def test_plan_settings_at_the_command_line(monkeypatch, capsys):
     assert "planned for a difference of +0.200" in out and "has no known price" in out
     assert main(["plan", "--comparisons", "DST:retrieval vs turbo:zero-shot", "--power", "1.5"]) == 2
     assert "power" in capsys.readouterr().err
+
+
+def test_a_registered_run_records_its_family_before_the_first_call_and_marks_it_in_the_tables(tmp_path, monkeypatch):
+    import hashlib
+    import json
+
+    import pandas as pd
+
+    from olakit.cli import main
+    from olakit.data.records import load_records
+    from olakit.llm.loopback import Loopback
+    from olakit.registration import changes, read_registration
+    from olakit.runlog import command, read_log
+    from tests.test_batch import graded
+
+    reg = tmp_path / "family.yaml"
+    reg.write_text('comparisons: ["ST:zero-shot vs DT:zero-shot"]\nalpha: 0.05\ndataset: aqua\nn_questions: 3\n')
+    sha = hashlib.sha256(reg.read_bytes()).hexdigest()
+    flags = ["--templates", "ST,DT", "--strategies", "zero-shot", "--max-tokens", "16", "--registration", str(reg)]
+    monkeypatch.setenv("OLAKIT_MODEL", "m")
+    monkeypatch.setenv("OLAKIT_CACHE_DIR", str(tmp_path / "cache"))
+    # another slice than the registered one: refused before anything is written
+    monkeypatch.setenv("OLAKIT_BASE_URL", "http://127.0.0.1:9/v1")
+    assert main(["run", "--out", str(tmp_path / "wrong"), "-n", "4", *flags]) == 2
+    assert not (tmp_path / "wrong").exists()
+    # the registration is in the folder before the first call: here the first call fails (nothing listens)
+    assert main(["run", "--out", str(tmp_path / "failed"), "-n", "3", *flags]) == 2
+    written = json.loads((tmp_path / "failed" / "registration.json").read_text())
+    assert written["sha256"] == sha and written["settings"]["comparisons"] == ["ST:zero-shot vs DT:zero-shot"]
+    assert not (tmp_path / "failed" / "records.parquet").exists()
+    with Loopback(reply=graded) as srv:
+        monkeypatch.setenv("OLAKIT_BASE_URL", srv.base_url)
+        assert main(["run", "--out", str(tmp_path / "run"), "-n", "3", *flags]) == 0
+    log = read_log(tmp_path / "run")
+    assert log.extra["registration"]["sha256"] == sha and log.extra["registration"]["changes"] == []
+    assert "--registration" in command(log)
+    tests = pd.read_csv(tmp_path / "run" / "tables" / "paired_tests.csv")
+    family = tests[tests["role"] == "confirmatory"]
+    assert len(family) == 1 and {family.iloc[0]["a"], family.iloc[0]["b"]} == {"ST | zero-shot", "DT | zero-shot"}
+    assert set(tests[tests["role"] == "exploratory"]["a"]) | set(tests[tests["role"] == "exploratory"]["b"]) >= {
+        "regex_vote | zero-shot"
+    }
+    # the family's Holm over one comparison is its own exact p, computed here from the records
+    records = load_records(tmp_path / "run" / "records.parquet")
+    wide = records.pivot_table(index="question_id", columns="template", values="correct").astype(bool)
+    k, j = int((wide["ST"] & ~wide["DT"]).sum()), int((~wide["ST"] & wide["DT"]).sum())
+    p = 1.0 if k + j == 0 else min(1.0, 2 * sum(math.comb(k + j, i) for i in range(min(k, j) + 1)) / 2 ** (k + j))
+    assert family.iloc[0]["p_holm_family"] == pytest.approx(p)
+    registered = pd.read_csv(tmp_path / "run" / "tables" / "registered.csv")
+    assert registered.iloc[0]["a_only"] == k and registered.iloc[0]["b_only"] == j
+    assert registered.iloc[0]["decided"] == (p < 0.05)
+    # a change to the file after registration is what the log lists
+    _, entry = read_registration(reg)
+    reg.write_text(reg.read_text() + "power: 0.9\n")
+    assert changes(entry) == [f"{reg.resolve()} changed after registration: sha256 {entry['sha256'][:12]} -> "
+                              f"{hashlib.sha256(reg.read_bytes()).hexdigest()[:12]}"]  # fmt: skip

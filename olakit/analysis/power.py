@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 from pydantic import Field
 
-from olakit.analysis.inference import cell_outcomes
+from olakit.analysis.inference import cell_outcomes, holm, paired_tests
 from olakit.config import ConfigError
 from olakit.data.loaders import questions_of
 from olakit.data.recorded import import_olagpt
@@ -36,6 +36,7 @@ from olakit.names import REGEX_VOTE, plural, voting_templates
 from olakit.olagpt.budget import ceiling_price, planned_calls
 from olakit.olagpt.config import OlaGPTConfig
 from olakit.olagpt.templates import templates_for
+from olakit.registration import Registration
 from olakit.runlog import load_run
 
 PILOT = 50
@@ -44,7 +45,9 @@ the discordance rate within about +-0.14 (95%, at its worst, 0.5)."""
 
 
 BEYOND = 100_000
-"""The most questions the planner looks at for a comparison the split cannot decide."""
+"""The most questions the planner looks at for a comparison the split cannot decide (a bisection: "about")."""
+SETTLE = 60
+"""How many n past the first that reaches the goal are checked to stay there."""
 
 
 def _binom():
@@ -77,10 +80,10 @@ def power(n: int, p10: float, p01: float, alpha: float = 0.05, limits: np.ndarra
     return float(np.clip((binom.pmf(d, n, discordance) * reject).sum(), 0, 1))
 
 
-def n_needed(p10: float, p01: float, alpha: float, goal: float, ceiling: int) -> int | None:
-    """The smallest n <= ceiling from which the power is at least ``goal`` (checked at every n over the next
-    quarter and 20 more: the dips of an exact test's power are a few questions wide); None when the power at the
-    ceiling is below it."""
+def n_needed(p10: float, p01: float, alpha: float, goal: float, ceiling: int, settle: bool = True) -> int | None:
+    """The smallest n <= ceiling from which the power is at least ``goal`` (with ``settle``, checked at each of the
+    next SETTLE n: the dips of an exact test's power are a few questions wide; without, the first n a bisection
+    finds, for the rough sizes beyond a split); None when the power at the ceiling is below it."""
     if p10 == p01 or ceiling < 1:
         return None
     limits = rejection_limits(ceiling, alpha)
@@ -95,7 +98,7 @@ def n_needed(p10: float, p01: float, alpha: float, goal: float, ceiling: int) ->
         else:
             lo = mid + 1
     n = lo
-    for m in range(n, min(ceiling, int(n * 1.25) + 20) + 1):  # the saw's teeth are a few questions wide
+    for m in range(n, min(ceiling, n + SETTLE) + 1) if settle else ():  # the saw's teeth are a few questions wide
         if power(m, p10, p01, alpha, limits) < goal:
             n = m + 1
     return min(n, ceiling)
@@ -164,10 +167,10 @@ def plan_table(
         if needed is not None:
             row["verdict"] = f"{plural(needed, 'question')} for {goal:.0%} power"
         else:
-            beyond = n_needed(p10, p01, level, goal, BEYOND) if p10 != p01 else None
+            beyond = n_needed(p10, p01, level, goal, BEYOND, settle=False) if p10 != p01 else None
             row["n_beyond_split"] = beyond
             row["verdict"] = f"cannot be decided on this split: {ceiling} questions give {at_ceiling:.0%} power; " + (
-                f"these rates would need {beyond:,}" if beyond else f"these rates would need more than {BEYOND:,}"
+                f"these rates would need about {beyond:,}" if beyond else f"these rates would need more than {BEYOND:,}"
             )
         rows.append(row)
     return pd.DataFrame(rows)
@@ -252,3 +255,50 @@ def plan_report(table: pd.DataFrame, cfg: PlanConfig, endpoint: Endpoint) -> str
             lines.append(f"    a run of {int(r['n_needed'])} questions with their templates and strategies: "
                          f"{int(r['calls']):,} calls" + cost)  # fmt: skip
     return "\n".join(lines)
+
+
+def registered_tables(
+    records: pd.DataFrame, templates: Sequence[str], registration: Registration, analysis
+) -> dict[str, pd.DataFrame]:
+    """After a registered run: ``paired_tests`` (every pair, as inference.paired_tests, with its ``role``:
+    confirmatory for the registered comparisons, exploratory for the rest, and ``p_holm_family``: Holm over the
+    registered family alone) and ``registered`` (one row per registered comparison: decided or not at the
+    registration's alpha, the difference with its CI, the corrected p, and for an undecided one the questions the
+    observed rates would need at the registered power; a comparison whose cells the run lacks is "not run", its p
+    taken as 1 in the correction)."""
+    tests = paired_tests(cell_outcomes(records, templates, analysis), analysis=analysis)
+    family = [(text, *parse_comparison(text)) for text in registration.comparisons]
+    where = {frozenset((a, b)): i for i, a, b in zip(range(len(tests)), tests["a"], tests["b"])}
+    found = [where.get(frozenset((a, b))) for _, a, b in family]
+    p = [tests.loc[i, "p_mcnemar"] if i is not None else 1.0 for i in found]
+    corrected = holm(p)
+    tests["role"] = "exploratory"
+    tests["p_holm_family"] = np.nan
+    rows, m = [], len(family)
+    for (text, a, b), i, p_holm in zip(family, found, corrected):
+        row = {"comparison": text, "a": a, "b": b, "role": "confirmatory"}
+        if i is None:
+            rows.append(row | {"decided": False, "verdict": "not run: the run lacks a cell of it"})
+            continue
+        tests.loc[i, ["role", "p_holm_family"]] = ["confirmatory", p_holm]
+        t = tests.loc[i]
+        flip = t["a"] != a  # the pair as registered, a first
+        a_only, b_only = (t["b_only"], t["a_only"]) if flip else (t["a_only"], t["b_only"])
+        sign = -1 if flip else 1
+        lo, hi = sorted((sign * t["diff_ci_low"], sign * t["diff_ci_high"]))
+        decided = bool(p_holm < registration.alpha)
+        row |= {"n": int(t["n"]), "a_only": int(a_only), "b_only": int(b_only), "diff": sign * t["diff"],
+                "diff_ci_low": lo, "diff_ci_high": hi, "p_mcnemar": t["p_mcnemar"], "p_holm_family": p_holm,
+                "decided": decided}  # fmt: skip
+        if decided:
+            row["verdict"] = f"decided: {'a' if a_only > b_only else 'b'} is better (Holm p = {p_holm:.3g})"
+        else:
+            p10, p01 = a_only / int(t["n"]), b_only / int(t["n"])
+            level = registration.alpha / m
+            need = n_needed(p10, p01, level, registration.power, BEYOND, settle=False) if p10 != p01 else None
+            row["n_needed"] = need
+            row["verdict"] = f"undecided (Holm p = {p_holm:.3g}); the observed rates would need " + (
+                f"about {need:,} questions" if need else f"more than {BEYOND:,} questions"
+            )
+        rows.append(row)
+    return {"paired_tests": tests, "registered": pd.DataFrame(rows)}

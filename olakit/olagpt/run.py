@@ -212,11 +212,17 @@ def _verified_records(cfg, counter, questions, qtypes, names, records, model, ex
 
 
 def run(
-    config: OlaGPTConfig, llm: Answerer | None = None, out_dir: str | Path | None = None, *, parameters=None
+    config: OlaGPTConfig,
+    llm: Answerer | None = None,
+    out_dir: str | Path | None = None,
+    *,
+    parameters=None,
+    registration: dict | None = None,
 ) -> RunResult:
     """Run the grid; write records.parquet and run.json into out_dir when given (``parameters``: the command's
-    own flags, for the run log). ``llm``: the answerer (default: the configured endpoint)."""
-    with Run("run", config, llm, out_dir=out_dir, parameters=parameters) as job:
+    own flags, for the run log). ``llm``: the answerer (default: the configured endpoint). ``registration``: the
+    entry of a pre-registered family (olakit.registration), written into out_dir before the first call."""
+    with Run("run", config, llm, out_dir=out_dir, parameters=parameters, registration=registration) as job:
         return _run(config, job, out_dir)
 
 

@@ -1,0 +1,84 @@
+"""A pre-registered family of comparisons: a small YAML file, read and hashed before a run's first call, whose hash
+and content go into the run's folder (registration.json, written before any call) and its run log; the tables then
+mark each comparison confirmatory (registered: Holm over the family alone) or exploratory (every other pair).
+
+```yaml
+comparisons: ["DST:retrieval vs turbo:zero-shot", "regex_vote:combine vs ST:combine"]
+alpha: 0.05
+stop_rule: fixed n
+dataset: aqua
+split: test
+n_questions: 254
+```
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+from pathlib import Path
+from typing import Annotated
+
+from pydantic import Field
+
+from olakit.config import Config, ConfigError, read_config_file
+
+NAME = "registration.json"
+"""The registration a run's folder holds, written before its first call."""
+
+
+class Registration(Config):
+    """What a run is registered to decide, fixed before its first call."""
+
+    comparisons: Annotated[list[str], Field(min_length=1)]
+    """The family: ``METHOD:STRATEGY vs METHOD:STRATEGY`` each; Holm corrects over these alone."""
+    alpha: Annotated[float, Field(gt=0, lt=1)] = 0.05
+    """The family-wise level."""
+    power: Annotated[float, Field(gt=0, lt=1)] = 0.8
+    """The power the run was planned for (``olakit plan``)."""
+    stop_rule: str = "fixed n: every question of the slice, no look before the end"
+    """When the run stops (stated; olakit runs a slice to its end)."""
+    dataset: str | None = None
+    """The dataset the run must answer (none: not fixed)."""
+    split: str | None = None
+    """Its split (none: not fixed)."""
+    n_questions: Annotated[int, Field(ge=1)] | None = None
+    """How many questions (none: not fixed)."""
+    offset: Annotated[int, Field(ge=0)] = 0
+    """From which one."""
+
+
+def read_registration(path: str | Path) -> tuple[Registration, dict]:
+    """(the registration, the entry a run records: file, sha256 of its bytes, the time it was read, its settings)."""
+    path = Path(path)
+    registration = read_config_file(Registration, path, "registration")
+    data = path.read_bytes()
+    entry = {
+        "file": str(path.resolve()),
+        "sha256": hashlib.sha256(data).hexdigest(),
+        "registered_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        "settings": registration.as_dict(),
+    }
+    return registration, entry
+
+
+def check_slice(registration: Registration, config) -> None:
+    """ConfigError, before any call, when the run's dataset or slice is not the registered one."""
+    wrong = [
+        f"{name}={getattr(config, name)!r} (registered: {want!r})"
+        for name in ("dataset", "split", "n_questions", "offset")
+        if (want := getattr(registration, name)) is not None and getattr(config, name) != want
+    ]
+    if wrong:
+        raise ConfigError(f"the run is not the registered one: {'; '.join(wrong)}")
+
+
+def changes(entry: dict) -> list[str]:
+    """What happened to the registration file since ``entry`` was made (empty: nothing)."""
+    path = Path(entry["file"])
+    if not path.exists():
+        return [f"{path} was removed after registration"]
+    now = hashlib.sha256(path.read_bytes()).hexdigest()
+    if now == entry["sha256"]:
+        return []
+    return [f"{path} changed after registration: sha256 {entry['sha256'][:12]} -> {now[:12]}"]
