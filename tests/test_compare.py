@@ -159,3 +159,26 @@ def test_every_pairs_kappa_at_once_is_cohens_kappa_of_that_pair():
             want = cohen_kappa(values[:, i], values[:, j])
             assert (np.isnan(want) and np.isnan(kappa[i, j])) or kappa[i, j] == pytest.approx(want, abs=1e-12)
             assert agree[i, j] == pytest.approx(np.mean(values[:, i] == values[:, j]))
+
+
+def test_replicates_give_the_noise_floor_and_a_changed_fingerprint_is_flagged_on_the_pairs(tmp_path):
+    def run_folder(name, answers, prints):
+        out = tmp_path / name
+        out.mkdir()
+        save_records(run_records(answers, "m"), out / "records.parquet")
+        write_log(out, make_log("run", roles={"answerer": {"model": "m", "system_fingerprints": prints}}))
+        return out
+
+    c = compare([run_folder("first", A, ["fp_1"]), run_folder("second", B, ["fp_2"]), run_folder("third", A, [])])
+    tables = comparison_tables(c, analysis=Analysis(n_boot=50))
+    rep = tables["replicates"].set_index(["a", "b"])
+    # the same cell of the same model in two sources is a replicate. By hand, first vs second: T1 A,B,A,A,C against
+    # A,A,B,A,A differs on q2 q3 q4; T2 A,A,-,B,C against B,A,B,A,C on q1 q3 q10. first vs third: the same answers.
+    assert rep.loc[("first/T1", "second/T1"), "answers_differ"] == 3
+    assert rep.loc[("first/T2", "second/T2"), "answers_differ"] == 3
+    assert rep.loc[("first/T1", "third/T1"), "answers_differ"] == 0 and len(rep) == 6  # 3 pairs of runs x 2 cells
+    assert rep.loc[("first/T1", "second/T1"), "share_differ"] == pytest.approx(3 / 5)
+    tests = tables["paired_tests"].set_index(["a", "b"])
+    assert tests.loc[("first/T1", "second/T1"), "fingerprint_change"] == "fp_1 vs fp_2"
+    assert tests.loc[("first/T1", "first/T2"), "fingerprint_change"] == ""  # one run, one backend
+    assert tests.loc[("first/T1", "third/T1"), "fingerprint_change"] == ""  # third recorded none: nothing known

@@ -205,3 +205,22 @@ def test_question_ids_in_numeric_order(tmp_path):
     rows = [record(f"test-{i}", t, "A", dataset="aqua") for i in (10, 2, 1) for t in ("T1", "T2")]
     qe = QuestionExplorer(to_frame(rows), {})
     assert list(qe.question.options) == ["test-1", "test-2", "test-10"]
+
+
+def test_the_pair_explorer_marks_a_registered_family_confirmatory_and_lists_it_first(saved, tmp_path):
+    import json
+
+    from olakit.notebook.explorers.pairs import PairExplorer, registration_of
+    from olakit.registration import Registration
+
+    df = load_records(saved)
+    assert registration_of(tmp_path) is None
+    family = Registration(comparisons=["T3:zero-shot vs T1:zero-shot"])
+    (tmp_path / "registration.json").write_text(json.dumps({"settings": family.as_dict()}))
+    assert registration_of(tmp_path) == family
+    pe = PairExplorer(df, rule=Analysis(n_boot=50), registration=registration_of(tmp_path))
+    first, *rest = [label for label, _ in pe.pair.options]
+    assert first.startswith("[confirmatory] T1 | zero-shot vs T3 | zero-shot: 1 / 1 discordant")
+    assert rest and all(label.startswith("[exploratory] ") for label in rest)
+    # one registered comparison: its family Holm p is its own exact p, 2 x P(Bin(2, 1/2) <= 1) capped at 1
+    assert "Holm p = 1" in first and "confirmatory" in pe.table.value and "p_holm_family" in pe.table.value

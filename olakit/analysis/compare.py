@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import combinations
 from pathlib import Path
 from typing import Annotated
 
@@ -201,6 +202,8 @@ def compare(
     )
     n = records.groupby("template").size()
     conditions["answers"] = [int(n.get(c, 0)) for c in names]
+    prints = {i["label"]: (i.get("roles") or {}).get("answerer", {}).get("system_fingerprints") or [] for i in infos}
+    conditions["fingerprints"] = [", ".join(prints.get(src, [])) for src in conditions["source"]]
     return Comparison(records=records, conditions=conditions, sources=infos, repeats=repeats)
 
 
@@ -238,8 +241,12 @@ def comparison_tables(
     acc = tables["methods"].set_index("method")
     for col in ("n", "correct", "accuracy", "ci_low", "ci_high"):
         conditions[col] = [acc[col].get(c) for c in names]
+    prints = dict(zip(conditions["condition"], conditions["fingerprints"]))
+    tests["fingerprint_change"] = [fingerprint_change(prints.get(a, ""), prints.get(b, "")) for a, b in
+                                   zip(tests["a"], tests["b"])] if len(tests) else []  # fmt: skip
     tables |= {
         "conditions": conditions,
+        "replicates": replicates(shared, conditions),
         "paired_tests": tests.sort_values("p_mcnemar_holm", kind="stable").reset_index(drop=True),
         "holm_matrix": holm_matrix(tests).loc[cells, cells],
         "cohen_kappa": agree["cohen_kappa"],
@@ -248,6 +255,31 @@ def comparison_tables(
         "left_out": pd.DataFrame({"question_id": left_out}),
     }
     return tables
+
+
+def fingerprint_change(a: str, b: str) -> str:
+    """What a paired test between two conditions should know of their endpoints' ``system_fingerprint`` (as their
+    run logs recorded them, comma-separated): "" when nothing changed or nothing is known; else the change."""
+    first, second = ({f for f in x.split(", ") if f} for x in (a, b))
+    if len(first) > 1 or len(second) > 1:
+        return "the backend changed within a run: " + "; ".join(", ".join(sorted(x)) for x in (first, second) if x)
+    if first and second and first != second:
+        return f"{first.pop()} vs {second.pop()}"
+    return ""
+
+
+def replicates(records: pd.DataFrame, conditions: pd.DataFrame) -> pd.DataFrame:
+    """The noise floor: conditions that are the same cell of the same model in different sources (a rerun, a
+    replicate slice), and how often their extracted answers differ on the questions both answered."""
+    rows = []
+    answers = records.pivot(index="question_id", columns="template", values="extracted")
+    for (model, cell), group in conditions.groupby(["model", "cell"], sort=False):
+        for a, b in combinations(group["condition"], 2):
+            both = answers[[a, b]].dropna(how="all")
+            differ = int((both[a].fillna("") != both[b].fillna("")).sum())
+            rows.append({"a": a, "b": b, "model": model, "cell": cell, "n": len(both), "answers_differ": differ,
+                         "share_differ": differ / len(both) if len(both) else 0.0})  # fmt: skip
+    return pd.DataFrame(rows, columns=["a", "b", "model", "cell", "n", "answers_differ", "share_differ"])
 
 
 def comparison_log(config: CompareConfig, comparison: Comparison, tables: dict, out_dir=None) -> RunLog:
@@ -266,6 +298,7 @@ def comparison_log(config: CompareConfig, comparison: Comparison, tables: dict, 
             "sources": [{k: v for k, v in s.items() if k not in ("config", "roles")} for s in comparison.sources],
             "conditions": comparison.conditions.to_dict("records"),
             "left_out": list(tables["left_out"]["question_id"]),
+            "replicates": tables["replicates"].to_dict("records"),
             "repeats_not_compared": comparison.repeats,
             "templates_in_vote_order": config.vote_over or voters(comparison),
             "questions": questions,

@@ -4,18 +4,41 @@ as a matrix of corrected p-values and a table sorted by them; picking a pair sho
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
+from pathlib import Path
 
 import pandas as pd
 
 from olakit.analysis.compare import COMPARED
 from olakit.analysis.inference import cell_outcomes, holm_matrix, paired_tests
+from olakit.analysis.power import registered_tables
 from olakit.names import natural_order, plural
 from olakit.notebook.explorers.html import esc, html_heatmap, template_names
 from olakit.olagpt.config import ANALYSIS, Analysis
+from olakit.registration import NAME as REGISTRATION
+from olakit.registration import Registration
 
 SHOWN = 15
 """Rows of the sorted pair table shown (every pair is in the dropdown and the matrix)."""
+
+
+def _role(r) -> str:
+    """ "[confirmatory] " or "[exploratory] " where the pairs have roles."""
+    return f"[{r.role}] " if hasattr(r, "role") else ""
+
+
+def _holm(r) -> float:
+    """The Holm p a pair is judged by: over the registered family for a confirmatory one, over every pair else."""
+    return r.p_holm_family if getattr(r, "role", "") == "confirmatory" else r.p_mcnemar_holm
+
+
+def registration_of(folder) -> Registration | None:
+    """The registration a run's folder holds (registration.json, written before its first call), or None."""
+    path = Path(folder) / REGISTRATION
+    if not path.exists():
+        return None
+    return Registration(**json.loads(path.read_text())["settings"])
 
 
 def _shown(cell: str) -> str:
@@ -24,14 +47,27 @@ def _shown(cell: str) -> str:
 
 
 class PairExplorer:
-    """Every pair of cells by exact McNemar with Holm; a pair's discordant questions, one side or the other."""
+    """Every pair of cells by exact McNemar with Holm; a pair's discordant questions, one side or the other. With a
+    ``registration`` (olakit.registration; ``registration_of(run folder)``), each pair says whether it is
+    confirmatory (registered: Holm over the family alone, ``p_holm_family``) or exploratory, registered ones first."""
 
-    def __init__(self, records: pd.DataFrame, templates: Sequence[str] | None = None, rule: Analysis = ANALYSIS):
+    def __init__(
+        self,
+        records: pd.DataFrame,
+        templates: Sequence[str] | None = None,
+        rule: Analysis = ANALYSIS,
+        registration: Registration | None = None,
+    ):
         import ipywidgets as w
 
         names = rule.order(template_names(records, templates))
         self.outcomes = cell_outcomes(records, names, rule)
-        self.tests = paired_tests(self.outcomes, analysis=rule).sort_values("p_mcnemar_holm", kind="stable")
+        if registration is not None:
+            tests = registered_tables(records, names, registration, rule)["paired_tests"]
+            tests = tests.assign(_first=tests["role"] != "confirmatory")
+            self.tests = tests.sort_values(["_first", "p_mcnemar_holm"], kind="stable").drop(columns="_first")
+        else:
+            self.tests = paired_tests(self.outcomes, analysis=rule).sort_values("p_mcnemar_holm", kind="stable")
         self.on_open = None  # set by link(): called with (question ids, what they are)
         self.matrix = w.HTML(
             html_heatmap(
@@ -42,8 +78,8 @@ class PairExplorer:
         )  # fmt: skip
         self.table = w.HTML(self._table())
         options = [
-            (f"{_shown(r.a)} vs {_shown(r.b)}: {r.a_only} / {r.b_only} discordant, Holm p = {r.p_mcnemar_holm:.3g}",
-             (r.a, r.b))
+            (f"{_role(r)}{_shown(r.a)} vs {_shown(r.b)}: {r.a_only} / {r.b_only} discordant, "
+             f"Holm p = {_holm(r):.3g}", (r.a, r.b))
             for r in self.tests.itertuples()
         ]  # fmt: skip
         self.pair = w.Dropdown(options=options, description="pair", layout=w.Layout(width="640px"))
@@ -58,6 +94,8 @@ class PairExplorer:
 
     def _table(self) -> str:
         cols = ["a", "b", "n", "acc_a", "acc_b", "a_only", "b_only", "p_mcnemar", "p_mcnemar_holm"]
+        if "role" in self.tests:
+            cols = ["role", *cols, "p_holm_family"]
         shown = self.tests[cols].head(SHOWN).assign(a=lambda t: t["a"].map(_shown), b=lambda t: t["b"].map(_shown))
         rest = len(self.tests) - len(shown)
         more = f"<p>{plural(rest, 'more pair')} in the dropdown and the matrix</p>" if rest > 0 else ""
