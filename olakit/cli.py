@@ -20,6 +20,7 @@ olakit batch status | cancel   (the provider batches journaled for the configure
 olakit batch export --requests FILE.jsonl (run | geek) [their settings]   (exit 3: requests written, run them)
 olakit batch ingest OUTPUT.jsonl [--engine-model NAME]   (an offline engine's output, vllm run-batch's, into the cache)
 olakit plan --comparisons "A:S vs B:S,..." [--estimates recorded|RUN] [--delta D] [--power P] [--alpha A] [run settings]
+olakit plan --after REGISTERED_RUN [--comparisons "..."]   (decided or not; comparisons added after it: exploratory)
 olakit serve [--model GGUF] [--port N] [--n-parallel N]
 olakit cache copy SRC DST
 olakit notes build --out FILE [NotesConfig settings, e.g. --dataset ekar_zh --pool 40 --r 3]
@@ -38,14 +39,14 @@ from pathlib import Path
 from olakit.analysis.compare import CompareConfig, compare_runs
 from olakit.analysis.imports import import_spec
 from olakit.analysis.iterations import flips, iteration_accuracy, stage_cost
-from olakit.analysis.power import PlanConfig, plan, plan_report, registered_tables
+from olakit.analysis.power import PlanConfig, after_run, plan, plan_report, registered_plan, registered_tables
 from olakit.analysis.reproduce import reproduce_olagpt
 from olakit.analysis.runs import run_tables
 from olakit.analysis.traces import geek_tables
 from olakit.config import ConfigError, add_arguments, from_arguments, parse_value
 from olakit.data import fetch
 from olakit.data.eee import export_eee
-from olakit.data.loaders import FETCHED_DIR, resolve_data_dir, run_questions
+from olakit.data.loaders import FETCHED_DIR, questions_of, resolve_data_dir, run_questions
 from olakit.data.recorded import RECORDED_READER
 from olakit.data.records import condition_columns, kind_of, prompt_hash
 from olakit.errors import DataError, OlakitError
@@ -315,6 +316,9 @@ def main(argv: list[str] | None = None) -> int:
             with _answerer(args.concurrency, args.batch, export) as llm:
                 batched = isinstance(llm, BatchAnswerer)
                 print(describe(planned_calls(cfg), llm.endpoint, batched), flush=True)  # before the first call
+                if registered is not None:
+                    n = len(cfg.pick(questions_of(cfg)))
+                    print(registered_plan(registered, n, cfg.data_dir, cfg.analysis()), flush=True)
                 res = run(cfg, llm=llm, out_dir=out, parameters=params, registration=entry)
             names = voting_templates(res.records["template"])
             tables = run_tables(res.records, names, cfg.analysis())
@@ -397,8 +401,13 @@ def main(argv: list[str] | None = None) -> int:
         elif args.cmd == "plan":
             cfg = from_arguments(PlanConfig, args)
             endpoint = Endpoint.from_env("answerer")
-            table = plan(cfg, endpoint)
-            print(plan_report(table, cfg, endpoint))
+            if cfg.after is not None:
+                table = after_run(cfg.after, cfg.comparisons, cfg.analysis())
+                for _, r in table.iterrows():
+                    print(f"{r['role']}: {r['comparison']}: {r['verdict']}")
+            else:
+                table = plan(cfg, endpoint)
+                print(plan_report(table, cfg, endpoint))
             if args.out:
                 Path(args.out).parent.mkdir(parents=True, exist_ok=True)
                 table.to_csv(args.out, index=False)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import hashlib
+import json
 from pathlib import Path
 from typing import Annotated
 
@@ -36,6 +37,9 @@ class Registration(Config):
     """The family-wise level."""
     power: Annotated[float, Field(gt=0, lt=1)] = 0.8
     """The power the run was planned for (``olakit plan``)."""
+    estimates: str = "recorded"
+    """Where the run's printed plan takes the discordance rates from: ``recorded`` (the OlaGPT authors' outputs on
+    AQuA) or an earlier run (a folder or a records file), as ``olakit plan --estimates``."""
     stop_rule: str = "fixed n: every question of the slice, no look before the end"
     """When the run stops (stated; olakit runs a slice to its end)."""
     dataset: str | None = None
@@ -82,3 +86,11 @@ def changes(entry: dict) -> list[str]:
     if now == entry["sha256"]:
         return []
     return [f"{path} changed after registration: sha256 {entry['sha256'][:12]} -> {now[:12]}"]
+
+
+def registration_of(folder: str | Path) -> Registration | None:
+    """The registration a run's folder holds (registration.json, written before its first call), or None."""
+    path = Path(folder) / NAME
+    if not path.exists():
+        return None
+    return Registration(**json.loads(path.read_text())["settings"])

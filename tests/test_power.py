@@ -132,7 +132,9 @@ def test_plan_settings_at_the_command_line(monkeypatch, capsys):
     assert "power" in capsys.readouterr().err
 
 
-def test_a_registered_run_records_its_family_before_the_first_call_and_marks_it_in_the_tables(tmp_path, monkeypatch):
+def test_a_registered_run_records_its_family_before_the_first_call_and_marks_it_in_the_tables(
+    tmp_path, monkeypatch, capsys
+):
     import hashlib
     import json
 
@@ -160,9 +162,15 @@ def test_a_registered_run_records_its_family_before_the_first_call_and_marks_it_
     written = json.loads((tmp_path / "failed" / "registration.json").read_text())
     assert written["sha256"] == sha and written["settings"]["comparisons"] == ["ST:zero-shot vs DT:zero-shot"]
     assert not (tmp_path / "failed" / "records.parquet").exists()
+    capsys.readouterr()
     with Loopback(reply=graded) as srv:
         monkeypatch.setenv("OLAKIT_BASE_URL", srv.base_url)
         assert main(["run", "--out", str(tmp_path / "run"), "-n", "3", *flags]) == 0
+    printed = capsys.readouterr().out
+    # the printed plan gives the family's power at this run's 3 questions, from the recorded outputs' estimates
+    assert "registered comparisons (Holm at 0.05; estimates from the OlaGPT authors' recorded" in printed
+    assert "ST:zero-shot vs DT:zero-shot: cannot be decided on this run: 3 questions give 0% power" in printed
+    assert printed.index("registered comparisons") < printed.index("registered: ST:zero-shot vs DT:zero-shot")
     log = read_log(tmp_path / "run")
     assert log.extra["registration"]["sha256"] == sha and log.extra["registration"]["changes"] == []
     assert "--registration" in command(log)
@@ -186,3 +194,16 @@ def test_a_registered_run_records_its_family_before_the_first_call_and_marks_it_
     reg.write_text(reg.read_text() + "power: 0.9\n")
     assert changes(entry) == [f"{reg.resolve()} changed after registration: sha256 {entry['sha256'][:12]} -> "
                               f"{hashlib.sha256(reg.read_bytes()).hexdigest()[:12]}"]  # fmt: skip
+
+    # after the run: the registered comparison decided or not, one examined later exploratory and logged as a change
+    capsys.readouterr()
+    later = "regex_vote:zero-shot vs ST:zero-shot"
+    assert main(["plan", "--after", str(tmp_path / "run"), "--comparisons", later]) == 0
+    printed = capsys.readouterr().out
+    assert "confirmatory: ST:zero-shot vs DT:zero-shot: " in printed
+    assert f"exploratory: {later}: exploratory (not registered): Holm p over every pair = " in printed
+    changed = read_log(tmp_path / "run").extra["registration"]["changes"]
+    assert len(changed) == 1 and changed[0].endswith(f"{later} examined after the run (exploratory)")
+    assert read_log(tmp_path / "run").extra["registration"]["sha256"] == sha  # the rest of the log as it was
+    assert main(["plan", "--after", str(tmp_path / "wrong-folder")]) == 2
+    assert main(["plan"]) == 2 and "give at least one" in capsys.readouterr().err

@@ -210,8 +210,8 @@ def test_question_ids_in_numeric_order(tmp_path):
 def test_the_pair_explorer_marks_a_registered_family_confirmatory_and_lists_it_first(saved, tmp_path):
     import json
 
-    from olakit.notebook.explorers.pairs import PairExplorer, registration_of
-    from olakit.registration import Registration
+    from olakit.notebook.explorers.pairs import PairExplorer
+    from olakit.registration import Registration, registration_of
 
     df = load_records(saved)
     assert registration_of(tmp_path) is None

@@ -18,6 +18,7 @@ so a comparison planned this way is decided whatever the others' p-values.
 
 from __future__ import annotations
 
+import datetime as _dt
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -25,19 +26,20 @@ from typing import Annotated
 
 import numpy as np
 import pandas as pd
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from olakit.analysis.inference import cell_outcomes, holm, paired_tests
 from olakit.config import ConfigError
 from olakit.data.loaders import questions_of
 from olakit.data.recorded import import_olagpt
+from olakit.errors import DataError
 from olakit.llm.endpoint import Endpoint
 from olakit.names import REGEX_VOTE, plural, voting_templates
 from olakit.olagpt.budget import ceiling_price, planned_calls
 from olakit.olagpt.config import OlaGPTConfig
 from olakit.olagpt.templates import templates_for
-from olakit.registration import Registration
-from olakit.runlog import load_run
+from olakit.registration import Registration, registration_of
+from olakit.runlog import load_run, write_log
 
 PILOT = 50
 """Questions of the pilot the planner proposes when no earlier run has both cells of a comparison: enough to see
@@ -131,6 +133,7 @@ def plan_table(
     alpha: float = 0.05,
     goal: float = 0.8,
     delta: float | None = None,
+    within: str = "this split",
 ) -> pd.DataFrame:
     """One row per comparison: the estimate (its source, the questions it saw, a-only and b-only counts), the
     rates planned for, the per-comparison level (alpha / m: Holm's strictest step), the questions needed for
@@ -169,7 +172,7 @@ def plan_table(
         else:
             beyond = n_needed(p10, p01, level, goal, BEYOND, settle=False) if p10 != p01 else None
             row["n_beyond_split"] = beyond
-            row["verdict"] = f"cannot be decided on this split: {ceiling} questions give {at_ceiling:.0%} power; " + (
+            row["verdict"] = f"cannot be decided on {within}: {ceiling} questions give {at_ceiling:.0%} power; " + (
                 f"these rates would need about {beyond:,}" if beyond else f"these rates would need more than {BEYOND:,}"
             )
         rows.append(row)
@@ -180,9 +183,13 @@ class PlanConfig(OlaGPTConfig):
     """``olakit plan``: the comparisons a run is for, the power wanted, and the run itself (its dataset, split,
     templates and strategies: what the questions cost; ``n_questions`` is not used, the plan finds it)."""
 
-    comparisons: Annotated[list[str], Field(min_length=1)]
+    comparisons: list[str] = []
     """The comparisons, each ``METHOD:STRATEGY vs METHOD:STRATEGY`` (e.g. ``DST:retrieval vs turbo:zero-shot``,
-    ``regex_vote:combine vs ST:combine``); Holm corrects over all of them."""
+    ``regex_vote:combine vs ST:combine``); Holm corrects over all of them. With ``after``: comparisons examined
+    after that run, beyond its registered ones (exploratory)."""
+    after: str | None = None
+    """A registered run's folder: its registered comparisons decided or not, and the ones given here, which it did
+    not register, as exploratory (each listed in its run log as a change after registration)."""
     estimates: str = "recorded"
     """Where the discordance rates come from: ``recorded`` (the OlaGPT authors' gpt-3.5 outputs on AQuA), or an
     earlier run (a run folder or a records file)."""
@@ -193,18 +200,30 @@ class PlanConfig(OlaGPTConfig):
     alpha: Annotated[float, Field(gt=0, lt=1)] = 0.05
     """The family-wise level: Holm over the comparisons (each planned at alpha / their number)."""
 
+    @model_validator(mode="after")
+    def _something_to_plan(self):
+        if not self.comparisons and self.after is None:
+            raise ValueError("comparisons: give at least one (METHOD:STRATEGY vs METHOD:STRATEGY), or after: a run")
+        return self
+
+
+def estimate_outcomes(estimates: str, data_dir: str | None, analysis) -> tuple[pd.DataFrame, str]:
+    """(question x cell correctness to estimate discordance from, where it comes from): ``recorded`` (the OlaGPT
+    authors' outputs) or an earlier run's folder or records file."""
+    if estimates == "recorded":
+        records, source = import_olagpt(data_dir), "the OlaGPT authors' recorded gpt-3.5 outputs (AQuA test)"
+    else:
+        path = Path(estimates)
+        records, _ = load_run(path / "records.parquet" if path.is_dir() else path)
+        source = str(path)
+    return cell_outcomes(records, voting_templates(records["template"]), analysis), source
+
 
 def plan(cfg: PlanConfig, endpoint: Endpoint) -> pd.DataFrame:
     """plan_table for ``cfg``'s comparisons, with the estimates it names, the split's size as the ceiling, and for
     each comparison decided within it the calls and the price of a run of that many questions with the templates
     and strategies its two cells need, at the online and the batch rate (olakit.olagpt.budget: the run's own plan)."""
-    if cfg.estimates == "recorded":
-        records, source = import_olagpt(cfg.data_dir), "the OlaGPT authors' recorded gpt-3.5 outputs (AQuA test)"
-    else:
-        path = Path(cfg.estimates)
-        records, _ = load_run(path / "records.parquet" if path.is_dir() else path)
-        source = str(path)
-    outcomes = cell_outcomes(records, voting_templates(records["template"]), cfg.analysis())
+    outcomes, source = estimate_outcomes(cfg.estimates, cfg.data_dir, cfg.analysis())
     ceiling = len(questions_of(cfg)) - cfg.offset
     try:
         table = plan_table(cfg.comparisons, outcomes, source=source, ceiling=ceiling, alpha=cfg.alpha,
@@ -302,3 +321,52 @@ def registered_tables(
             )
         rows.append(row)
     return {"paired_tests": tests, "registered": pd.DataFrame(rows)}
+
+
+def after_run(folder: str | Path, comparisons: Sequence[str], analysis) -> pd.DataFrame:
+    """A registered run's comparisons after it: the registered ones (registered_tables' ``registered``), then each
+    of ``comparisons`` it did not register, exploratory, judged by Holm over every pair; those are added to the
+    run's log (``extra.registration.changes``) as changes after registration."""
+    folder = Path(folder)
+    registration = registration_of(folder)
+    if registration is None:
+        raise DataError(f"{folder}: no registration.json; the run was not registered (olakit run --registration)")
+    records, log = load_run(folder / "records.parquet")
+    tables = registered_tables(records, voting_templates(records["template"]), registration, analysis)
+    tests, rows = tables["paired_tests"], []
+    added = [c for c in dict.fromkeys(comparisons) if c not in registration.comparisons]
+    for text in added:
+        a, b = parse_comparison(text)
+        hit = tests[((tests["a"] == a) & (tests["b"] == b)) | ((tests["a"] == b) & (tests["b"] == a))]
+        row = {"comparison": text, "a": a, "b": b, "role": "exploratory"}
+        if hit.empty:
+            rows.append(row | {"decided": False, "verdict": "not run: the run lacks a cell of it"})
+            continue
+        t = hit.iloc[0]
+        flip = t["a"] != a
+        sign = -1 if flip else 1
+        rows.append(row | {"n": int(t["n"]), "a_only": int(t["b_only"] if flip else t["a_only"]),
+                           "b_only": int(t["a_only"] if flip else t["b_only"]), "diff": sign * t["diff"],
+                           "p_mcnemar": t["p_mcnemar"], "p_mcnemar_holm": t["p_mcnemar_holm"], "decided": False,
+                           "verdict": f"exploratory (not registered): Holm p over every pair = "
+                                      f"{t['p_mcnemar_holm']:.3g}"})  # fmt: skip
+    if added and log is not None:
+        entry = log.extra.get("registration", {})
+        now = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+        changes = [*entry.get("changes", []), *(f"{now}: {c} examined after the run (exploratory)" for c in added)]
+        write_log(folder, log.replace(extra={**log.extra, "registration": {**entry, "changes": changes}}))
+    return pd.concat([tables["registered"], pd.DataFrame(rows)], ignore_index=True)
+
+
+def registered_plan(registration: Registration, n: int, data_dir: str | None, analysis) -> str:
+    """What a registered run's printed plan says of its family before the first call: each comparison's power at
+    the run's ``n`` questions (plan_table, the estimates the registration names)."""
+    try:
+        outcomes, source = estimate_outcomes(registration.estimates, data_dir, analysis)
+    except (DataError, OSError) as exc:
+        return f"  registered comparisons: no estimate of their discordance ({exc})"
+    table = plan_table(registration.comparisons, outcomes, source=source, ceiling=n, alpha=registration.alpha,
+                       goal=registration.power, within="this run")  # fmt: skip
+    lines = [f"  registered comparisons (Holm at {registration.alpha:g}; estimates from {source}):"]
+    lines += [f"    {r['comparison']}: {r['verdict']}" for _, r in table.iterrows()]
+    return "\n".join(lines)

@@ -4,9 +4,7 @@ as a matrix of corrected p-values and a table sorted by them; picking a pair sho
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
-from pathlib import Path
 
 import pandas as pd
 
@@ -16,7 +14,6 @@ from olakit.analysis.power import registered_tables
 from olakit.names import natural_order, plural
 from olakit.notebook.explorers.html import esc, html_heatmap, template_names
 from olakit.olagpt.config import ANALYSIS, Analysis
-from olakit.registration import NAME as REGISTRATION
 from olakit.registration import Registration
 
 SHOWN = 15
@@ -33,14 +30,6 @@ def _holm(r) -> float:
     return r.p_holm_family if getattr(r, "role", "") == "confirmatory" else r.p_mcnemar_holm
 
 
-def registration_of(folder) -> Registration | None:
-    """The registration a run's folder holds (registration.json, written before its first call), or None."""
-    path = Path(folder) / REGISTRATION
-    if not path.exists():
-        return None
-    return Registration(**json.loads(path.read_text())["settings"])
-
-
 def _shown(cell: str) -> str:
     """A cell as a person reads it: a compared condition without its strategy (every condition's is "compared")."""
     return cell.removesuffix(f" | {COMPARED}")
@@ -48,7 +37,7 @@ def _shown(cell: str) -> str:
 
 class PairExplorer:
     """Every pair of cells by exact McNemar with Holm; a pair's discordant questions, one side or the other. With a
-    ``registration`` (olakit.registration; ``registration_of(run folder)``), each pair says whether it is
+    ``registration`` (``olakit.registration.registration_of(run folder)``), each pair says whether it is
     confirmatory (registered: Holm over the family alone, ``p_holm_family``) or exploratory, registered ones first."""
 
     def __init__(
