@@ -207,3 +207,28 @@ def test_a_registered_run_records_its_family_before_the_first_call_and_marks_it_
     assert read_log(tmp_path / "run").extra["registration"]["sha256"] == sha  # the rest of the log as it was
     assert main(["plan", "--after", str(tmp_path / "wrong-folder")]) == 2
     assert main(["plan"]) == 2 and "give at least one" in capsys.readouterr().err
+
+
+def test_estimates_from_an_earlier_run_whose_cells_are_no_olakit_templates_are_counted_not_priced(tmp_path, capsys):
+    from olakit.cli import main
+    from olakit.data.records import save_records, to_frame
+    from tests.toys import record
+
+    # 40 questions: T1 right on all, T2 on the first 10 -> 30 a-only, 0 b-only
+    rows = [record(f"q{i}", t, "A" if t == "T1" or i < 10 else "B", dataset="aqua") for i in range(40)
+            for t in ("T1", "T2")]  # fmt: skip
+    save_records(to_frame(rows), tmp_path / "records.parquet")
+    assert main(["plan", "--comparisons", "T1:zero-shot vs T2:zero-shot", "--estimates",
+                 str(tmp_path / "records.parquet")]) == 0  # fmt: skip
+    out = capsys.readouterr().out
+    assert f"estimates from {tmp_path / 'records.parquet'}" in out
+    assert "estimate: 30 a-only and 0 b-only of 40 questions (discordance 0.750, difference +0.750)" in out
+    # p01 = 0: the first n whose discordant pairs reach 6 with 80% power at 0.05 (2 / 2^6 < 0.05), d ~ Bin(n, 0.75)
+    n = next(
+        n
+        for n in range(1, 60)
+        if all(
+            sum(math.comb(m, d) * 0.75**d * 0.25 ** (m - d) for d in range(6, m + 1)) >= 0.8 for m in range(n, n + 61)
+        )
+    )
+    assert f"{n} questions for 80% power (not priced as an OlaGPT run: T1 and T2: no template of aqua)" in out

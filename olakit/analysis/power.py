@@ -238,7 +238,13 @@ def plan(cfg: PlanConfig, endpoint: Endpoint) -> pd.DataFrame:
         methods = {row["a"].split(" | ")[0], row["b"].split(" | ")[0]}
         templates = every if REGEX_VOTE in methods else [t for t in every if t in methods]
         strategies = tuple(dict.fromkeys(c.split(" | ")[1] for c in (row["a"], row["b"])))
-        run = cfg.replace(n_questions=int(n), templates=tuple(templates) or None, strategies=strategies)
+        try:
+            if not templates:
+                raise ConfigError(f"{' and '.join(sorted(methods))}: no template of {cfg.dataset}")
+            run = cfg.replace(n_questions=int(n), templates=tuple(templates), strategies=strategies)
+        except ConfigError as exc:  # cells of another kind of run (an imported one): counted, not priced
+            table.loc[i, "verdict"] = f"{row['verdict']} (not priced as an OlaGPT run: {exc})"
+            continue
         stages = planned_calls(OlaGPTConfig(**{k: getattr(run, k) for k in OlaGPTConfig.model_fields}))
         table.loc[i, "calls"] = sum(s.calls for s in stages)
         price = ceiling_price(stages, endpoint)
