@@ -36,7 +36,7 @@ from olakit.errors import DataError
 from olakit.llm.endpoint import Endpoint
 from olakit.names import REGEX_VOTE, plural, voting_templates
 from olakit.olagpt.budget import ceiling_price, planned_calls
-from olakit.olagpt.config import OlaGPTConfig
+from olakit.olagpt.config import ANALYSIS, Analysis, OlaGPTConfig
 from olakit.olagpt.templates import templates_for
 from olakit.registration import Registration, registration_of
 from olakit.runlog import load_run, write_log
@@ -207,7 +207,7 @@ class PlanConfig(OlaGPTConfig):
         return self
 
 
-def estimate_outcomes(estimates: str, data_dir: str | None, analysis) -> tuple[pd.DataFrame, str]:
+def estimate_outcomes(estimates: str, data_dir: str | None, analysis: Analysis = ANALYSIS) -> tuple[pd.DataFrame, str]:
     """(question x cell correctness to estimate discordance from, where it comes from): ``recorded`` (the OlaGPT
     authors' outputs) or an earlier run's folder or records file."""
     if estimates == "recorded":
@@ -283,7 +283,7 @@ def plan_report(table: pd.DataFrame, cfg: PlanConfig, endpoint: Endpoint) -> str
 
 
 def registered_tables(
-    records: pd.DataFrame, templates: Sequence[str], registration: Registration, analysis
+    records: pd.DataFrame, templates: Sequence[str], registration: Registration, analysis: Analysis = ANALYSIS
 ) -> dict[str, pd.DataFrame]:
     """After a registered run: ``paired_tests`` (every pair, as inference.paired_tests, with its ``role``:
     confirmatory for the registered comparisons, exploratory for the rest, and ``p_holm_family``: Holm over the
@@ -329,7 +329,7 @@ def registered_tables(
     return {"paired_tests": tests, "registered": pd.DataFrame(rows)}
 
 
-def after_run(folder: str | Path, comparisons: Sequence[str], analysis) -> pd.DataFrame:
+def after_run(folder: str | Path, comparisons: Sequence[str], analysis: Analysis = ANALYSIS) -> pd.DataFrame:
     """A registered run's comparisons after it: the registered ones (registered_tables' ``registered``), then each
     of ``comparisons`` it did not register, exploratory, judged by Holm over every pair; those are added to the
     run's log (``extra.registration.changes``) as changes after registration."""
@@ -364,7 +364,7 @@ def after_run(folder: str | Path, comparisons: Sequence[str], analysis) -> pd.Da
     return pd.concat([tables["registered"], pd.DataFrame(rows)], ignore_index=True)
 
 
-def registered_plan(registration: Registration, n: int, data_dir: str | None, analysis) -> str:
+def registered_plan(registration: Registration, n: int, data_dir: str | None, analysis: Analysis = ANALYSIS) -> str:
     """What a registered run's printed plan says of its family before the first call: each comparison's power at
     the run's ``n`` questions (plan_table, the estimates the registration names)."""
     try:
