@@ -108,8 +108,19 @@ def test_notes_count_on_recorded_slice(tmp_path):
 
 
 def test_note_strategy_with_statistics_on_recorded_slice(tmp_path):
-    out, _ = run("note_strategy.ipynb", tmp_path, n_questions=25, n_boot=100, strategies=["zero-shot", "retrieval"])
+    import hashlib
+
+    family = tmp_path / "family.yaml"  # a pre-registered family of two: Holm over these two alone
+    family.write_text('comparisons: ["DST:retrieval vs turbo:zero-shot", "regex_vote:retrieval vs ST:retrieval"]\n')
+    out, _ = run("note_strategy.ipynb", tmp_path, n_questions=25, n_boot=100, strategies=["zero-shot", "retrieval"],
+                 registration=str(family))  # fmt: skip
     tests = pd.read_csv(out / "tables" / "paired_tests.csv")
+    confirmatory = tests[tests["role"] == "confirmatory"]
+    assert len(confirmatory) == 2 and (tests["role"] == "exploratory").sum() == len(tests) - 2
+    low, high = sorted(confirmatory["p_mcnemar"])  # Holm over two, by hand: 2 x the smaller, then the running max
+    assert sorted(confirmatory["p_holm_family"]) == pytest.approx([min(1, 2 * low), min(1, max(2 * low, high))])
+    assert len(pd.read_csv(out / "tables" / "registered.csv")) == 2
+    assert manifest(out)["extra"]["registration"]["sha256"] == hashlib.sha256(family.read_bytes()).hexdigest()
     cells = 2 * 6  # 5 templates + the vote, two strategies
     m = cells * (cells - 1) // 2
     assert len(tests) == m
