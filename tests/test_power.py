@@ -232,3 +232,33 @@ def test_estimates_from_an_earlier_run_whose_cells_are_no_olakit_templates_are_c
         )
     )
     assert f"{n} questions for 80% power (not priced as an OlaGPT run: T1 and T2: no template of aqua)" in out
+
+
+def test_plan_and_registration_settings_in_the_same_forms_at_every_door(tmp_path):
+    import argparse
+
+    from olakit.analysis.power import PlanConfig
+    from olakit.config import ConfigError, add_arguments, from_arguments
+    from olakit.registration import Registration, read_registration
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser, PlanConfig)
+    flags = {a.dest: a for a in parser._actions if a.dest != "help"}
+    assert list(flags) == PlanConfig.settings()
+    for name, field in PlanConfig.model_fields.items():
+        assert field.description and "[default: " in flags[name].help, name
+    given = from_arguments(PlanConfig, parser.parse_args(["--comparisons", "DT:zero-shot vs ST:zero-shot",
+                                                           "--power", "0.9", "--delta", "none"]))  # fmt: skip
+    assert given == PlanConfig(comparisons="DT:zero-shot vs ST:zero-shot", power="0.9")  # a scalar, a number as text
+    assert given.comparisons == ["DT:zero-shot vs ST:zero-shot"] and given.power == 0.9 and given.delta is None
+    with pytest.raises(ConfigError, match="PlanConfig: .*give at least one"):
+        PlanConfig()
+    # the registration file: a scalar where the list is expected, numbers as text, an integer as "254"
+    path = tmp_path / "family.yaml"
+    path.write_text('comparisons: "DT:zero-shot vs ST:zero-shot"\nalpha: "0.01"\nn_questions: "254"\n')
+    registration, entry = read_registration(path)
+    assert registration == Registration(comparisons=["DT:zero-shot vs ST:zero-shot"], alpha=0.01, n_questions=254)
+    assert entry["settings"]["comparisons"] == ["DT:zero-shot vs ST:zero-shot"]
+    path.write_text("comparisons: []\nalpha: 2\n")
+    with pytest.raises(ConfigError, match=r"family.yaml: Registration: .*comparisons=\[\].*alpha=2"):
+        read_registration(path)
