@@ -206,19 +206,25 @@ def test_a_sweep_with_the_batch_key_gives_the_online_tables(tmp_path, monkeypatc
     assert tables["online"] == tables["batch"]
 
 
-def test_geek_in_batch_mode_gives_the_online_records_round_by_round(tmp_path):
-    import json
-
+def geek_online(tmp_path, online):
+    """(a small GEEK config on a scripted corpus, its records answered online by the loopback ``online``)."""
     from olakit.geek.config import GeekConfig
     from olakit.geek.run import run_geek
-    from tests.test_geek import PARAGRAPHS, scripted
+    from tests.test_geek import PARAGRAPHS
 
     corpus = tmp_path / "albany.jsonl"
     corpus.write_text("".join(json.dumps(p) + "\n" for p in PARAGRAPHS))
     cfg = GeekConfig(n_questions=2, rows=("+De", "+RE"), corpus=str(corpus), k=1)
+    with LLM(Endpoint(online.base_url, "m"), cache_dir=tmp_path / "online", progress=False) as llm:
+        return cfg, run_geek(cfg, llm=llm).records
+
+
+def test_geek_in_batch_mode_gives_the_online_records_round_by_round(tmp_path):
+    from olakit.geek.run import run_geek
+    from tests.test_geek import scripted
+
     with Loopback(reply=scripted) as online, Loopback(reply=scripted) as srv:
-        with LLM(Endpoint(online.base_url, "m"), cache_dir=tmp_path / "online", progress=False) as llm:
-            want = run_geek(cfg, llm=llm).records
+        cfg, want = geek_online(tmp_path, online)
         llm, batch = answerer(srv, tmp_path)
         got = run_geek(cfg, llm=batch).records
         llm.close()
@@ -491,17 +497,12 @@ def test_exported_requests_answered_by_the_embedded_model_complete_the_run_from_
 
 
 def test_geek_exports_one_round_at_a_time_and_completes_with_the_online_records(tmp_path):
-    from olakit.geek.config import GeekConfig
     from olakit.geek.run import run_geek
     from olakit.llm.batch import Exported
-    from tests.test_geek import PARAGRAPHS, scripted
+    from tests.test_geek import scripted
 
-    corpus = tmp_path / "albany.jsonl"
-    corpus.write_text("".join(json.dumps(p) + "\n" for p in PARAGRAPHS))
-    cfg = GeekConfig(n_questions=2, rows=("+De", "+RE"), corpus=str(corpus), k=1)
     with Loopback(reply=scripted) as online, Loopback(reply=scripted) as engine:
-        with LLM(Endpoint(online.base_url, "m"), cache_dir=tmp_path / "online", progress=False) as llm:
-            want = run_geek(cfg, llm=llm).records
+        cfg, want = geek_online(tmp_path, online)
         llm, batch = offline_answerer(tmp_path)
         rounds, got = 0, None
         while got is None and rounds < 40:
