@@ -142,9 +142,19 @@ def graded(prompt, request):
     return f"Reasoning ... Answer: {'ABCDE'[len(prompt) % 5]}"
 
 
+def assert_same_run(online, other):
+    """The two run folders hold the same records (answers, verdicts, tokens) and byte-identical tables."""
+    from olakit.data.records import load_records
+
+    cols = ["template", "question_id", "raw_output", "extracted", "correct", "prompt_tokens", "completion_tokens"]
+    one, two = (load_records(d / "records.parquet")[cols] for d in (online, other))
+    assert one.equals(two)
+    for table in ("methods", "accuracy"):
+        assert (online / "tables" / f"{table}.csv").read_bytes() == (other / "tables" / f"{table}.csv").read_bytes()
+
+
 def test_olakit_run_batch_gives_the_online_records_and_tables(tmp_path, monkeypatch):
     from olakit.cli import main
-    from olakit.data.records import load_records
     from olakit.runlog import command, read_log
 
     flags = ["-n", "3", "--templates", "ST,DT", "--strategies", "zero-shot", "--max-tokens", "16"]
@@ -158,13 +168,7 @@ def test_olakit_run_batch_gives_the_online_records_and_tables(tmp_path, monkeypa
         assert main(["run", "--batch", "--out", str(tmp_path / "batch"), *flags]) == 0
         assert srv.batches and all(n == 1 for n in srv.completed.values())  # every request of the run batched once
         assert sum(online.completed.values()) == sum(srv.completed.values())  # the same calls, online and batched
-    cols = ["template", "question_id", "raw_output", "extracted", "correct", "prompt_tokens", "completion_tokens"]
-    one, two = (load_records(tmp_path / d / "records.parquet")[cols] for d in ("online", "batch"))
-    assert one.equals(two)
-    for table in ("methods", "accuracy"):
-        assert (tmp_path / "online" / "tables" / f"{table}.csv").read_bytes() == (
-            tmp_path / "batch" / "tables" / f"{table}.csv"
-        ).read_bytes()
+    assert_same_run(tmp_path / "online", tmp_path / "batch")
     log, online_log = read_log(tmp_path / "batch"), read_log(tmp_path / "online")
     assert "--batch" in command(log)  # olakit again makes it in batch mode again
     # the run log says which calls were batched: every paid one here, none online
@@ -353,7 +357,6 @@ OFFLINE = "http://127.0.0.1:9/v1"
 
 def test_export_run_the_file_ingest_completes_the_run_with_no_call_and_the_online_tables(tmp_path, monkeypatch, capsys):
     from olakit.cli import EXPORTED, main
-    from olakit.data.records import load_records
     from olakit.runlog import read_log
 
     flags = ["-n", "3", "--templates", "ST,DT", "--strategies", "zero-shot", "--max-tokens", "16"]
@@ -388,13 +391,7 @@ def test_export_run_the_file_ingest_completes_the_run_with_no_call_and_the_onlin
         assert all(n == 1 for n in engine.completed.values())
     log = read_log(tmp_path / "offline")
     assert log.calls["answerer"]["paid"] == 0 and log.calls["answerer"]["cached"] == len(exported)
-    cols = ["template", "question_id", "raw_output", "extracted", "correct", "prompt_tokens", "completion_tokens"]
-    one, two = (load_records(tmp_path / d / "records.parquet")[cols] for d in ("online", "offline"))
-    assert one.equals(two)
-    for table in ("methods", "accuracy"):
-        assert (tmp_path / "online" / "tables" / f"{table}.csv").read_bytes() == (
-            tmp_path / "offline" / "tables" / f"{table}.csv"
-        ).read_bytes()
+    assert_same_run(tmp_path / "online", tmp_path / "offline")
 
 
 def offline_answerer(tmp_path, model="m"):

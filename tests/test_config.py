@@ -74,8 +74,8 @@ def test_no_analysis_function_takes_a_vote_setting_of_its_own_or_another_default
     assert checked >= 30  # every vote-reading table, test, interval, explorer and notebook helper
 
 
-@pytest.mark.parametrize("cls", CONFIGS)
-def test_every_setting_has_a_flag_with_its_name_help_and_default(cls):
+def flags_of(cls) -> argparse.ArgumentParser:
+    """A parser with the config's flags, after checking each: named as its setting, with its help and default."""
     parser = argparse.ArgumentParser()
     add_arguments(parser, cls)
     flags = {a.dest: a for a in parser._actions if a.dest != "help"}
@@ -84,6 +84,12 @@ def test_every_setting_has_a_flag_with_its_name_help_and_default(cls):
         action = flags[name]
         assert f"--{name.replace('_', '-')}" in action.option_strings
         assert field.description and "[default: " in action.help, name
+    return parser
+
+
+@pytest.mark.parametrize("cls", CONFIGS)
+def test_every_setting_has_a_flag_with_its_name_help_and_default(cls):
+    parser = flags_of(cls)
     # no flag given: the config's own defaults, every one
     assert from_arguments(cls, parser.parse_args([])) == cls()
 

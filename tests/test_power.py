@@ -235,18 +235,12 @@ def test_estimates_from_an_earlier_run_whose_cells_are_no_olakit_templates_are_c
 
 
 def test_plan_and_registration_settings_in_the_same_forms_at_every_door(tmp_path):
-    import argparse
-
     from olakit.analysis.power import PlanConfig
-    from olakit.config import ConfigError, add_arguments, from_arguments
+    from olakit.config import ConfigError, from_arguments
     from olakit.registration import Registration, read_registration
+    from tests.test_config import flags_of
 
-    parser = argparse.ArgumentParser()
-    add_arguments(parser, PlanConfig)
-    flags = {a.dest: a for a in parser._actions if a.dest != "help"}
-    assert list(flags) == PlanConfig.settings()
-    for name, field in PlanConfig.model_fields.items():
-        assert field.description and "[default: " in flags[name].help, name
+    parser = flags_of(PlanConfig)  # each setting a flag of its name, with its help and default
     given = from_arguments(PlanConfig, parser.parse_args(["--comparisons", "DT:zero-shot vs ST:zero-shot",
                                                            "--power", "0.9", "--delta", "none"]))  # fmt: skip
     assert given == PlanConfig(comparisons="DT:zero-shot vs ST:zero-shot", power="0.9")  # a scalar, a number as text
