@@ -293,32 +293,24 @@ def registered_tables(
     taken as 1 in the correction)."""
     tests = paired_tests(cell_outcomes(records, templates, analysis), analysis=analysis)
     family = [(text, *parse_comparison(text)) for text in registration.comparisons]
-    where = {frozenset((a, b)): i for i, a, b in zip(range(len(tests)), tests["a"], tests["b"])}
-    found = [where.get(frozenset((a, b))) for _, a, b in family]
-    p = [tests.loc[i, "p_mcnemar"] if i is not None else 1.0 for i in found]
-    corrected = holm(p)
+    found = [_pair(tests, a, b) for _, a, b in family]
+    corrected = holm([f["p_mcnemar"] if f else 1.0 for f in found])
     tests["role"] = "exploratory"
     tests["p_holm_family"] = np.nan
     rows, m = [], len(family)
-    for (text, a, b), i, p_holm in zip(family, found, corrected):
+    for (text, a, b), f, p_holm in zip(family, found, corrected):
         row = {"comparison": text, "a": a, "b": b, "role": "confirmatory"}
-        if i is None:
+        if f is None:
             rows.append(row | {"decided": False, "verdict": "not run: the run lacks a cell of it"})
             continue
+        i = f.pop("index")
         tests.loc[i, ["role", "p_holm_family"]] = ["confirmatory", p_holm]
-        t = tests.loc[i]
-        flip = t["a"] != a  # the pair as registered, a first
-        a_only, b_only = (t["b_only"], t["a_only"]) if flip else (t["a_only"], t["b_only"])
-        sign = -1 if flip else 1
-        lo, hi = sorted((sign * t["diff_ci_low"], sign * t["diff_ci_high"]))
         decided = bool(p_holm < registration.alpha)
-        row |= {"n": int(t["n"]), "a_only": int(a_only), "b_only": int(b_only), "diff": sign * t["diff"],
-                "diff_ci_low": lo, "diff_ci_high": hi, "p_mcnemar": t["p_mcnemar"], "p_holm_family": p_holm,
-                "decided": decided}  # fmt: skip
+        row |= f | {"p_holm_family": p_holm, "decided": decided}
         if decided:
-            row["verdict"] = f"decided: {'a' if a_only > b_only else 'b'} is better (Holm p = {p_holm:.3g})"
+            row["verdict"] = f"decided: {'a' if f['a_only'] > f['b_only'] else 'b'} is better (Holm p = {p_holm:.3g})"
         else:
-            p10, p01 = a_only / int(t["n"]), b_only / int(t["n"])
+            p10, p01 = f["a_only"] / f["n"], f["b_only"] / f["n"]
             level = registration.alpha / m
             need = n_needed(p10, p01, level, registration.power, BEYOND, settle=False) if p10 != p01 else None
             row["n_needed"] = need
@@ -327,6 +319,20 @@ def registered_tables(
             )
         rows.append(row)
     return {"paired_tests": tests, "registered": pd.DataFrame(rows)}
+
+
+def _pair(tests: pd.DataFrame, a: str, b: str) -> dict | None:
+    """The paired test of cells a and b (either way round in ``tests``) as a against b: its row index, n, a-only and
+    b-only counts, difference a - b with its CI, exact p; None when the run lacks the pair."""
+    hit = tests.index[((tests["a"] == a) & (tests["b"] == b)) | ((tests["a"] == b) & (tests["b"] == a))]
+    if not len(hit):
+        return None
+    t = tests.loc[hit[0]]
+    flip, sign = t["a"] != a, (-1 if t["a"] != a else 1)
+    lo, hi = sorted((sign * t["diff_ci_low"], sign * t["diff_ci_high"]))
+    return {"index": hit[0], "n": int(t["n"]), "a_only": int(t["b_only" if flip else "a_only"]),
+            "b_only": int(t["a_only" if flip else "b_only"]), "diff": sign * t["diff"], "diff_ci_low": lo,
+            "diff_ci_high": hi, "p_mcnemar": t["p_mcnemar"]}  # fmt: skip
 
 
 def after_run(folder: str | Path, comparisons: Sequence[str], analysis: Analysis = ANALYSIS) -> pd.DataFrame:
@@ -343,19 +349,15 @@ def after_run(folder: str | Path, comparisons: Sequence[str], analysis: Analysis
     added = [c for c in dict.fromkeys(comparisons) if c not in registration.comparisons]
     for text in added:
         a, b = parse_comparison(text)
-        hit = tests[((tests["a"] == a) & (tests["b"] == b)) | ((tests["a"] == b) & (tests["b"] == a))]
-        row = {"comparison": text, "a": a, "b": b, "role": "exploratory"}
-        if hit.empty:
-            rows.append(row | {"decided": False, "verdict": "not run: the run lacks a cell of it"})
+        row = {"comparison": text, "a": a, "b": b, "role": "exploratory", "decided": False}
+        f = _pair(tests, a, b)
+        if f is None:
+            rows.append(row | {"verdict": "not run: the run lacks a cell of it"})
             continue
-        t = hit.iloc[0]
-        flip = t["a"] != a
-        sign = -1 if flip else 1
-        rows.append(row | {"n": int(t["n"]), "a_only": int(t["b_only"] if flip else t["a_only"]),
-                           "b_only": int(t["a_only"] if flip else t["b_only"]), "diff": sign * t["diff"],
-                           "p_mcnemar": t["p_mcnemar"], "p_mcnemar_holm": t["p_mcnemar_holm"], "decided": False,
-                           "verdict": f"exploratory (not registered): Holm p over every pair = "
-                                      f"{t['p_mcnemar_holm']:.3g}"})  # fmt: skip
+        i = f.pop("index")
+        p_all = tests.loc[i, "p_mcnemar_holm"]
+        verdict = f"exploratory (not registered): Holm p over every pair = {p_all:.3g}"
+        rows.append(row | f | {"p_mcnemar_holm": p_all, "verdict": verdict})
     if added and log is not None:
         entry = log.extra.get("registration", {})
         now = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
