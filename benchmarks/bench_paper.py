@@ -1,7 +1,8 @@
 """`make paper` from a warm cache: `olakit sweep sweeps/paper.yaml` with its own empty answer and embedding caches
 (live calls on the embedded model, embeddings), then again as a user runs it a second time, timed: a new process,
 after the first run's embedded server has stopped (it stops 30 s after its last user), so the time has the
-process's imports and the server's start. Goal <= 20 s (issue 30). Then the note_strategy notebook (Table 3 with
+process's imports (and a model load, were one needed). Three such warm runs; the figure is their median (this
+machine's noise is about +-2 s a run). Goal <= 20 s (issue 30). Then the note_strategy notebook (Table 3 with
 every statistic, on the recorded outputs) alone, through papermill as the sweep runs it: goal <= 10 s.
 Usage: python benchmarks/bench_paper.py [SWEEP_FILE]
 """
@@ -21,6 +22,7 @@ from olakit.llm.daemon import _alive, servers_dir
 from olakit.notebook.jobs import Job, execute
 
 ROOT = Path(__file__).resolve().parent.parent
+WARM_RUNS = 3
 
 
 def wait_for_no_server(limit: float = 120.0) -> float:
@@ -59,9 +61,16 @@ with tempfile.TemporaryDirectory() as tmp:
     folder = Path(tmp)
     os.environ["OLAKIT_CACHE_DIR"] = str(folder / "cache")
     os.environ["OLAKIT_EMBED_CACHE_DIR"] = str(folder / "embeddings")
+    os.environ["OLAKIT_INDEX_DIR"] = str(folder / "indexes")  # retrieval indexes and the recorded records, kept
     cold, _ = sweep("cold", folder)
     waited = wait_for_no_server()  # a second `make paper` a minute later finds no server running
-    warm, wall = sweep("warm", folder)
+    walls, sweeps = [], []
+    for i in range(WARM_RUNS):
+        wait_for_no_server()
+        warm, one = sweep(f"warm{i}", folder)
+        walls.append(round(one, 2))
+        sweeps.append(warm["wall_s"])
+    wall = sorted(walls)[len(walls) // 2]
     alone = execute(
         Job(
             "note_strategy",
@@ -79,7 +88,9 @@ for index in (cold, warm):
 per_run = {r["name"]: r["wall_s"] for r in warm["runs"]}
 details = {
     "what": "olakit sweep in a new process, the embedded server not running (a second `make paper`)",
-    "sweep_s": warm["wall_s"],
+    "command_s_each": walls,
+    "sweep_s_each": sweeps,
+    "model_loaded_when_warm": warm["server"] is not None,
     "server_stopped_after_s": waited,
     "notebooks": len(warm["runs"]),
     "cold_wall_s": cold["wall_s"],
@@ -88,7 +99,8 @@ details = {
     "warm_runs_s": per_run,
     "note_strategy_alone_s": alone.wall_s,
 }
-print(f"cold {cold['wall_s']} s; warm: the command {wall:.1f} s, its sweep {warm['wall_s']} s; {per_run}", flush=True)
+print(f"cold {cold['wall_s']} s; warm: the command {walls} s (median {wall:.1f} s), its sweep {sweeps} s; {per_run}",
+      flush=True)  # fmt: skip
 met = check("paper_warm", wall, 20, higher_is_better=False, unit="s", exit=False, **details)
 met &= check("note_strategy_recorded", alone.wall_s, 10, higher_is_better=False, unit="s", exit=False, **details)
 sys.exit(0 if met else 1)

@@ -12,7 +12,8 @@ process (the embedded model starts on the first call that needs it).
 | ``OLAKIT_DATA_DIR`` | the data directory (default: the places olakit.data.loaders names) |
 | ``OLAKIT_DATA_BASE_URL`` | a mirror ``olakit data fetch`` downloads from |
 | ``OLAKIT_EMBEDDED_MODEL`` | ``0.5b`` (default) or ``1.5b`` |
-| ``OLAKIT_EMBEDDED_URL`` | an embedded server already running (``olakit sweep`` sets it for its kernels) |
+| ``OLAKIT_EMBEDDED_URL`` | an embedded server already running elsewhere, to call instead of the machine's |
+| ``OLAKIT_EMBEDDED_LOG`` | the log of the machine's embedded server this process starts (set by ``olakit sweep``) |
 | ``OLAKIT_MODEL_DIR``, ``OLAKIT_EMBED_CACHE_DIR``, ``OLAKIT_INDEX_DIR`` | joined model files, embeddings, indexes |
 | ``OLAKIT_TEMPLATES_DIR`` | a folder of extra thinking templates |
 
@@ -54,6 +55,7 @@ class Environment(BaseSettings):
     data_base_url: str = ""
     embedded_model: str = "0.5b"
     embedded_url: str = ""
+    embedded_log: Path | None = None
     model_dir: Path | None = None
     embed_cache_dir: Path | None = None
     index_dir: Path | None = None
@@ -86,9 +88,17 @@ def _warn_unknown() -> None:
 
 
 def environment() -> Environment:
-    """The environment as it is now (read on every call: a test or a notebook may change it)."""
-    _warn_unknown()
-    return Environment()
+    """The environment as it is now (a test or a notebook may change it): read again whenever an ``OLAKIT_``
+    variable has changed since the last call (pydantic-settings takes 8 ms a read; a notebook asks often)."""
+    now = tuple(sorted((k, v) for k, v in os.environ.items() if k.upper().startswith("OLAKIT_")))
+    if _last[0] != now:
+        _warn_unknown()
+        _last[:] = [now, Environment()]
+    return _last[1]
+
+
+_last: list = [None, None]
+"""(the OLAKIT_ variables environment() last read, the Environment it made)."""
 
 
 def endpoint_vars(role: str | None = None) -> tuple[EndpointVars, str]:
@@ -100,6 +110,12 @@ def endpoint_vars(role: str | None = None) -> tuple[EndpointVars, str]:
     if not found.api_key.get_secret_value() and os.environ.get("OPENAI_API_KEY"):
         found = found.model_copy(update={"api_key": SecretStr(os.environ["OPENAI_API_KEY"])})
     return found, prefix
+
+
+def index_dir() -> Path:
+    """Where olakit keeps what it derives from data files and can derive again (retrieval indexes, the recorded
+    outputs read as records): ``$OLAKIT_INDEX_DIR``, else the user cache directory's ``indexes``."""
+    return environment().index_dir or user_dir("indexes")
 
 
 def user_dir(kind: str) -> Path:

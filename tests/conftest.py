@@ -11,6 +11,7 @@ ENDPOINT_VARS = (
     *endpoint_names(),
     "OPENAI_API_KEY",
     "OLAKIT_EMBEDDED_URL",
+    "OLAKIT_EMBEDDED_LOG",
     "OLAKIT_CACHE_URL",
     "OLAKIT_EMBEDDED_MODEL",
 )
@@ -73,5 +74,5 @@ def own_machine(tmp_path) -> dict:
     does not meet the one the rest of the session shares."""
     from olakit.llm.local import model_dir
 
-    env = {k: v for k, v in os.environ.items() if k != "OLAKIT_EMBEDDED_URL"}
+    env = {k: v for k, v in os.environ.items() if k not in ("OLAKIT_EMBEDDED_URL", "OLAKIT_EMBEDDED_LOG")}
     return {**env, "XDG_CACHE_HOME": str(tmp_path / "xdg"), "OLAKIT_MODEL_DIR": str(model_dir())}

@@ -117,3 +117,30 @@ def test_relative_notebook_paths_are_the_repositorys(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # as JupyterLab does for a notebook opened from another folder
     assert in_workdir("results/explore/records.parquet") == WORKDIR / "results/explore/records.parquet"
     assert in_workdir(tmp_path / "x.parquet") == tmp_path / "x.parquet"
+
+
+def test_two_writers_of_one_path_never_share_a_temporary_file(tmp_path):
+    """write_atomic's temporary file is its process's and thread's own: eight threads writing one path at once each
+    write a whole file, the path ends as one of them, and no temporary file is left (two kernels of a sweep once
+    shared `.x.tmp`)."""
+    import threading
+
+    from olakit.data.files import write_atomic
+
+    target, start = tmp_path / "kept.txt", threading.Barrier(8)
+
+    def write(i):
+        def body(tmp):
+            start.wait()
+            tmp.write_text(str(i) * 100_000)
+
+        write_atomic(target, body)
+
+    threads = [threading.Thread(target=write, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    text = target.read_text()
+    assert len(text) == 100_000 and len(set(text)) == 1
+    assert [p.name for p in tmp_path.iterdir()] == ["kept.txt"]

@@ -57,3 +57,18 @@ def test_files_go_to_the_user_directories_unless_set(monkeypatch, tmp_path):
     assert default_cache_dir() == tmp_path / "xdg" / "olakit" / "llm"
     monkeypatch.setenv("OLAKIT_CACHE_DIR", str(tmp_path / "mine"))
     assert default_cache_dir() == tmp_path / "mine"
+
+
+def test_the_environment_is_read_again_only_when_a_variable_changes(monkeypatch):
+    """environment() keeps what it read (8 ms a read; a notebook asks dozens of times) until an OLAKIT_ variable
+    changes, in any case of its name (pydantic-settings reads them case-insensitively)."""
+    monkeypatch.delenv("OLAKIT_BATCH_POLL", raising=False)
+    first = env.environment()
+    assert env.environment() is first and first.batch_poll == 10.0
+    monkeypatch.setenv("OLAKIT_BATCH_POLL", "3")
+    assert env.environment().batch_poll == 3.0
+    monkeypatch.delenv("OLAKIT_BATCH_POLL")
+    monkeypatch.setenv("olakit_batch_poll", "4")
+    assert env.environment().batch_poll == 4.0
+    monkeypatch.delenv("olakit_batch_poll")
+    assert env.environment().batch_poll == 10.0

@@ -114,3 +114,36 @@ def test_an_override_written_before_run_and_model_were_keys_still_applies(tmp_pa
         fh.write(json.dumps(new) + "\n")
     back = load_records(path)  # one naming its model applies to that model's record only
     assert back.set_index("model")["extracted"].to_dict() == {"m1": "C", "m2": "A"}
+
+
+def test_the_recorded_outputs_are_read_once_and_again_when_a_file_changes(tmp_path, monkeypatch, data_dir):
+    """import_olagpt keeps its records under a key of its inputs' bytes: the second import reads them back equal,
+    and an edited output file is read again (its new answer counted), never served from the kept copy."""
+    import json
+    import shutil
+
+    from olakit.data import recorded
+
+    monkeypatch.setenv("OLAKIT_INDEX_DIR", str(tmp_path / "idx"))
+    mine = tmp_path / "data"
+    shutil.copytree(data_dir / "aqua", mine / "aqua")
+    shutil.copytree(data_dir / "olagpt" / "data" / "predictions", mine / "olagpt" / "data" / "predictions")
+    first = recorded.import_olagpt(mine)
+    (kept,) = (tmp_path / "idx" / "recorded").glob("*.parquet")
+    calls = []
+    monkeypatch.setattr(recorded, "_import_olagpt", lambda *a: calls.append(a) or first)
+    pd.testing.assert_frame_equal(recorded.import_olagpt(mine), first)
+    assert calls == []  # read back, not imported again
+    monkeypatch.undo()
+    monkeypatch.setenv("OLAKIT_INDEX_DIR", str(tmp_path / "idx"))
+    path = mine / "olagpt" / "data" / "predictions" / "st" / "aqua_predict.json"
+    doc = json.loads(path.read_text())
+    pred = doc["predictions"][0]
+    st = first[(first["template"] == "ST") & (first["notes_strategy"] == "zero-shot")]
+    other = st[st["extracted"].notna() & (st["extracted"] != pred["answer"][:1])].iloc[0]
+    wrong, pred["output"] = other["extracted"], other["raw_output"]  # another question's output, read as it was
+    path.write_text(json.dumps(doc))
+    again = recorded.import_olagpt(mine)
+    row = again[(again["template"] == "ST") & (again["notes_strategy"] == "zero-shot")].iloc[0]
+    assert row["extracted"] == wrong and not row["correct"]
+    assert len(list((tmp_path / "idx" / "recorded").glob("*.parquet"))) == 2 and kept.exists()

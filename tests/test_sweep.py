@@ -145,10 +145,16 @@ def probe_notebook(path):
 
 @pytest.mark.real_model
 def test_a_live_sweep_keeps_the_terminal_quiet_and_follows_the_thread_rules(tmp_path, own_machine):
+    """The first live call loads the machine's model, with the sweep's log and thread rules; a rerun whose calls are
+    all cached loads none."""
     import os
+    import signal
     import subprocess
     import sys
+    import time
+    from pathlib import Path
 
+    from olakit.llm.daemon import _alive
     from olakit.notebook.sweep import thread_rules
 
     nb = probe_notebook(tmp_path / "probe.ipynb")
@@ -197,6 +203,25 @@ def test_a_live_sweep_keeps_the_terminal_quiet_and_follows_the_thread_rules(tmp_
     assert live["answer"] and live["concurrency"] == rules["server_slots"]
     index = json.loads((tmp_path / "runs" / "quiet" / "index.json").read_text())
     assert index["threads"] == rules and index["server_log"] == str(server_log)
+    # the live run loaded the model (no call had been cached); the same sweep again, its server stopped, loads none
+    (record,) = (Path(own_machine["XDG_CACHE_HOME"]) / "olakit" / "servers").glob("*.json")
+    pid = json.loads(record.read_text())["pid"]
+    os.kill(pid, signal.SIGTERM)
+    for _ in range(300):
+        if not Path(f"/proc/{pid}").exists():
+            break
+        time.sleep(0.1)
+    again = subprocess.run(
+        [sys.executable, "-m", "olakit.cli", "sweep", str(spec), "--run-id", "again", "--runs-dir",
+         str(tmp_path / "runs"), "--results-dir", str(tmp_path / "results")],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=600, env=own_machine,
+    )  # fmt: skip
+    assert again.returncode == 0, again.stdout[-2000:]
+    assert "every live call was in the cache: no embedded model was loaded" in again.stdout
+    index = json.loads((tmp_path / "runs" / "again" / "index.json").read_text())
+    assert index["server"] is None and index["server_log"] is None and index["calls"]["paid"] == 0
+    assert not (tmp_path / "runs" / "again" / "embedded-server.log").exists()
+    assert not any(_alive(json.loads(r.read_text())["pid"]) for r in record.parent.glob("*.json"))
 
 
 def test_a_failing_notebook_is_reported_by_its_own_exception(tmp_path, capsys):

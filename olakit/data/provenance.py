@@ -5,6 +5,7 @@ saved as PNG and PDF.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import subprocess
@@ -65,6 +66,21 @@ def sha256_cached(path: str | os.PathLike) -> str:
     if key not in _HASHES:
         _HASHES[key] = sha256_file(Path(path))
     return _HASHES[key]
+
+
+_SOURCE: list[str] = []
+
+
+def source_digest() -> str:
+    """sha256 over olakit's own source files (their paths and bytes), computed once per process: what a result
+    kept on disk depends on besides its inputs (an edited extractor is another key)."""
+    if not _SOURCE:
+        h = hashlib.sha256()
+        root = Path(__file__).resolve().parent.parent
+        for path in sorted(root.rglob("*.py")):
+            h.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
+        _SOURCE.append(h.hexdigest())
+    return _SOURCE[0]
 
 
 def commit() -> str | None:

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import logging
 import os
-from pathlib import Path
 
 import numpy as np
 
-from olakit.env import environment, user_dir
+from olakit.env import index_dir
 from olakit.errors import DataError, lookup, require_extra
 from olakit.geek.corpus import Corpus
 from olakit.retrieval.dense import flat_index, search
@@ -21,10 +20,6 @@ from olakit.retrieval.embedder import embed
 
 RRF_K = 60
 """Reciprocal-rank fusion constant (Cormack et al. 2009): a paragraph scores sum(1 / (60 + rank))."""
-
-
-def index_dir() -> Path:
-    return environment().index_dir or user_dir("indexes")
 
 
 def _check(corpus: Corpus, query: str, k: int) -> None:

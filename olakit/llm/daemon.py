@@ -8,7 +8,7 @@ and calls timed out. Now the first process that needs the model starts a server 
 Each user takes a lease, a file named after its pid in ``<model>.leases/``; the server exits ``GRACE`` seconds after
 no living process holds one (a killed process's lease dies with its pid). One lock file serialises finding,
 starting and stopping, so a server is never started twice nor stopped under a process that just found it.
-``$OLAKIT_EMBEDDED_URL`` (set by ``olakit sweep`` for its kernels) names a running server instead.
+``$OLAKIT_EMBEDDED_URL`` names a running server instead.
 """
 
 from __future__ import annotations
@@ -123,16 +123,25 @@ _mine_lock = threading.Lock()
 
 
 def machine_server(
-    *, n_parallel: int = SLOTS, threads: int | None = None, verbosity: int = 0, log_path: Path | None = None
-) -> SharedServer:
-    """The machine's embedded server for the chosen model, started (with these settings and its llama.cpp log in
-    ``log_path``) only when none answers; this process holds a lease on it until it exits."""
+    *,
+    n_parallel: int = SLOTS,
+    threads: int | None = None,
+    verbosity: int | None = None,
+    log_path: Path | None = None,
+    start: bool = True,
+) -> SharedServer | None:
+    """The machine's embedded server for the chosen model, started only when none answers (``start=False``: None
+    then); this process holds a lease on it until it exits.
+
+    A server this process starts has ``n_parallel`` slots, ``threads`` llama.cpp threads (default: every core) and
+    its llama.cpp log in ``log_path``, else ``$OLAKIT_EMBEDDED_LOG`` (``olakit sweep`` names one in its run folder
+    for its kernels), else ``servers_dir()/<model>.log``; a log asked for gets llama.cpp's whole log (verbosity 3),
+    the machine's default one errors only, unless ``verbosity`` says otherwise."""
     global _mine
     with _mine_lock:
         if _mine is not None and _alive(_mine.pid):
             return _mine
         spec = embedded_spec()
-        path = default_model_path(spec)  # joined and verified here: a missing part is this process's error
         folder = servers_dir()
         folder.mkdir(parents=True, exist_ok=True)
         lock, record, leases = _paths(folder, spec["name"])
@@ -140,6 +149,12 @@ def machine_server(
             found = _read(record)
             started = False
             if not (found and _alive(found["pid"]) and answers(found["url"])):
+                if not start:
+                    return None
+                path = default_model_path(spec)  # joined and verified here: a missing part is this process's error
+                log_path = log_path or environment().embedded_log
+                verbosity = (3 if log_path else 0) if verbosity is None else verbosity
+                threads = threads or os.cpu_count()
                 found = _start(path, record, n_parallel, threads, verbosity, log_path or folder / f"{spec['name']}.log")
                 started = True
             leases.mkdir(exist_ok=True)

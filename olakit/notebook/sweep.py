@@ -14,9 +14,9 @@ one cache, with the executed notebooks under runs/<run_id>/ and an index of what
 Each run writes its outputs to results/<run_id>/<name> (its ``out_dir`` parameter) and its executed notebook to
 runs/<run_id>/<name>.ipynb; runs/<run_id>/index.json lists every run with its parameters, status, wall time and
 the calls its manifest reports and where it ran. Live notebooks share the cache ($OLAKIT_CACHE_DIR, or Redis at
-$OLAKIT_CACHE_URL) and, when no endpoint is configured, one embedded model that the sweep starts
-($OLAKIT_EMBEDDED_URL), so a rerun is served from the cache. With ``executor: dask`` the runs are Dask tasks
-(olakit.notebook.cluster).
+$OLAKIT_CACHE_URL) and, when no endpoint is configured, the machine's one embedded model, loaded by the first
+live call that misses the cache (olakit.llm.daemon), so a rerun is served from the cache with no model loaded. With
+``executor: dask`` the runs are Dask tasks (olakit.notebook.cluster).
 """
 
 from __future__ import annotations
@@ -178,6 +178,19 @@ def _served(url: str, before: dict | None = None) -> dict | None:
     }
 
 
+def _what_served(shared, before: dict) -> tuple[dict | None, Path | None]:
+    """After the runs: (what the machine's embedded server did for this sweep, its log), from the server running now
+    (it stops once no process uses it, GRACE s after the last: olakit.llm.daemon); (None, None) when no live call
+    missed the cache and none was loaded."""
+    now = machine_server(start=False)
+    if now is None:
+        log.info("every live call was in the cache: no embedded model was loaded")
+        return None, None
+    if shared is None:
+        log.info("embedded model at %s (started by a live run); its log: %s", now.base_url, now.log)
+    return _served(now.base_url, before if shared is not None and shared.pid == now.pid else {}), Path(now.log)
+
+
 def collect_figures(jobs: list[Job], figures_dir: Path) -> list[str]:
     """Copy each successful run's figures to figures_dir/<run name>__<figure file>."""
     import shutil
@@ -201,9 +214,10 @@ def thread_rules(cores: int, parallel: int) -> dict:
     - recorded runs go first, ``parallel`` at a time, each kernel's BLAS/torch pools cut to its share of the
       cores (``cores // parallel``, at least 1);
     - the live runs follow, each in the first slot a run leaves (``run_local``), at most 2 at a time (a live
-      kernel mostly waits on the model), each with 1 BLAS/torch thread, while the embedded server computes on
-      every core with SLOTS parallel slots (each live kernel's client sends at most SLOTS calls at once, one per
-      slot, so each keeps its prompt prefix).
+      kernel mostly waits on the model), each with 1 BLAS/torch thread, while the embedded server (the
+      machine's, olakit.llm.daemon, whose defaults these two figures state) computes on every core with SLOTS
+      parallel slots (each live kernel's client sends at most SLOTS calls at once, one per slot, so each keeps its
+      prompt prefix).
 
     >>> thread_rules(2, 2)
     {'recorded_threads': 1, 'live_at_once': 2, 'live_threads': 1, 'server_threads': 2, 'server_slots': 4}
@@ -318,8 +332,9 @@ def run_sweep(
 
     Scheduling (thread_rules): the runs on recorded outputs first, ``parallel`` at a time, their BLAS/torch pools
     cut to their share of the cores; then the live runs, each in the first slot that frees, at most 2 at a time
-    with one such thread each, while the embedded model (an ``olakit serve`` process started at the outset, so
-    it has loaded by then; its log in runs/<run_id>/embedded-server.log) computes on every core.
+    with one such thread each, while the embedded model (the machine's server, loaded by the first live call that
+    misses the cache, with its log in runs/<run_id>/embedded-server.log; one already running is shared)
+    computes on every core.
     ``executor="dask"`` runs the same two phases, one after the other, as Dask tasks: on the cluster of
     ``client`` (a dask.distributed Client made by the caller, left open), of ``scheduler_file``, at ``scheduler``
     (``tcp://HOST:8786`` or ``HOST:8786``) or at Dask's own ``scheduler-address`` setting
@@ -367,8 +382,9 @@ def run_sweep(
     for line in plan_lines(live, _needs_embedded(live)):  # before any kernel starts
         log.info("%s", line)
     recorded = [j for j in jobs_in_order if j not in live]
-    server, server_log, served, local_cluster, own_client, where = None, None, None, None, False, None
+    shared, server_log, served, local_cluster, own_client, where = None, None, None, None, False, None
     before: dict = {}
+    embedded = _needs_embedded(live)
     t0 = time.perf_counter()
     kernel_env: dict[str, str] = {"OLAKIT_BATCH": "1"} if spec.batch else {}  # given to each notebook's kernel
     try:
@@ -379,26 +395,15 @@ def run_sweep(
             # read while the client is open: a closed one has no scheduler (the index once died on it, exit 1)
             where = "LocalCluster" if local_cluster is not None else client.scheduler.address
             cluster.preflight(client, jobs, [runs_dir / run_id, results_dir / run_id])
-        if _needs_embedded(live):
-            # the machine's embedded server: started for this sweep (its slots and threads, its log here) unless one
-            # already runs, which this sweep then shares
-            server = machine_server(
-                n_parallel=rules["server_slots"],
-                threads=rules["server_threads"],
-                verbosity=3,
-                log_path=runs_dir / run_id / "embedded-server.log",
-            )
-            url, server_log, before = server.base_url, Path(server.log), server_metrics(server.base_url)
-            kernel_env["OLAKIT_EMBEDDED_URL"] = url  # one model for all the kernels
-            if server.started:
-                log.info("embedded model at %s; its log: %s", url, server_log)
-            else:
-                log.info(
-                    "embedded model already running at %s (%d slots), shared; its log: %s",
-                    url,
-                    server.slots,
-                    server_log,
-                )
+        if embedded:
+            # the machine's embedded server is loaded by the first live run whose call misses the cache (a warm sweep
+            # loads no model), with its log here; one already running is shared, and its counters read now
+            kernel_env["OLAKIT_EMBEDDED_LOG"] = str(runs_dir / run_id / "embedded-server.log")
+            shared = machine_server(start=False)
+            if shared is not None:
+                before = server_metrics(shared.base_url)
+                log.info("embedded model already running at %s (%d slots), shared; its log: %s",
+                         shared.base_url, shared.slots, shared.log)  # fmt: skip
         if client is not None:
             for phase, threads in ((recorded, rules["recorded_threads"]), (live, rules["live_threads"])):
                 done = {j.name: j for j in cluster.run_jobs(client, phase, {**kernel_env, **thread_env(threads)})}
@@ -407,8 +412,8 @@ def run_sweep(
         else:
             run_local(recorded, live, parallel, rules, kernel_env)
     finally:
-        if server is not None:
-            served = _served(url, before)  # the server stops once no process uses it (olakit.llm.daemon)
+        if embedded:
+            served, server_log = _what_served(shared, before)
         if own_client:
             client.close()
         if local_cluster is not None:
