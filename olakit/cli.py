@@ -39,7 +39,18 @@ from pathlib import Path
 from olakit.analysis.compare import CompareConfig, compare_runs
 from olakit.analysis.imports import import_spec
 from olakit.analysis.iterations import flips, iteration_accuracy, stage_cost
-from olakit.analysis.power import PlanConfig, after_run, plan, plan_report, registered_plan, registered_tables
+from olakit.analysis.power import (
+    PlanConfig,
+    after_run,
+    mark_roles,
+    plan,
+    plan_report,
+    registered_plan,
+    registered_tables,
+    run_pairs,
+    sensitivity,
+    sensitivity_line,
+)
 from olakit.analysis.reproduce import reproduce_olagpt
 from olakit.analysis.runs import run_tables
 from olakit.analysis.traces import geek_tables
@@ -106,12 +117,7 @@ def _parser() -> argparse.ArgumentParser:
     lv = sub.add_parser("run", help="run the OlaGPT grid live (templates x note strategies, baselines, votes)")
     lv.add_argument("--out", required=True, help="output directory (records.parquet, tables/)")
     lv.add_argument("--concurrency", type=int, default=None, help="calls in flight at once [default: the client's]")
-    lv.add_argument(
-        "--registration",
-        default=None,
-        help="a pre-registered family of comparisons (YAML; docs/plan.md): hashed into the run before its first call,"
-        " its comparisons confirmatory in the tables",
-    )
+    _registration_argument(lv, "METHOD:STRATEGY vs METHOD:STRATEGY")
     lv.add_argument(
         "--batch",
         action=argparse.BooleanOptionalAction,
@@ -125,6 +131,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     gk.add_argument("--out", required=True, help="output directory (records.parquet with traces, tables/, run.json)")
     gk.add_argument("--concurrency", type=int, default=None, help="calls in flight at once [default: the client's]")
+    _registration_argument(gk, "ROW vs ROW, e.g. +RE vs CoT")
     gk.add_argument(
         "--batch",
         action=argparse.BooleanOptionalAction,
@@ -269,6 +276,26 @@ def yaml_mapping(text: str) -> dict:
     return value
 
 
+def _registration_argument(parser: argparse.ArgumentParser, form: str) -> None:
+    """``--registration FILE`` of the doors that run paired tests (olakit.registration)."""
+    parser.add_argument(
+        "--registration",
+        default=None,
+        help=f"a pre-registered family of comparisons ({form}; YAML, docs/plan.md): hashed into the run before its "
+        "first call, its comparisons confirmatory in the tables",
+    )
+
+
+def _registered(args, cfg) -> tuple:
+    """(the registration, its entry for the run) of ``--registration``, its slice checked against the run's before
+    anything is written; (None, None) without one."""
+    if not args.registration:
+        return None, None
+    registered, entry = read_registration(args.registration)
+    check_slice(registered, cfg)
+    return registered, entry
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     export = None
@@ -307,17 +334,16 @@ def main(argv: list[str] | None = None) -> int:
         elif args.cmd == "run":
             cfg = from_arguments(OlaGPTConfig, args)  # before the LLM: bad settings cost nothing
             out = _out_dir(args.out)
-            registered, entry = read_registration(args.registration) if args.registration else (None, None)
-            if registered is not None:
-                check_slice(registered, cfg)
+            registered, entry = _registered(args, cfg)
             params = {"out": args.out, "concurrency": args.concurrency, "batch": args.batch}
             if args.registration:
                 params["registration"] = args.registration
             with _answerer(args.concurrency, args.batch, export) as llm:
                 batched = isinstance(llm, BatchAnswerer)
                 print(describe(planned_calls(cfg), llm.endpoint, batched), flush=True)  # before the first call
+                n = len(cfg.pick(questions_of(cfg)))
+                print("  " + sensitivity_line(sensitivity(n, run_pairs(cfg), what="cells")), flush=True)
                 if registered is not None:
-                    n = len(cfg.pick(questions_of(cfg)))
                     print(registered_plan(registered, n, cfg.data_dir, cfg.analysis()), flush=True)
                 res = run(cfg, llm=llm, out_dir=out, parameters=params, registration=entry)
             names = voting_templates(res.records["template"])
@@ -332,18 +358,33 @@ def main(argv: list[str] | None = None) -> int:
             print(f"calls {json.dumps(res.calls)}; run log: {Path(args.out) / LOG_NAME}")
         elif args.cmd == "geek":
             cfg = from_arguments(GeekConfig, args)
+            registered, entry = _registered(args, cfg)
             params = {"out": args.out, "concurrency": args.concurrency, "batch": args.batch}
+            if args.registration:
+                params["registration"] = args.registration
+            n, rows = len(cfg.pick(questions_of(cfg))), len(cfg.rows)
+            print(sensitivity_line(sensitivity(n, rows * (rows - 1) // 2, what="rows")), flush=True)  # before a call
+            if registered is not None:
+                print(registered_plan(registered, n, cfg.data_dir), flush=True)
             with _answerer(args.concurrency, args.batch, export) as llm:
-                res = run_geek(cfg, llm=llm, out_dir=_out_dir(args.out), parameters=params)
+                res = run_geek(cfg, llm=llm, out_dir=_out_dir(args.out), parameters=params, registration=entry)
             tables = geek_tables(res.records, cfg)
+            if registered is not None:
+                tables |= mark_roles(tables["paired_tests"], registered)
             write_outputs(args.out, res.log, tables)
             print(f"GEEK on {res.corpus}, {plural(len(res.records) // len(cfg.rows), 'question')}")
             print(tables["table2"][["method", "n", "correct", "accuracy", "ci_low", "ci_high"]].round(4).to_string())
+            if registered is not None:
+                for _, r in tables["registered"].iterrows():
+                    print(f"registered: {r['comparison']}: {r['verdict']}")
             print(f"calls {json.dumps(res.calls)}; retrieval {json.dumps(res.recall)}")
         elif args.cmd == "review":
             cfg = from_arguments(ReviewConfig, args)
             if args.ask is None and args.out is None:
                 raise DataError('give --out DIR for a dataset slice, or --ask "question" for one question')
+            if args.ask is None and cfg.dataset != "open":  # each iteration against the one before (flips)
+                n = len(cfg.pick(questions_of(cfg)))
+                print(sensitivity_line(sensitivity(n, cfg.max_iterations, what="iterations")), flush=True)
             res = run_review(cfg, out_dir=_out_dir(args.out), ask=args.ask, parameters={"out": args.out})
             if args.ask is not None:
                 print(ask_report(res))

@@ -23,6 +23,7 @@ from typing import Annotated
 from pydantic import Field
 
 from olakit.config import Config, ConfigError, read_config_file
+from olakit.data.files import write_atomic
 
 NAME = "registration.json"
 """The registration a run's folder holds, written before its first call."""
@@ -86,6 +87,13 @@ def changes(entry: dict) -> list[str]:
     if now == entry["sha256"]:
         return []
     return [f"{path} changed after registration: sha256 {entry['sha256'][:12]} -> {now[:12]}"]
+
+
+def write_registration(folder: str | Path, entry: dict) -> Path:
+    """registration.json in a run's folder: the entry as it was read (without later changes: the run log has
+    those), atomically."""
+    text = json.dumps({k: v for k, v in entry.items() if k != "changes"}, indent=1)
+    return write_atomic(Path(folder) / NAME, lambda p: Path(p).write_text(text))
 
 
 def registration_of(folder: str | Path) -> Registration | None:

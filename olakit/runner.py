@@ -18,21 +18,19 @@ The slice of questions is the config's (``olakit.config.Slice.pick``).
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 import pandas as pd
 
-from olakit.data.files import write_atomic
 from olakit.data.records import save_records, to_frame
 from olakit.llm.answerer import Answerer, Counted, refuse
 from olakit.llm.client import connect, role_llm
 from olakit.llm.endpoint import Endpoint
 from olakit.llm.request import Request, Result
-from olakit.registration import NAME as REGISTRATION
 from olakit.registration import changes as registration_changes
+from olakit.registration import write_registration
 from olakit.runlog import RunLog, claim_folder, make_log, records_summary, role_entry, write_log
 from olakit.types import Record
 
@@ -75,8 +73,7 @@ class Run:
         """olakit.registration's entry of a pre-registered family: in the folder before the first call, and in the
         log with any change made to its file since."""
         if registration is not None and out_dir is not None:
-            text = json.dumps(registration, indent=1)
-            write_atomic(Path(out_dir) / REGISTRATION, lambda p: Path(p).write_text(text))
+            write_registration(out_dir, registration)
         given = dict(models) if isinstance(models, Mapping) else ({"answerer": models} if models is not None else {})
         self._owned: list = []
         concurrency = concurrency or self.parameters.get("concurrency")

@@ -70,3 +70,27 @@ print(len(grid.dendrogram_row.reordered_ind))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split() == ["False", "False", "True", "True", "6"]
+
+
+def test_a_matrix_outlines_the_registered_pairs_and_says_so():
+    """figures.matrix(marked=...): each confirmatory pair outlined in both of its cells, the title says what the
+    outlines mean; without marks, no outline and no such line."""
+    import matplotlib.pyplot as plt
+    import pandas as pd
+    from matplotlib.patches import Rectangle
+
+    from olakit.analysis import figures
+
+    names = ["A", "B", "C"]
+    m = pd.DataFrame([[1.0, 0.2, 0.5], [0.2, 1.0, 0.01], [0.5, 0.01, 1.0]], index=names, columns=names)
+    tests = pd.DataFrame({"a": ["A", "A", "B"], "b": ["B", "C", "C"], "role": ["exploratory", "exploratory",
+                                                                           "confirmatory"]})  # fmt: skip
+    fig, (left, right) = plt.subplots(1, 2)
+    figures.matrix(m, ax=left, title="p", marked=figures.confirmatory(tests))
+    boxes = sorted((r.get_x(), r.get_y()) for r in left.patches if isinstance(r, Rectangle) and not r.get_fill())
+    assert boxes == [(1.0, 2.0), (2.0, 1.0)]  # (column C, row B) and (column B, row C)
+    assert "outlined: the registered (confirmatory) pairs" in left.get_title()
+    figures.matrix(m, ax=right, title="p")
+    assert not [r for r in right.patches if isinstance(r, Rectangle) and not r.get_fill()]
+    assert right.get_title() == "p"
+    plt.close(fig)

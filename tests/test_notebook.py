@@ -197,7 +197,10 @@ def test_compare_runs_on_pot_and_the_olagpt_recorded_runs_with_one_question_acro
     save_records(import_olagpt(data_dir, parts=("templates",))[lambda d: d["notes_strategy"] == "zero-shot"],
                  recorded / "records.parquet")  # fmt: skip
     pot = str(Path(__file__).resolve().parent.parent / "imports" / "pot_aqua.yaml")
-    out, nb = run("compare_runs.ipynb", tmp_path, sources=[pot, str(recorded)], labels=["PoT", "OlaGPT"])
+    family = tmp_path / "family.yaml"  # registered before the comparison: two of its 45 pairs
+    family.write_text('comparisons: ["PoT vs GPT-4 CoT", "DST vs turbo"]\nalpha: 0.05\n')
+    out, nb = run("compare_runs.ipynb", tmp_path, sources=[pot, str(recorded)], labels=["PoT", "OlaGPT"],
+                  registration=str(family))  # fmt: skip
     conditions = pd.read_csv(out / "tables" / "conditions.csv")
     names = conditions["condition"].tolist()  # each named by what tells it apart: its run, its template
     assert names[:4] == ["PoT", "PoT-SC", "PoT zero-shot", "GPT-4 CoT"]
@@ -207,6 +210,18 @@ def test_compare_runs_on_pot_and_the_olagpt_recorded_runs_with_one_question_acro
     assert pd.read_csv(out / "tables" / "left_out.csv")["question_id"].tolist() == ["test-253"]
     tests = pd.read_csv(out / "tables" / "paired_tests.csv")
     assert len(tests) == 45  # nine conditions and the vote: every pair, Holm over the 45
+    # the registered two are confirmatory, Holm over them alone (worked here), the other 43 exploratory
+    mine = tests[tests["role"] == "confirmatory"]
+    assert len(mine) == 2 and (tests["role"] == "exploratory").sum() == 43
+    assert {frozenset(p) for p in zip(mine["a"], mine["b"])} == {
+        frozenset(("PoT", "GPT-4 CoT")),
+        frozenset(("DST", "turbo")),
+    }
+    low, high = sorted(mine["p_mcnemar"])
+    assert sorted(mine["p_holm_family"]) == pytest.approx([min(1, 2 * low), max(min(1, 2 * low), high)])
+    registered = pd.read_csv(out / "tables" / "registered.csv")
+    assert list(registered["comparison"]) == ["PoT vs GPT-4 CoT", "DST vs turbo"]
+    assert (out / "registration.json").is_file() and manifest(out)["extra"]["registration"]["changes"] == []
     widgets = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs
                if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]  # fmt: skip
     assert len(widgets) == 3
@@ -216,6 +231,7 @@ def test_compare_runs_on_pot_and_the_olagpt_recorded_runs_with_one_question_acro
     view = questions.view.value
     assert all(f"<td>{name}" in view for name in conditions["condition"]) and "<b>gold</b>: E" in view
     assert "olakit-question" in view and "code-davinci-002" in questions.header.value
+    assert "confirmatory" in questions.header.value and "PoT vs GPT-4 CoT [confirmatory]: " in view
 
 
 def test_answer_stages_notebook_against_a_loopback_endpoint(tmp_path, monkeypatch):
@@ -241,7 +257,10 @@ def test_geek_ablation_notebook_against_a_scripted_endpoint(tmp_path, monkeypatc
     monkeypatch.setenv("OLAKIT_MODEL", "scripted")
     monkeypatch.setenv("OLAKIT_JUDGE_BASE_URL", "scripted://tests.replies:first_shown")  # a role of its own
     monkeypatch.setenv("OLAKIT_JUDGE_MODEL", "judge")
-    out, _ = run("geek_ablation.ipynb", tmp_path, n_questions=2, branches=2, k=1, n_boot=50, judge_questions=2)
+    family = tmp_path / "family.yaml"  # GEEK's rows, registered: +RE against CoT, Full against zero-shot
+    family.write_text('comparisons: ["+RE vs CoT", "Full vs zero-shot"]\nn_questions: 2\n')
+    out, nb = run("geek_ablation.ipynb", tmp_path, n_questions=2, branches=2, k=1, n_boot=50, judge_questions=2,
+                  registration=str(family))  # fmt: skip
     t2 = pd.read_csv(out / "tables" / "table2.csv").set_index("method")
     assert (
         list(t2.index)[:5] == ["zero-shot", "CoT", "+De", "+RE", "Full"]
@@ -255,6 +274,12 @@ def test_geek_ablation_notebook_against_a_scripted_endpoint(tmp_path, monkeypatc
     assert m["parts"]["judge"]["calls"]["judge"]["requests"] == 4 and "judge" in m["extra"]
     for name in ("paired_tests", "cost", "actions", "steps"):
         assert (out / "tables" / f"{name}.csv").is_file()
+    tests = pd.read_csv(out / "tables" / "paired_tests.csv")
+    assert (tests["role"] == "confirmatory").sum() == 2 and (tests["role"] == "exploratory").sum() == len(tests) - 2
+    assert list(pd.read_csv(out / "tables" / "registered.csv")["comparison"]) == ["+RE vs CoT", "Full vs zero-shot"]
+    assert "registration" in m["extra"] and (out / "registration.json").is_file()
+    text = "\n".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
+    assert "power: 10 pairs of rows" in text and "2 questions cannot decide any pair, whatever the answers" in text
 
 
 def test_a_misspelled_parameter_stops_the_notebook_with_its_name(tmp_path):

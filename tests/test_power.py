@@ -77,8 +77,9 @@ def test_comparisons_are_read_as_table_cells_and_bad_ones_say_how_to_write_them(
     assert parse_comparison("regex_vote | combine vs ST:combine") == ("regex_vote | combine", "ST | combine")
     with pytest.raises(ValueError, match="METHOD:STRATEGY vs METHOD:STRATEGY"):
         parse_comparison("DST:retrieval turbo:zero-shot")
-    with pytest.raises(ValueError, match=r"cell 'DST': write it as METHOD:STRATEGY"):
-        parse_comparison("DST vs turbo:zero-shot")
+    assert parse_comparison("+RE vs CoT") == ("+RE", "CoT")  # GEEK rows, compared conditions: names as they stand
+    with pytest.raises(ValueError, match=r"cell 'DST:': write it as METHOD:STRATEGY"):
+        parse_comparison("DST: vs turbo:zero-shot")
 
 
 def test_olakit_plan_on_the_recorded_outputs(monkeypatch, capsys, tmp_path):
@@ -169,6 +170,14 @@ def test_a_registered_run_records_its_family_before_the_first_call_and_marks_it_
     printed = capsys.readouterr().out
     # the printed plan gives the family's power at this run's 3 questions, from the recorded outputs' estimates
     assert "registered comparisons (Holm at 0.05; estimates from the OlaGPT authors' recorded" in printed
+    # and, like every run's plan, what its 3 questions can decide: ST, DT and their vote, 3 pairs at 0.05 / 3 each
+    need = next(d for d in range(1, 20) if 2 / 2**d < 0.05 / 3)
+    assert (
+        f"power: 3 pairs of cells, exact McNemar with Holm at 0.05 (each planned at 0.0167, where a pair needs at "
+        f"least {need} questions"
+        in printed
+        and "3 questions cannot decide any pair, whatever the answers" in printed
+    )
     assert "ST:zero-shot vs DT:zero-shot: cannot be decided on this run: 3 questions give 0% power" in printed
     assert printed.index("registered comparisons") < printed.index("registered: ST:zero-shot vs DT:zero-shot")
     log = read_log(tmp_path / "run")
@@ -256,3 +265,98 @@ def test_plan_and_registration_settings_in_the_same_forms_at_every_door(tmp_path
     path.write_text("comparisons: []\nalpha: 2\n")
     with pytest.raises(ConfigError, match=r"family.yaml: Registration: .*comparisons=\[\].*alpha=2"):
         read_registration(path)
+
+
+def test_what_a_run_of_n_questions_can_decide_worked_by_hand():
+    """The sensitivity every run's plan prints: the fewest discordant questions that can reject at alpha / pairs
+    (all of them one way: 2 / 2^d below the level), and the smallest difference found with 80% power at a
+    discordance, here by a plain search over the exact rejection region."""
+    from olakit.analysis.power import detectable_difference, min_discordant, sensitivity, sensitivity_line
+
+    for level in (0.05, 0.005, 0.05 / 276):
+        assert min_discordant(level) == next(d for d in range(1, 40) if 2 / 2**d < level)
+
+    def exact_power(n, discordance, diff, level):  # every question discordant or not; k a-only of d discordant
+        q = (discordance + diff) / 2 / discordance
+        total = 0.0
+        for d in range(n + 1):
+            pd_ = math.comb(n, d) * discordance**d * (1 - discordance) ** (n - d)
+            for k in range(d + 1):
+                tail = sum(math.comb(d, i) for i in range(min(k, d - k) + 1)) / 2**d
+                if 2 * tail < level:
+                    total += pd_ * math.comb(d, k) * q**k * (1 - q) ** (d - k)
+        return total
+
+    for n, discordance, level in ((10, 1.0, 0.05), (40, 0.5, 0.05), (60, 0.3, 0.005)):
+        by_hand = next(x / 1000 for x in range(1, int(discordance * 1000) + 1)
+                       if exact_power(n, discordance, x / 1000, level) >= 0.8)  # fmt: skip
+        assert detectable_difference(n, discordance, level, 0.8) == pytest.approx(by_hand, abs=0.0011)
+    assert detectable_difference(8, 0.5, 0.005, 0.8) is None  # 8 questions: fewer than the 9 discordant it needs
+    two = sensitivity_line(sensitivity(2, 10, what="rows"))
+    assert two.startswith("power: 10 pairs of rows, exact McNemar with Holm at 0.05 (each planned at 0.005, where a "
+                          "pair needs at least 9 questions")  # fmt: skip
+    assert two.endswith("2 questions cannot decide any pair, whatever the answers")
+    table = sensitivity(229, 10, what="rows")
+    assert list(table["discordance"]) == [0.1, 0.3, 0.5] and table["detectable_difference"].notna().all()
+    line = sensitivity_line(table)
+    assert all(f"{x:.2f} at discordance {d:g}" in line for d, x in zip(table["discordance"],
+                                                                      table["detectable_difference"]))  # fmt: skip
+
+
+def test_a_geek_run_says_what_its_questions_can_decide_before_any_call_and_refuses_another_slice(
+    tmp_path, monkeypatch, capsys
+):
+    from olakit.cli import main
+
+    monkeypatch.setenv("OLAKIT_BASE_URL", "http://127.0.0.1:9/v1")  # nothing listens: export calls nothing
+    monkeypatch.setenv("OLAKIT_MODEL", "m")
+    code = main(["batch", "export", "--requests", str(tmp_path / "req.jsonl"), "geek", "-n", "2", "--out",
+                 str(tmp_path / "g")])  # fmt: skip
+    assert code == 3 and (tmp_path / "req.jsonl").is_file()
+    out = capsys.readouterr().out
+    assert "power: 10 pairs of rows" in out and "2 questions cannot decide any pair, whatever the answers" in out
+    family = tmp_path / "family.yaml"
+    family.write_text('comparisons: ["+RE vs CoT"]\nn_questions: 2\n')
+    assert main(["geek", "-n", "3", "--out", str(tmp_path / "other"), "--registration", str(family)]) == 2
+    assert "the run is not the registered one: n_questions=3 (registered: 2)" in capsys.readouterr().err
+    assert not (tmp_path / "other").exists()
+
+
+def test_geek_rows_are_planned_from_an_earlier_geek_run_and_priced_at_what_it_paid(tmp_path, monkeypatch, capsys):
+    """`olakit plan --comparisons "+RE vs CoT" --estimates GEEK_RUN`: the discordance from that run's rows, the
+    ceiling its split's size (StrategyQA dev: 229), the price its tokens per question at the endpoint's price."""
+    import shutil
+
+    import pandas as pd
+
+    from olakit.cli import main
+    from olakit.data.records import load_records, save_records
+
+    monkeypatch.setenv("OLAKIT_BASE_URL", "scripted://tests.replies:geek_notebook")
+    monkeypatch.setenv("OLAKIT_MODEL", "scripted")
+    assert main(["geek", "-n", "6", "--rows", "CoT,+RE", "--out", str(tmp_path / "g"), "--n-boot", "50"]) == 0
+    # the estimate the test wants: +RE right on all six, CoT wrong on the first four (4 a-only, 0 b-only)
+    records = load_records(tmp_path / "g" / "records.parquet")
+    first = sorted(set(records["question_id"]), key=lambda q: list(records["question_id"]).index(q))[:4]
+    records["correct"] = (records["row"] == "+RE") | ~records["question_id"].isin(first)
+    (tmp_path / "est").mkdir()
+    save_records(records, tmp_path / "est" / "records.parquet")
+    shutil.copy(tmp_path / "g" / "run.json", tmp_path / "est" / "run.json")
+    monkeypatch.setenv("OLAKIT_BASE_URL", "https://api.openai.com/v1")  # priced, never called
+    monkeypatch.setenv("OLAKIT_MODEL", "gpt-4o-mini")
+    capsys.readouterr()
+    out_csv = tmp_path / "plan.csv"
+    assert main(["plan", "--comparisons", "+RE vs CoT", "--estimates", str(tmp_path / "est"),
+                 "--out", str(out_csv)]) == 0  # fmt: skip
+    out = capsys.readouterr().out
+    assert "estimate: 4 a-only and 0 b-only of 6 questions (discordance 0.667, difference +0.667)" in out
+    # p01 = 0: rejected at 0.05 once 6 discordant pairs (2 / 2^6 < 0.05), d ~ Bin(n, 2/3); the first n that stays
+    n = next(n for n in range(1, 80) if all(
+        sum(math.comb(m, d) * (2 / 3) ** d * (1 / 3) ** (m - d) for d in range(6, m + 1)) >= 0.8
+        for m in range(n, n + 61)))  # fmt: skip
+    row = pd.read_csv(out_csv).iloc[0]
+    assert row["n_needed"] == n
+    tokens = records.groupby("row")[["prompt_tokens", "completion_tokens"]].mean().sum()
+    usd = n * (tokens["prompt_tokens"] * 0.15 + tokens["completion_tokens"] * 0.60) / 1e6  # gpt-4o-mini's price
+    assert row["usd_online"] == pytest.approx(usd) and row["usd_batch"] == pytest.approx(usd / 2)
+    assert f"a run of {n} questions with these two cells" in out and "tokens as the estimate run paid" in out

@@ -224,3 +224,31 @@ def test_the_pair_explorer_marks_a_registered_family_confirmatory_and_lists_it_f
     assert rest and all(label.startswith("[exploratory] ") for label in rest)
     # one registered comparison: its family Holm p is its own exact p, 2 x P(Bin(2, 1/2) <= 1) capped at 1
     assert "Holm p = 1" in first and "confirmatory" in pe.table.value and "p_holm_family" in pe.table.value
+
+
+def test_the_question_explorer_shows_a_registered_family_and_what_each_question_says_in_it(saved):
+    """A registered run's question explorer (open_explorers finds registration.json beside the records) names the
+    confirmatory comparisons in its header and, on each question, which side of each one it favours: worked out
+    here from the records' own correct column."""
+    import json
+
+    from olakit.notebook.explorers.questions import open_explorers
+    from olakit.registration import Registration
+
+    df = load_records(saved)
+    family = Registration(comparisons=["T3:zero-shot vs T1:zero-shot", "T9:zero-shot vs T1:zero-shot"])
+    (saved.parent / "registration.json").write_text(json.dumps({"settings": family.as_dict()}))
+    qe, _ = open_explorers(saved, saved.parent / "notes.jsonl")
+    assert qe.registration == family
+    assert "confirmatory" in qe.header.value and "T3:zero-shot vs T1:zero-shot" in qe.header.value
+    zero = df[df["notes_strategy"] == "zero-shot"].set_index(["template", "question_id"])["correct"]
+    for qid in sorted(set(df["question_id"])):
+        x, y = bool(zero[("T3", qid)]), bool(zero[("T1", qid)])
+        said = (f"discordant: {'the first' if x else 'the second'} is right" if x != y
+                else f"both {'right' if x else 'wrong'} (concordant)")  # fmt: skip
+        assert qe.registered_here(qid) == [
+            f"T3:zero-shot vs T1:zero-shot [confirmatory]: {said}",
+            "T9:zero-shot vs T1:zero-shot [confirmatory]: not in this run",
+        ]
+    qe.question.value = qe.question.options[0]
+    assert "[confirmatory]" in qe.view.value

@@ -29,6 +29,7 @@ from pydantic import Field
 from olakit.analysis.agreement import agreement
 from olakit.analysis.inference import holm_matrix, paired_tests
 from olakit.analysis.intervals import accuracy_row
+from olakit.analysis.power import mark_roles
 from olakit.analysis.runs import run_tables
 from olakit.data.imported import import_runs, load_import_spec
 from olakit.data.records import COLUMNS, check_frame, condition_columns, kind_of, normalise, save_records
@@ -36,6 +37,7 @@ from olakit.errors import DataError
 from olakit.names import NON_TEMPLATES, REGEX_VOTE, natural_order
 from olakit.olagpt.config import ANALYSIS, Analysis
 from olakit.olagpt.vote import regex_vote
+from olakit.registration import Registration, changes, read_registration, write_registration
 from olakit.runlog import RunLog, claim_folder, load_run, make_log, records_summary, write_outputs
 
 DOOR = "compare"
@@ -54,6 +56,10 @@ class CompareConfig(Analysis):
     """A name for each source (default: a folder's or a spec's name)."""
     vote_over: list[str] | None = None
     """The conditions the regex vote combines (default: every condition that is not itself a vote or SC)."""
+    registration: str | None = None
+    """A pre-registered family (a YAML file, docs/plan.md) whose comparisons name the conditions as the tables do
+    (``"PoT/AQuA vs CoT/AQuA"``): those pairs are confirmatory in ``paired_tests`` (Holm over the family alone)
+    and judged in the ``registered`` table; every other pair is exploratory. Its hash goes into the run log."""
 
 
 @dataclass
@@ -215,12 +221,16 @@ def voters(comparison: Comparison) -> list[str]:
 
 
 def comparison_tables(
-    comparison: Comparison, vote_over: Sequence[str] | None = None, analysis: Analysis = ANALYSIS
+    comparison: Comparison,
+    vote_over: Sequence[str] | None = None,
+    analysis: Analysis = ANALYSIS,
+    registration: Registration | None = None,
 ) -> dict[str, pd.DataFrame]:
     """olakit's tables over the conditions, on the questions every condition answered: ``methods`` (accuracy with
     intervals of each condition and of the regex vote over ``vote_over``, default voters()), the vote's bounds,
     consistency and template-count ablation over the voters, ``paired_tests`` (exact McNemar, Holm over every pair,
-    paired bootstrap), ``holm_matrix``, Cohen's and Fleiss' kappa, the error overlap, and ``conditions``."""
+    paired bootstrap), ``holm_matrix``, Cohen's and Fleiss' kappa, the error overlap, and ``conditions``; with a
+    ``registration``, the pairs' roles and the ``registered`` table (power.mark_roles)."""
     names = comparison.names
     vote_over = list(vote_over) if vote_over is not None else voters(comparison)
     unknown = [v for v in vote_over if v not in names]
@@ -254,7 +264,15 @@ def comparison_tables(
         "error_overlap": agree["error_overlap"],
         "left_out": pd.DataFrame({"question_id": left_out}),
     }
+    if registration is not None:
+        tables |= mark_roles(tables["paired_tests"], registration)
     return tables
+
+
+def registration_given(config: CompareConfig, where=Path) -> tuple[Registration | None, dict | None]:
+    """(the registration ``config`` names, its entry for the run log), read and hashed before anything is
+    computed; (None, None) without one. ``where``: how a relative path resolves (a notebook: in_workdir)."""
+    return read_registration(where(config.registration)) if config.registration else (None, None)
 
 
 def fingerprint_change(a: str, b: str) -> str:
@@ -282,7 +300,9 @@ def replicates(records: pd.DataFrame, conditions: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["a", "b", "model", "cell", "n", "answers_differ", "share_differ"])
 
 
-def comparison_log(config: CompareConfig, comparison: Comparison, tables: dict, out_dir=None) -> RunLog:
+def comparison_log(
+    config: CompareConfig, comparison: Comparison, tables: dict, out_dir=None, registration: dict | None = None
+) -> RunLog:
     """The run log of a comparison: its config, each source (path, kind, door), the conditions, the questions
     left out, and where the questions come from (the first source that names a dataset)."""
     questions = next(
@@ -302,6 +322,7 @@ def comparison_log(config: CompareConfig, comparison: Comparison, tables: dict, 
             "repeats_not_compared": comparison.repeats,
             "templates_in_vote_order": config.vote_over or voters(comparison),
             "questions": questions,
+            **({"registration": {**registration, "changes": changes(registration)}} if registration else {}),
         },
     )
 
@@ -311,10 +332,13 @@ def compare_runs(
 ) -> tuple[Comparison, dict[str, pd.DataFrame], RunLog]:
     """The comparison of ``config.sources`` into ``out_dir``: its records (records.parquet: what the explorers
     open), the tables and run.json (each source's path and what its own log says); nothing written on bad input."""
+    registration, entry = registration_given(config)
     comparison = compare(config.sources, config.labels)
-    tables = comparison_tables(comparison, config.vote_over, config)
-    log = comparison_log(config, comparison, tables, out_dir)
+    tables = comparison_tables(comparison, config.vote_over, config, registration)
+    log = comparison_log(config, comparison, tables, out_dir, entry)
     out_dir = Path(out_dir)
     claim_folder(out_dir, log)
     save_records(comparison.records, out_dir / "records.parquet")
+    if entry is not None:  # where the explorers find it (registration_of)
+        write_registration(out_dir, entry)
     return comparison, tables, write_outputs(out_dir, log, tables)

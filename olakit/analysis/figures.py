@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import sys
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
@@ -280,12 +281,31 @@ def matrix(
     fmt: str = ".2f",
     cmap: str = "viridis_r",
     annot_size: float = 9,
+    marked: Sequence[tuple[str, str]] = (),
     **kwargs,
 ):
-    """A square matrix (p-values, kappas) as a heatmap, annotated up to 12 rows; ``kwargs`` go to ``heatmap``."""
+    """A square matrix (p-values, kappas) as a heatmap, annotated up to 12 rows; ``kwargs`` go to ``heatmap``.
+    ``marked``: pairs (row, column names, either way round) outlined in black, named in the title as confirmatory
+    (a pre-registered family's; every other cell is exploratory)."""
+    from matplotlib.patches import Rectangle
+
     ax = heatmap(m, ax=ax, annot=len(m) <= 12, fmt=fmt, cmap=cmap, annot_size=annot_size, **kwargs)
-    ax.set_title(title)
+    rows, cols = list(map(str, m.index)), list(map(str, m.columns))
+    outlined = 0
+    for a, b in marked:
+        for r, c in ((a, b), (b, a)):
+            if r in rows and c in cols:
+                ax.add_patch(Rectangle((cols.index(c), rows.index(r)), 1, 1, fill=False, lw=2, ec="black"))
+                outlined += 1
+    ax.set_title(title + ("\noutlined: the registered (confirmatory) pairs; the rest exploratory" if outlined else ""))
     return ax
+
+
+def confirmatory(tests: pd.DataFrame) -> list[tuple[str, str]]:
+    """The pairs a paired-tests table marks confirmatory (power.mark_roles), for ``matrix(marked=...)``."""
+    if "role" not in tests.columns:
+        return []
+    return [(a, b) for a, b, role in zip(tests["a"], tests["b"], tests["role"]) if role == "confirmatory"]
 
 
 def heatmap(

@@ -29,12 +29,14 @@ import pandas as pd
 from pydantic import Field, model_validator
 
 from olakit.analysis.inference import cell_outcomes, holm, paired_tests
+from olakit.analysis.traces import cost_per_row
 from olakit.config import ConfigError
-from olakit.data.loaders import questions_of
+from olakit.data.loaders import load_questions, questions_of
 from olakit.data.recorded import import_olagpt
 from olakit.errors import DataError
+from olakit.llm.batch import BATCH_RATE
 from olakit.llm.endpoint import Endpoint
-from olakit.names import REGEX_VOTE, plural, voting_templates
+from olakit.names import LLM_VOTE, REGEX_VOTE, plural, voting_templates
 from olakit.olagpt.budget import ceiling_price, planned_calls
 from olakit.olagpt.config import ANALYSIS, Analysis, OlaGPTConfig
 from olakit.olagpt.templates import templates_for
@@ -106,22 +108,108 @@ def n_needed(p10: float, p01: float, alpha: float, goal: float, ceiling: int, se
     return min(n, ceiling)
 
 
+DISCORDANCES = (0.1, 0.3, 0.5)
+"""The discordance rates (share of questions exactly one of two cells gets right) a run's printed plan states its
+sensitivity at, with no estimate: two similar prompts of one model, two templates, two different methods."""
+
+
+def min_discordant(alpha_each: float) -> int:
+    """The fewest discordant questions with which the exact McNemar test can reject at ``alpha_each``: the
+    smallest d with 2 / 2**d < alpha_each (all d of them one way).
+
+    >>> min_discordant(0.05), min_discordant(0.05 / 10)
+    (6, 9)
+    """
+    return int(math.floor(math.log2(2 / alpha_each))) + 1
+
+
+def detectable_difference(n: int, discordance: float, alpha_each: float, goal: float) -> float | None:
+    """The smallest accuracy difference two cells with this discordance rate must have for the exact test at
+    ``alpha_each`` to find it with ``goal`` power on ``n`` questions (to 0.001); None when not even the largest
+    possible, the discordance itself (every discordant question one way), is found."""
+    limits = rejection_limits(n, alpha_each)
+
+    def found(diff: float) -> bool:
+        return power(n, (discordance + diff) / 2, (discordance - diff) / 2, alpha_each, limits) >= goal
+
+    if n < min_discordant(alpha_each) or not found(discordance):
+        return None
+    lo, hi = 0.0, discordance  # the power grows with the difference at a fixed discordance
+    while hi - lo > 0.0005:
+        mid = (lo + hi) / 2
+        lo, hi = (lo, mid) if found(mid) else (mid, hi)
+    return round(hi, 3)
+
+
+def sensitivity(n: int, pairs: int, alpha: float = 0.05, goal: float = 0.8, what: str = "cells") -> pd.DataFrame:
+    """What a run of ``n`` questions can decide among its ``pairs`` paired tests (Holm at ``alpha``, each planned at
+    alpha / pairs, its strictest step), before any call and with no estimate: one row per discordance rate of
+    DISCORDANCES, with the smallest difference found with ``goal`` power (None: none can be). ``what``: the pairs'
+    kind, for the printed line (``cells``, ``rows``, ``iterations``)."""
+    level = alpha / max(1, pairs)
+    need = min_discordant(level)
+    return pd.DataFrame(
+        [
+            {"n": n, "pairs": pairs, "alpha_each": level, "min_discordant": need, "discordance": d,
+             "detectable_difference": detectable_difference(n, d, level, goal), "power": goal, "of": what}
+            for d in DISCORDANCES
+        ]
+    )  # fmt: skip
+
+
+def sensitivity_line(table: pd.DataFrame) -> str:
+    """The sensitivity as a run's printed plan says it (one line; ``olakit geek -n 2`` once gave CIs from 0 to 1
+    with no word that 2 questions cannot separate two rows)."""
+    r = table.iloc[0]
+    n, pairs, need, what = int(r["n"]), int(r["pairs"]), int(r["min_discordant"]), r["of"]
+    head = (
+        f"power: {plural(pairs, 'pair')} of {what}, exact McNemar with Holm at {r['alpha_each'] * pairs:g} (each "
+        f"planned at {r['alpha_each']:.3g}, where a pair needs at least {need} questions exactly one of its two gets "
+        "right)"
+    )
+    if n < need:
+        return f"{head}; {plural(n, 'question')} cannot decide any pair, whatever the answers"
+    found = [(d, x) for d, x in zip(table["discordance"], table["detectable_difference"]) if pd.notna(x)]
+    if not found:
+        return f"{head}; {plural(n, 'question')} find no difference with {r['power']:.0%} power, at any discordance"
+    said = ", ".join(f"{x:.2f} at discordance {d:g}" for d, x in found)
+    return f"{head}; {plural(n, 'question')} find, with {r['power']:.0%} power, an accuracy difference of {said}"
+
+
+def run_pairs(cfg: OlaGPTConfig) -> int:
+    """How many paired tests an OlaGPT run's ``paired_tests`` table has: every pair of its cells, a cell being a
+    method (each template, the regex vote, the LLM vote and the baselines it runs) under a note strategy
+    (inference.cell_outcomes)."""
+    methods = len(templates_for(cfg.dataset, cfg.templates)) + 1 + (LLM_VOTE in cfg.votes) + len(cfg.baselines)
+    cells = methods * len(cfg.strategies)
+    return cells * (cells - 1) // 2
+
+
 def parse_comparison(text: str) -> tuple[str, str]:
-    """``"DST:retrieval vs turbo:zero-shot"`` -> ("DST | retrieval", "turbo | zero-shot"); a cell may also be
-    written as the tables name it ("DST | retrieval")."""
+    """``"DST:retrieval vs turbo:zero-shot"`` -> ("DST | retrieval", "turbo | zero-shot"): two cells of an OlaGPT
+    run, also written as the tables name them ("DST | retrieval"); a name without a colon is a GEEK row or a
+    compared condition as it stands (``"+RE vs CoT"``)."""
     parts = [p.strip() for p in text.replace(" VS ", " vs ").split(" vs ")]
     if len(parts) != 2 or not all(parts):
-        raise ValueError(f"comparison {text!r}: write it as 'METHOD:STRATEGY vs METHOD:STRATEGY'")
+        raise ValueError(f"comparison {text!r}: write it as 'METHOD:STRATEGY vs METHOD:STRATEGY' (or 'ROW vs ROW')")
     return tuple(_cell(p) for p in parts)  # type: ignore[return-value]
 
 
 def _cell(text: str) -> str:
-    if " | " in text:
+    if " | " in text or ":" not in text:
         return text
-    method, sep, strategy = text.partition(":")
-    if not sep or not method.strip() or not strategy.strip():
+    method, _, strategy = text.partition(":")
+    if not method.strip() or not strategy.strip():
         raise ValueError(f"cell {text!r}: write it as METHOD:STRATEGY (e.g. DST:retrieval, regex_vote:combine)")
     return f"{method.strip()} | {strategy.strip()}"
+
+
+def outcomes_of(records: pd.DataFrame, analysis: Analysis = ANALYSIS) -> pd.DataFrame:
+    """Correctness per question (rows) and cell (columns) of any run's records, as its paired tests name the cells:
+    an OlaGPT run's ``METHOD | STRATEGY`` cells with its votes (inference.cell_outcomes), a GEEK run's rows."""
+    if "row" in records.columns:
+        return records.pivot_table(index="question_id", columns="row", values="correct", aggfunc="first", sort=False)
+    return cell_outcomes(records, voting_templates(records["template"]), analysis)
 
 
 def plan_table(
@@ -148,8 +236,12 @@ def plan_table(
         have = outcomes is not None and a in outcomes.columns and b in outcomes.columns
         if not have:
             missing = [c for c in (a, b) if outcomes is None or c not in outcomes.columns]
-            rows.append(row | {"n_estimate": 0, "verdict": f"no estimate ({', '.join(missing)} not in {source}): run "
-                               f"a pilot of {PILOT} questions with both cells and plan again"})  # fmt: skip
+            named = (
+                f"; its cells: {', '.join(map(str, list(outcomes.columns)[:3]))}, ..." if outcomes is not None else ""
+            )
+            verdict = (f"no estimate ({', '.join(missing)} not in {source}{named}): run a pilot of {PILOT} questions "
+                       "with both cells and plan again")  # fmt: skip
+            rows.append(row | {"n_estimate": 0, "verdict": verdict})
             continue
         both = outcomes[[a, b]].dropna().astype(bool)
         x, y = both[a].to_numpy(), both[b].to_numpy()
@@ -159,7 +251,11 @@ def plan_table(
         diff = observed if delta is None else math.copysign(delta, observed or 1.0)
         row |= {"n_estimate": n_est, "a_only": a_only, "b_only": b_only, "discordance": discordance,
                 "observed_diff": observed, "planned_diff": diff}  # fmt: skip
-        if discordance < abs(diff) or discordance == 0:
+        if discordance == 0:
+            rows.append(row | {"verdict": f"no question of the estimate tells the two apart (no discordant pair): run "
+                               f"a larger pilot ({PILOT} questions) with both cells and plan again"})  # fmt: skip
+            continue
+        if discordance < abs(diff):
             rows.append(row | {"verdict": f"the discordance {discordance:.3f} is below the difference {diff:+.3f}: "
                                "no paired design has it; give a smaller --delta or estimate again"})  # fmt: skip
             continue
@@ -207,50 +303,89 @@ class PlanConfig(OlaGPTConfig):
         return self
 
 
-def estimate_outcomes(estimates: str, data_dir: str | None, analysis: Analysis = ANALYSIS) -> tuple[pd.DataFrame, str]:
-    """(question x cell correctness to estimate discordance from, where it comes from): ``recorded`` (the OlaGPT
-    authors' outputs) or an earlier run's folder or records file."""
+def estimate_outcomes(
+    estimates: str, data_dir: str | None, analysis: Analysis = ANALYSIS
+) -> tuple[pd.DataFrame, str, pd.DataFrame, object]:
+    """(question x cell correctness to estimate discordance from, where it comes from, the records, the run log or
+    None): ``recorded`` (the OlaGPT authors' outputs) or an earlier run's folder or records file (an OlaGPT or a
+    GEEK run)."""
     if estimates == "recorded":
-        records, source = import_olagpt(data_dir), "the OlaGPT authors' recorded gpt-3.5 outputs (AQuA test)"
+        records, source, log = import_olagpt(data_dir), "the OlaGPT authors' recorded gpt-3.5 outputs (AQuA test)", None
     else:
         path = Path(estimates)
-        records, _ = load_run(path / "records.parquet" if path.is_dir() else path)
+        records, log = load_run(path / "records.parquet" if path.is_dir() else path)
         source = str(path)
-    return cell_outcomes(records, voting_templates(records["template"]), analysis), source
+    return outcomes_of(records, analysis), source, records, log
 
 
 def plan(cfg: PlanConfig, endpoint: Endpoint) -> pd.DataFrame:
     """plan_table for ``cfg``'s comparisons, with the estimates it names, the split's size as the ceiling, and for
-    each comparison decided within it the calls and the price of a run of that many questions with the templates
-    and strategies its two cells need, at the online and the batch rate (olakit.olagpt.budget: the run's own plan)."""
-    outcomes, source = estimate_outcomes(cfg.estimates, cfg.data_dir, cfg.analysis())
-    ceiling = len(questions_of(cfg)) - cfg.offset
+    each comparison decided within it the calls and the price of a run of that many questions:
+    - OlaGPT cells: a run with the templates and strategies its two cells need, at the online and the batch rate
+      (olakit.olagpt.budget: the run's own plan; the completion-token ceiling);
+    - GEEK rows (estimates from a GEEK run, whose dataset's split is then the ceiling): the calls and tokens per
+      question that run paid for the two rows (GEEK's calls depend on the replies), at this endpoint's price."""
+    outcomes, source, records, log = estimate_outcomes(cfg.estimates, cfg.data_dir, cfg.analysis())
+    geek = "row" in records.columns
+    if geek:  # the split the GEEK run read
+        config = log.config if log is not None else {}
+        questions = load_questions(config.get("dataset", "strategyqa"), config.get("split"), cfg.data_dir)
+        ceiling = len(questions)
+    else:
+        ceiling = len(questions_of(cfg)) - cfg.offset
     try:
         table = plan_table(cfg.comparisons, outcomes, source=source, ceiling=ceiling, alpha=cfg.alpha,
                            goal=cfg.power, delta=cfg.delta)  # fmt: skip
     except ValueError as exc:
         raise ConfigError(f"PlanConfig: comparisons: {exc}") from None
-    every = [t.name for t in templates_for(cfg.dataset, cfg.templates)]
     for i, row in table.iterrows():
         n = row.get("n_needed")
         if n is None or pd.isna(n):
             continue
-        methods = {row["a"].split(" | ")[0], row["b"].split(" | ")[0]}
-        templates = every if REGEX_VOTE in methods else [t for t in every if t in methods]
-        strategies = tuple(dict.fromkeys(c.split(" | ")[1] for c in (row["a"], row["b"])))
-        try:
-            if not templates:
-                raise ConfigError(f"{' and '.join(sorted(methods))}: no template of {cfg.dataset}")
-            run = cfg.replace(n_questions=int(n), templates=tuple(templates), strategies=strategies)
-        except ConfigError as exc:  # cells of another kind of run (an imported one): counted, not priced
-            table.loc[i, "verdict"] = f"{row['verdict']} (not priced as an OlaGPT run: {exc})"
+        priced = _geek_price(records, row, int(n), endpoint) if geek else _olagpt_price(cfg, row, int(n), endpoint)
+        if isinstance(priced, str):
+            table.loc[i, "verdict"] = f"{row['verdict']} ({priced})"
             continue
-        stages = planned_calls(OlaGPTConfig(**{k: getattr(run, k) for k in OlaGPTConfig.model_fields}))
-        table.loc[i, "calls"] = sum(s.calls for s in stages)
-        price = ceiling_price(stages, endpoint)
-        if price is not None:
-            table.loc[i, "usd_online"], table.loc[i, "usd_batch"] = price
+        for k, v in priced.items():
+            table.loc[i, k] = v
     return table
+
+
+def _olagpt_price(cfg: PlanConfig, row, n: int, endpoint: Endpoint) -> dict | str:
+    """The calls and price of an OlaGPT run of ``n`` questions with the two cells' templates and strategies; why
+    not, for cells of another kind of run (an imported one)."""
+    every = [t.name for t in templates_for(cfg.dataset, cfg.templates)]
+    methods = {row["a"].split(" | ")[0], row["b"].split(" | ")[0]}
+    templates = every if REGEX_VOTE in methods else [t for t in every if t in methods]
+    strategies = tuple(dict.fromkeys(c.split(" | ")[-1] for c in (row["a"], row["b"])))
+    try:
+        if not templates:
+            raise ConfigError(f"{' and '.join(sorted(methods))}: no template of {cfg.dataset}")
+        run = cfg.replace(n_questions=n, templates=tuple(templates), strategies=strategies)
+    except ConfigError as exc:
+        return f"not priced as an OlaGPT run: {exc}"
+    stages = planned_calls(OlaGPTConfig(**{k: getattr(run, k) for k in OlaGPTConfig.model_fields}))
+    out: dict = {"calls": sum(s.calls for s in stages), "price_basis": "completion ceiling; prompts extra"}
+    price = ceiling_price(stages, endpoint)
+    if price is not None:
+        out["usd_online"], out["usd_batch"] = price
+    return out
+
+
+def _geek_price(records: pd.DataFrame, row, n: int, endpoint: Endpoint) -> dict | str:
+    """The calls and price of a GEEK run of ``n`` questions with the two rows, at the calls and tokens per question
+    the estimate run paid for them."""
+    per = cost_per_row(records[records["row"].isin([row["a"], row["b"]])]).set_index("method")
+    tokens = records[records["row"].isin([row["a"], row["b"]])].groupby("row")[["prompt_tokens", "completion_tokens"]]
+    means = tokens.mean()
+    if means.isna().any().any():
+        return "not priced: the estimate run's records lack token counts"
+    out: dict = {"calls": round(n * per["calls_per_question"].sum()), "price_basis": "tokens as the estimate run paid"}
+    price = endpoint.price()
+    if price is not None:
+        online = n * (means["prompt_tokens"].sum() * price[0] + means["completion_tokens"].sum() * price[1]) / 1e6
+        out["usd_online"], out["usd_batch"] = online, online * BATCH_RATE
+    return out
 
 
 def plan_report(table: pd.DataFrame, cfg: PlanConfig, endpoint: Endpoint) -> str:
@@ -273,11 +408,11 @@ def plan_report(table: pd.DataFrame, cfg: PlanConfig, endpoint: Endpoint) -> str
         lines.append(f"    {r['verdict']}")
         if "calls" in r and not pd.isna(r.get("calls")):
             cost = (
-                f": ${r['usd_online']:,.2f} online, ${r['usd_batch']:,.2f} batched (completion ceiling; prompts extra)"
+                f": ${r['usd_online']:,.2f} online, ${r['usd_batch']:,.2f} batched ({r['price_basis']})"
                 if "usd_online" in r and not pd.isna(r.get("usd_online"))
                 else f" ({endpoint.model} has no known price)"
             )
-            lines.append(f"    a run of {int(r['n_needed'])} questions with their templates and strategies: "
+            lines.append(f"    a run of {int(r['n_needed'])} questions with these two cells: "
                          f"{int(r['calls']):,} calls" + cost)  # fmt: skip
     return "\n".join(lines)
 
@@ -285,14 +420,22 @@ def plan_report(table: pd.DataFrame, cfg: PlanConfig, endpoint: Endpoint) -> str
 def registered_tables(
     records: pd.DataFrame, templates: Sequence[str], registration: Registration, analysis: Analysis = ANALYSIS
 ) -> dict[str, pd.DataFrame]:
-    """After a registered run: ``paired_tests`` (every pair, as inference.paired_tests, with its ``role``:
-    confirmatory for the registered comparisons, exploratory for the rest, and ``p_holm_family``: Holm over the
-    registered family alone) and ``registered`` (one row per registered comparison: decided or not at the
-    registration's alpha, the difference with its CI, the corrected p, and for an undecided one the questions the
-    observed rates would need at the registered power; a comparison whose cells the run lacks is "not run", its p
-    taken as 1 in the correction)."""
+    """After a registered OlaGPT run: its ``paired_tests`` (inference.paired_tests over its cells) with roles, and
+    the ``registered`` table (mark_roles)."""
     tests = paired_tests(cell_outcomes(records, templates, analysis), analysis=analysis)
-    family = [(text, *parse_comparison(text)) for text in registration.comparisons]
+    return mark_roles(tests, registration)
+
+
+def mark_roles(tests: pd.DataFrame, registration: Registration) -> dict[str, pd.DataFrame]:
+    """Any run's paired tests (OlaGPT cells, GEEK rows, compared conditions: columns a, b, n, a_only, b_only, diff
+    with its CI, p_mcnemar) marked by the registration: ``paired_tests`` with its ``role`` (confirmatory for the
+    registered comparisons, exploratory for the rest) and ``p_holm_family`` (Holm over the registered family alone),
+    and ``registered``: one row per registered comparison, decided or not at the registration's alpha, the
+    difference with its CI, the corrected p, and for an undecided one the questions the observed rates would need at
+    the registered power; a comparison whose cells the run lacks is "not run", its p taken as 1 in the
+    correction."""
+    tests = tests.copy()
+    family = [(text, *_sides(text, tests)) for text in registration.comparisons]
     found = [_pair(tests, a, b) for _, a, b in family]
     corrected = holm([f["p_mcnemar"] if f else 1.0 for f in found])
     tests["role"] = "exploratory"
@@ -321,9 +464,29 @@ def registered_tables(
     return {"paired_tests": tests, "registered": pd.DataFrame(rows)}
 
 
+def _sides(text: str, tests: pd.DataFrame) -> tuple[str, str]:
+    """A registered comparison's two cells as ``tests`` names them (comparison_cells)."""
+    return comparison_cells(text, set(tests["a"]) | set(tests["b"]) if len(tests) else set())
+
+
+def comparison_cells(text: str, cells) -> tuple[str, str]:
+    """A comparison's two cells as a run names them, each side: as written when a cell has that name (a compared
+    condition may hold a colon), else as parse_comparison reads it, else the one cell whose method it names (a
+    compared condition, whose strategy is ``compared``, in an OlaGPT-shaped table)."""
+    cells = set(cells)
+    raw = [p.strip() for p in text.replace(" VS ", " vs ").split(" vs ")]
+    out = []
+    for side, parsed in zip(raw, parse_comparison(text)):
+        named = [c for c in cells if str(c).split(" | ")[0] == side]
+        out.append(side if side in cells else parsed if parsed in cells or len(named) != 1 else named[0])
+    return tuple(out)  # type: ignore[return-value]
+
+
 def _pair(tests: pd.DataFrame, a: str, b: str) -> dict | None:
     """The paired test of cells a and b (either way round in ``tests``) as a against b: its row index, n, a-only and
     b-only counts, difference a - b with its CI, exact p; None when the run lacks the pair."""
+    if tests.empty:
+        return None
     hit = tests.index[((tests["a"] == a) & (tests["b"] == b)) | ((tests["a"] == b) & (tests["b"] == a))]
     if not len(hit):
         return None
@@ -370,7 +533,7 @@ def registered_plan(registration: Registration, n: int, data_dir: str | None, an
     """What a registered run's printed plan says of its family before the first call: each comparison's power at
     the run's ``n`` questions (plan_table, the estimates the registration names)."""
     try:
-        outcomes, source = estimate_outcomes(registration.estimates, data_dir, analysis)
+        outcomes, source, _, _ = estimate_outcomes(registration.estimates, data_dir, analysis)
     except (DataError, OSError) as exc:
         return f"  registered comparisons: no estimate of their discordance ({exc})"
     table = plan_table(registration.comparisons, outcomes, source=source, ceiling=n, alpha=registration.alpha,

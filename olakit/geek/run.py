@@ -108,11 +108,17 @@ def _record(q, row: str, branches: tuple[Trace], found: tuple, cfg: GeekConfig, 
 
 
 def run_geek(
-    config: GeekConfig, llm: Answerer | None = None, out_dir: str | Path | None = None, *, parameters=None
+    config: GeekConfig,
+    llm: Answerer | None = None,
+    out_dir: str | Path | None = None,
+    *,
+    parameters=None,
+    registration: dict | None = None,
 ) -> GeekResult:
     """Every row of the config on the slice; write records.parquet (with traces) and run.json into out_dir when
-    given. ``llm``: the core model's answerer (default: the configured endpoint)."""
-    with Run("geek", config, llm, out_dir=out_dir, parameters=parameters) as job:
+    given. ``llm``: the core model's answerer (default: the configured endpoint). ``registration``: the entry of a
+    pre-registered family (olakit.registration), written into out_dir before the first call."""
+    with Run("geek", config, llm, out_dir=out_dir, parameters=parameters, registration=registration) as job:
         return _run(config, job, out_dir)
 
 

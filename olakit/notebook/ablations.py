@@ -69,7 +69,8 @@ def note_strategy_figures(tests: pd.DataFrame, kappas: pd.DataFrame, cost: pd.Da
         figures.pareto(cost, ax=ax)
         fig_m, ax = plt.subplots(figsize=(11, 9))
         n_q = int(tests["n"].max()) if len(tests) else 0
-        figures.matrix(holm_matrix(tests), ax=ax, title=f"Holm-adjusted exact McNemar p between cells (n = {n_q})")
+        figures.matrix(holm_matrix(tests), ax=ax, title=f"Holm-adjusted exact McNemar p between cells (n = {n_q})",
+                       marked=figures.confirmatory(tests))  # fmt: skip
         groups = list(kappas.groupby("notes_strategy", sort=False))
         fig_k, axes = plt.subplots(1, max(1, len(groups)), figsize=(4.6 * max(1, len(groups)) + 0.8, 4.6))
         axes = np.atleast_1d(axes)

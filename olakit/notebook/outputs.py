@@ -13,6 +13,7 @@ from olakit.data.files import in_workdir
 from olakit.data.loaders import files_read
 from olakit.data.provenance import sha256_cached
 from olakit.data.records import save_records
+from olakit.registration import write_registration
 from olakit.runlog import RunLog, claim_folder, records_summary, write_outputs
 
 
@@ -33,13 +34,16 @@ def finish(
     figures: dict,
 ) -> RunLog:
     """Write the records (records.parquet: what the explorers open), tables (CSV), figures (PNG and PDF) and the
-    run log (run.json) into out_dir; close the figures. Returns the log written."""
+    run log (run.json) into out_dir, and registration.json when the log holds a registration; close the figures.
+    Returns the log written."""
     out = in_workdir(out_dir)
     log = notebook_log(notebook, parameters, log).replace(
         outputs={"records": records_summary(records)}, data={str(p): sha256_cached(p) for p in files_read()}
     )
     claim_folder(out, log)
     save_records(records, out / "records.parquet")
+    if "registration" in log.extra:  # where the explorers find it (registration_of)
+        write_registration(out, log.extra["registration"])
     if log.embedded:  # every figure a run of the embedded model made says so, whichever notebook drew it
         for fig in figures.values():
             stamp(fig)

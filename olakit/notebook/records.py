@@ -28,14 +28,17 @@ from olakit.names import LLM_VOTE, LLM_VOTE_SHUFFLED, REGEX_VOTE, ZERO_SHOT, vot
 from olakit.olagpt.config import OlaGPTConfig
 from olakit.olagpt.llm_vote import llm_vote_records
 from olakit.olagpt.run import run
+from olakit.registration import changes
 from olakit.review.config import ReviewConfig
 from olakit.review.run import run_review
 from olakit.runlog import RunLog, make_log, records_summary
 from olakit.runner import Run
 
 
-def get_records(source: str, config: OlaGPTConfig, *, concurrency: int | None = None):
-    """(records, template names in vote order, run log) from the OlaGPT recorded outputs or a live run of ``config``.
+def get_records(source: str, config: OlaGPTConfig, *, concurrency: int | None = None, registration: dict | None = None):
+    """(records, template names in vote order, run log) from the OlaGPT recorded outputs or a live run of ``config``;
+    ``registration``: the entry of a pre-registered family (olakit.registration.read_registration, read before
+    this call), in the run log (a live run: from before its first call).
 
     ``source``: ``"recorded"`` (AQuA only: the authors' gpt-3.5 outputs, read with the config's reader; n_notes 3,
     and for ST also 1 and 5; with all five templates and an LLM vote asked for, the authors' recorded LLM vote) or
@@ -60,20 +63,24 @@ def get_records(source: str, config: OlaGPTConfig, *, concurrency: int | None = 
         keep = cfg.pick(list(dict.fromkeys(df["question_id"])))
         df = df[df["question_id"].isin(keep)].reset_index(drop=True)
         extra = {"source": RECORDED_SOURCE, "model": RECORDED_MODEL, "n_notes": sorted({int(n) for n in df["n_notes"]})}
+        if registration is not None:
+            extra["registration"] = {**registration, "changes": changes(registration)}
         log = make_log("recorded", cfg, outputs={"records": records_summary(df)}, extra=extra)
         return df, cfg.order(names), log
     if source == "live":
-        res = run(cfg, parameters={"concurrency": concurrency} if concurrency else None)
+        res = run(cfg, parameters={"concurrency": concurrency} if concurrency else None, registration=registration)
         return res.records, cfg.order(voting_templates(res.records["template"])), res.log
     raise DataError(f"source {source!r}: use 'recorded' or 'live'")
 
 
-def geek_records(config: GeekConfig, *, judge_questions: int = 0, concurrency: int | None = None):
+def geek_records(
+    config: GeekConfig, *, judge_questions: int = 0, concurrency: int | None = None, registration: dict | None = None
+):
     """GEEK's rows live (olakit.geek.run): (records with traces, run log with recall@k and the corpus label in
     ``extra``; with ``judge_questions``, the pairwise judge's Table 3 in ``extra["judge"]`` and its calls as the
-    part ``judge``)."""
+    part ``judge``; with ``registration``, its entry, from before the first call)."""
     cfg = config
-    res = run_geek(cfg, parameters={"concurrency": concurrency} if concurrency else None)
+    res = run_geek(cfg, parameters={"concurrency": concurrency} if concurrency else None, registration=registration)
     log = res.log
     if judge_questions:
         questions = {q.id: q for q in questions_of(cfg)}

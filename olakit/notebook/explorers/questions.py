@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from olakit.analysis.power import comparison_cells, outcomes_of
 from olakit.analysis.questions import FILTERS, agreement_summary, filter_questions, question_tables
 from olakit.analysis.tables import ordered_strategies
 from olakit.data import overrides as ov
@@ -28,6 +29,7 @@ from olakit.notebook.explorers.html import esc, template_names
 from olakit.olagpt.config import ANALYSIS, Analysis
 from olakit.olagpt.notes import NotesLibrary, error_reason, note_from_question
 from olakit.olagpt.vote import GROUP
+from olakit.registration import Registration, registration_of
 from olakit.runlog import claim_folder, load_run, make_log, records_summary, write_log
 
 SELECTED = "selected"
@@ -55,10 +57,12 @@ class QuestionExplorer:
         notes_path: str | Path | None = None,
         rule: Analysis = ANALYSIS,
         about: str = "",
+        registration: Registration | None = None,
     ):
         import ipywidgets as w
 
         self.about = about  # the header's run description (open_explorers: from the run log)
+        self.registration = registration  # its comparisons: named in the header, judged on each question shown
         self.selection: tuple[set, str] = (set(), "")
         self.questions = questions or {}
         self.notes = notes
@@ -111,6 +115,7 @@ class QuestionExplorer:
         self.df = records
         self.counts, self.vote = question_tables(records, self.templates, self.rule)
         self.rows = {key: g.set_index("template") for key, g in records[records["sample"] == 0].groupby(GROUP)}
+        self.outcomes = outcomes_of(records, self.rule) if self.registration is not None else None
 
     def _on_dataset(self, *_):
         d = self.dataset.value
@@ -127,10 +132,34 @@ class QuestionExplorer:
         n = self.df["question_id"].nunique()
         who = esc(", ".join(map(str, models[:4])) + (f" and {len(models) - 4} more" if len(models) > 4 else ""))
         about = f" &middot; {esc(self.about)}" if self.about else ""
+        family = ""
+        if self.registration is not None:
+            named = esc("; ".join(self.registration.comparisons))
+            family = (f"<p class='olakit-registered'><b>confirmatory</b> (registered, Holm over these alone): "
+                      f"{named} &middot; every other pair exploratory</p>")  # fmt: skip
         return (
             f"<p class='olakit-header'><b>{plural(len(self.templates), 'template' if len(models) == 1 else 'column')}"
-            f"</b> &middot; model: {who or 'unknown'}{about} &middot; n = {plural(n, 'question')}</p>"
+            f"</b> &middot; model: {who or 'unknown'}{about} &middot; n = {plural(n, 'question')}</p>{family}"
         )
+
+    def registered_here(self, question_id) -> list[str]:
+        """What this question says in each registered comparison: which side it favours (a discordant question),
+        or that both sides agree; "not in this run" for a comparison whose cells the run lacks."""
+        out = []
+        for text in self.registration.comparisons if self.registration is not None else ():
+            a, b = comparison_cells(text, list(self.outcomes.columns))
+            if a not in self.outcomes.columns or b not in self.outcomes.columns:
+                out.append(f"{text} [confirmatory]: not in this run")
+                continue
+            x, y = self.outcomes.at[question_id, a], self.outcomes.at[question_id, b]
+            if pd.isna(x) or pd.isna(y):
+                said = "not answered by both"
+            elif bool(x) != bool(y):
+                said = f"discordant: {'the first' if x else 'the second'} is right"
+            else:
+                said = f"both {'right' if x else 'wrong'} (concordant)"
+            out.append(f"{text} [confirmatory]: {said}")
+        return out
 
     def select(self, ids, why: str) -> None:
         """Show only the questions ``ids`` (what another view selected, e.g. a heatmap cell), named by ``why``."""
@@ -194,6 +223,9 @@ class QuestionExplorer:
             )
             + f"</p><p class='olakit-summary'>{esc(agreement_summary(answers, gold))}</p>"
         )
+        if self.registration is not None:
+            said = "".join(f"<li>{esc(line)}</li>" for line in self.registered_here(k["question_id"]))
+            parts.append(f"<ul class='olakit-registered'>{said}</ul>")
         body = []
         others = [t for t in rows.index if t not in self.templates]  # an LLM vote, SC, a compared run's vote
         for t in [*self.templates, *others]:
@@ -311,8 +343,9 @@ def open_explorers(
 ):
     """Both explorers over a records file (a live run's, an import's, a comparison's, or the OlaGPT recorded AQuA
     outputs, imported into records_path when it does not exist yet, so corrections have a home beside them), under
-    the vote rule of the run log beside it (the authors' rule where there is none), linked: a heatmap cell opens its
-    questions in the question explorer. Returns (QuestionExplorer, HeatmapExplorer)."""
+    the vote rule of the run log beside it (the authors' rule where there is none), with the registration beside it
+    (registration.json: its comparisons confirmatory), linked: a heatmap cell opens its questions in the question
+    explorer. Returns (QuestionExplorer, HeatmapExplorer)."""
     records_path = Path(records_path)
     if not records_path.is_file():
         records = import_olagpt(data_dir)
@@ -333,7 +366,7 @@ def open_explorers(
     templates = [t for t in order if t in set(df["template"])] if order else None
     explorer = QuestionExplorer(
         df, questions, templates=templates, records_path=records_path, notes_path=notes_path, rule=rule,
-        about=describe_run(run_log),
+        about=describe_run(run_log), registration=registration_of(records_path.parent),
     )  # fmt: skip
     heatmaps = HeatmapExplorer(df, templates=templates, rule=rule)
     link(explorer, heatmaps)
