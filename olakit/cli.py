@@ -52,7 +52,7 @@ from olakit.analysis.power import (
     sensitivity_line,
 )
 from olakit.analysis.reproduce import reproduce_olagpt
-from olakit.analysis.runs import run_tables
+from olakit.analysis.runs import replicate_line, replicate_table, run_tables
 from olakit.analysis.traces import geek_tables
 from olakit.config import ConfigError, add_arguments, from_arguments, parse_value
 from olakit.data import fetch
@@ -348,6 +348,9 @@ def main(argv: list[str] | None = None) -> int:
                 res = run(cfg, llm=llm, out_dir=out, parameters=params, registration=entry)
             names = voting_templates(res.records["template"])
             tables = run_tables(res.records, names, cfg.analysis())
+            again = replicate_table(res.log)
+            if again is not None:
+                tables["replicate"] = again
             if registered is not None:
                 tables |= registered_tables(res.records, names, registered, cfg.analysis())
             write_outputs(args.out, res.log, tables)
@@ -355,6 +358,8 @@ def main(argv: list[str] | None = None) -> int:
             if registered is not None:
                 for _, r in tables["registered"].iterrows():
                     print(f"registered: {r['comparison']}: {r['verdict']}")
+            if again is not None:
+                print(replicate_line(again))
             print(f"calls {json.dumps(res.calls)}; run log: {Path(args.out) / LOG_NAME}")
         elif args.cmd == "geek":
             cfg = from_arguments(GeekConfig, args)

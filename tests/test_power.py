@@ -360,3 +360,63 @@ def test_geek_rows_are_planned_from_an_earlier_geek_run_and_priced_at_what_it_pa
     usd = n * (tokens["prompt_tokens"] * 0.15 + tokens["completion_tokens"] * 0.60) / 1e6  # gpt-4o-mini's price
     assert row["usd_online"] == pytest.approx(usd) and row["usd_batch"] == pytest.approx(usd / 2)
     assert f"a run of {n} questions with these two cells" in out and "tokens as the estimate run paid" in out
+
+
+def test_a_replicate_asks_its_slice_again_past_the_cache_and_the_log_reports_each_cells_disagreement(
+    tmp_path, monkeypatch, capsys
+):
+    """`olakit run --replicate 3`: the first 3 questions' every call again (the same prompts: the server sees each
+    twice), from a backend that answers a second asking of some prompts otherwise, as batched decoding can; the
+    run log's per-cell disagreement equals the records' own, counted here; a rerun of the command pays nothing."""
+    import collections
+    import json
+
+    from olakit.cli import main
+    from olakit.data.records import load_records
+    from olakit.llm.loopback import Loopback
+    from olakit.runlog import read_log
+
+    seen = collections.Counter()
+
+    def drifting(prompt, request):  # the same answer the first time; a second asking of every other prompt differs
+        seen[prompt] += 1
+        letter = "ABCDE"[(len(prompt) + (seen[prompt] > 1 and len(prompt) % 2)) % 5]
+        return f"Reasoning ... Answer: {letter}"
+
+    monkeypatch.setenv("OLAKIT_MODEL", "m")
+    monkeypatch.setenv("OLAKIT_CACHE_DIR", str(tmp_path / "cache"))
+    flags = ["--templates", "ST,DT", "--strategies", "zero-shot", "--max-tokens", "16", "-n", "5", "--replicate", "3"]
+    with Loopback(reply=drifting) as srv:
+        monkeypatch.setenv("OLAKIT_BASE_URL", srv.base_url)
+        assert main(["run", "--out", str(tmp_path / "run"), *flags]) == 0
+        first_requests = srv.requests
+        printed = capsys.readouterr().out
+        assert main(["run", "--out", str(tmp_path / "again"), *flags]) == 0
+        assert srv.requests == first_requests  # all cached, the replicate's answers too
+    # the plan counts the replicate's calls: 5 question types + 10 answers, then 3 + 6 again
+    assert "replicate: question types" in printed and "replicate: answers" in printed
+    assert first_requests == 5 + 10 + 3 + 6 and max(seen.values()) == 2
+    log = read_log(tmp_path / "run")
+    assert log.calls["answerer"]["paid"] == first_requests
+    first = load_records(tmp_path / "run" / "records.parquet")
+    again = load_records(tmp_path / "run" / "replicate.parquet")
+    assert sorted(set(again["question_id"])) == sorted(list(dict.fromkeys(first["question_id"]))[:3])
+    by_cell = {}
+    for _, r in again.iterrows():
+        mine = first[(first["question_id"] == r["question_id"]) & (first["template"] == r["template"])].iloc[0]
+        n, d = by_cell.get(r["template"], (0, 0))
+        by_cell[r["template"]] = (n + 1, d + (mine["extracted"] != r["extracted"]))
+    # asked twice: the 3 question-type prompts, and each answer prompt the replicate's (drifted) type left the same
+    same = sum(
+        r["prompt_hash"] == first[(first["question_id"] == r["question_id"]) & (first["template"] == r["template"])]
+        .iloc[0]["prompt_hash"] for _, r in again.iterrows()
+    )  # fmt: skip
+    assert sum(v == 2 for v in seen.values()) == 3 + same
+    cells = {c["template"]: (c["n"], c["answers_differ"]) for c in log.extra["replicate"]["cells"]}
+    assert cells == by_cell and sum(d for _, d in by_cell.values()) > 0
+    assert log.extra["replicate"]["questions"] == 3
+    table = json.loads(json.dumps(log.extra["replicate"]))  # the log's entry is plain JSON
+    assert table["cells"][0]["notes_strategy"] == "zero-shot"
+    differ = sum(d for _, d in by_cell.values())
+    assert f"replicate: {differ} of 6 answers differed on the second asking" in printed
+    assert (tmp_path / "run" / "tables" / "replicate.csv").is_file()

@@ -32,7 +32,15 @@ from olakit.analysis.intervals import accuracy_row
 from olakit.analysis.power import mark_roles
 from olakit.analysis.runs import run_tables
 from olakit.data.imported import import_runs, load_import_spec
-from olakit.data.records import COLUMNS, check_frame, condition_columns, kind_of, normalise, save_records
+from olakit.data.records import (
+    COLUMNS,
+    answers_differ,
+    check_frame,
+    condition_columns,
+    kind_of,
+    normalise,
+    save_records,
+)
 from olakit.errors import DataError
 from olakit.names import NON_TEMPLATES, REGEX_VOTE, natural_order
 from olakit.olagpt.config import ANALYSIS, Analysis
@@ -293,10 +301,9 @@ def replicates(records: pd.DataFrame, conditions: pd.DataFrame) -> pd.DataFrame:
     answers = records.pivot(index="question_id", columns="template", values="extracted")
     for (model, cell), group in conditions.groupby(["model", "cell"], sort=False):
         for a, b in combinations(group["condition"], 2):
-            both = answers[[a, b]].dropna(how="all")
-            differ = int((both[a].fillna("") != both[b].fillna("")).sum())
-            rows.append({"a": a, "b": b, "model": model, "cell": cell, "n": len(both), "answers_differ": differ,
-                         "share_differ": differ / len(both) if len(both) else 0.0})  # fmt: skip
+            n, differ = answers_differ(answers[[a, b]])
+            rows.append({"a": a, "b": b, "model": model, "cell": cell, "n": n, "answers_differ": differ,
+                         "share_differ": differ / n if n else 0.0})  # fmt: skip
     return pd.DataFrame(rows, columns=["a", "b", "model", "cell", "n", "answers_differ", "share_differ"])
 
 

@@ -54,6 +54,24 @@ def run_tables(
     return tables
 
 
+def replicate_table(log) -> pd.DataFrame | None:
+    """A run's replicate (OlaGPTConfig.replicate), as its run log reports it: per cell, the questions answered
+    twice, how many got another extracted answer and their share, and how many changed between right and wrong;
+    None for a run without one."""
+    entry = (log.extra if log is not None else {}).get("replicate")
+    return pd.DataFrame(entry["cells"]) if entry else None
+
+
+def replicate_line(table: pd.DataFrame) -> str:
+    """The replicate in one line, as the terminal shows it after a run."""
+    n, differ, changed = int(table["n"].sum()), int(table["answers_differ"].sum()), int(table["correct_changed"].sum())
+    worst = table.sort_values("share_differ", ascending=False).iloc[0]
+    cell = f"{worst['template']} | {worst['notes_strategy']}"
+    return (f"replicate: {differ} of {n} answers differed on the second asking ({differ / n:.0%}; {changed} changed "
+            f"between right and wrong); most in {cell}: {int(worst['answers_differ'])} of {int(worst['n'])}"
+            if n else "replicate: no answer to compare")  # fmt: skip
+
+
 def _label_n(df: pd.DataFrame) -> pd.DataFrame:
     """With several note counts, name strategies "retrieval n=3" so tables keep them apart."""
     if df.loc[df["notes_strategy"] != ZERO_SHOT, "n_notes"].nunique() <= 1:

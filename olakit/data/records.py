@@ -209,6 +209,41 @@ def load_records(path: str | os.PathLike, apply_overrides: bool = True) -> pd.Da
     return df
 
 
+def answers_differ(both: pd.DataFrame) -> tuple[int, int]:
+    """(the questions, of a two-column frame of extracted answers by question, that either column answered; on how
+    many of them the two differ): one cell answered twice (a replicate, a rerun). An unparsed answer is an answer
+    of its own ("" against a label differs; two unparsed agree).
+
+    >>> answers_differ(pd.DataFrame({"a": ["A", "B", None, None], "b": ["A", "C", "D", None]}))
+    (3, 2)
+    """
+    seen = both.dropna(how="all")
+    return len(seen), int((seen.iloc[:, 0].fillna("") != seen.iloc[:, 1].fillna("")).sum())
+
+
+REPLICATE_CELL = ["template", "notes_strategy", "n_notes"]
+"""What a replicate's disagreement is counted per (its first sample)."""
+
+
+def replicate_disagreement(first: pd.DataFrame, again: pd.DataFrame) -> pd.DataFrame:
+    """Per cell (REPLICATE_CELL) of a run's records and a replicate of some of its questions (olakit.llm.answerer
+    .Replicate): the questions both answered, how many got another extracted answer and their share, and how many
+    changed from right to wrong or back: the run-to-run disagreement a difference between cells must clear."""
+    rows = []
+    mine = first[(first["sample"] == 0) & first["question_id"].isin(set(again["question_id"]))]
+    theirs = again[again["sample"] == 0].set_index([*REPLICATE_CELL, "question_id"])
+    for cell, g in mine.groupby(REPLICATE_CELL, sort=False):
+        g = g.set_index([*REPLICATE_CELL, "question_id"])
+        shared = g.index.intersection(theirs.index)
+        both = pd.DataFrame({"first": g.loc[shared, "extracted"], "again": theirs.loc[shared, "extracted"]})
+        n, differ = answers_differ(both)
+        flips = int((g.loc[shared, "correct"].astype(bool) != theirs.loc[shared, "correct"].astype(bool)).sum())
+        named = {k: v.item() if hasattr(v, "item") else v for k, v in zip(REPLICATE_CELL, cell)}  # JSON for the log
+        rows.append({**named, "n": n, "answers_differ": differ,
+                     "share_differ": differ / n if n else 0.0, "correct_changed": flips})  # fmt: skip
+    return pd.DataFrame(rows, columns=[*REPLICATE_CELL, "n", "answers_differ", "share_differ", "correct_changed"])
+
+
 def prompt_hash(text: str) -> str:
     """sha256 hex digest of a prompt text."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()

@@ -7,6 +7,7 @@ and an in-process scripted model for unit tests of the methods' logic.
   **params)`` is one request, the same Result. The cached client (olakit.llm.client.LLM) is the real one.
 - ``Counted(answerer)``: the same answers, and ``counts`` of what they cost (requests, unique prompts, paid, cached,
   failed, tokens, cost) for a run's summary.
+- ``Replicate(answerer, index)``: the same requests asked again past the cache (a replicate of a run's slice).
 - ``ScriptedModel(reply)``: answers in this process with ``reply(prompt, request) -> text`` (or ``(text,
   finish_reason)``), no HTTP, no cache: for tests whose subject is a method, not the client. Tests about HTTP
   (faults, transports, claims, the cache) use the loopback server (olakit.llm.loopback) with the real client.
@@ -131,6 +132,20 @@ class Counted(Completes):
             c["completion_tokens"] += r.completion_tokens or 0
             c["cost"] += r.cost or 0.0
         return results
+
+
+class Replicate(Completes):
+    """An Answerer that asks another everything again past the cache: each request with replicate index ``index``
+    (in its cache key, never sent), so a cached run is answered anew by the endpoint and a replicate run is cached
+    in its own right (its rerun costs nothing)."""
+
+    def __init__(self, answerer: Answerer, index: int = 1):
+        if index < 1:
+            raise ValueError(f"replicate index {index}: a replicate is 1 or more (0 is the run itself)")
+        self.answerer, self.index, self.endpoint = answerer, index, answerer.endpoint
+
+    def batch(self, requests: Sequence[Request], desc: str | None = "LLM calls") -> list[Result]:
+        return self.answerer.batch([replace(r, replicate=self.index) for r in requests], desc=desc)
 
 
 class ScriptedModel(Completes):

@@ -1,7 +1,8 @@
 """What one call asks for (Request), what came back (Result), and the cache key that names it.
 
 The cache key is the endpoint identity (base URL + model), the messages, every parameter that changes the output,
-and the sample index. Retries, timeouts and concurrency stay out of the key.
+the sample index and, for a replicate, its index (a request asked again past the cache: olakit.llm.answerer
+.Replicate). Retries, timeouts and concurrency stay out of the key.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ class Request:
     messages: tuple
     params: tuple = ()
     sample: int = 0
+    replicate: int = 0
+    """0, or which replicate of the run asks this again: in the cache key (so it is called again), never sent."""
 
     @classmethod
     def make(cls, messages: Sequence[dict] | str, sample: int = 0, **params) -> Request:
@@ -68,15 +71,15 @@ class Result:
 
 
 def cache_key(identity: str, request: Request) -> str:
-    """sha256 over endpoint identity, messages, parameters and sample index."""
-    payload = json.dumps(
-        {
-            "endpoint": identity,
-            "messages": request.message_dicts(),
-            "params": dict(request.params),
-            "sample": request.sample,
-        },
-        sort_keys=True,
-        ensure_ascii=False,
-    )
+    """sha256 over endpoint identity, messages, parameters, sample index and a replicate's index (only when it has
+    one: every other key is as it was before replicates)."""
+    fields = {
+        "endpoint": identity,
+        "messages": request.message_dicts(),
+        "params": dict(request.params),
+        "sample": request.sample,
+    }
+    if request.replicate:
+        fields["replicate"] = request.replicate
+    payload = json.dumps(fields, sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()

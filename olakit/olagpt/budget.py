@@ -65,6 +65,9 @@ def planned_calls(config: OlaGPTConfig) -> list[Stage]:
         ]
     votes = n * cells * (2 if cfg.audit else 1) if LLM_VOTE in cfg.votes else 0
     stages.append(Stage("LLM votes", votes, cfg.vote_max_tokens, True))
+    if cfg.replicate:  # its slice's every stage again
+        again = planned_calls(cfg.replace(n_questions=min(cfg.replicate, n), replicate=0))
+        stages += [Stage(f"replicate: {s.name}", s.calls, s.max_tokens, s.exact) for s in again]
     return [s for s in stages if s.calls]
 
 

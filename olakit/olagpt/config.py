@@ -187,6 +187,10 @@ class OlaGPTConfig(Slice, OwnDataset, Analysis):
     llm_vote_prompt: Literal["paper", "olakit"] = "paper"
     """The LLM vote's prompt: ``paper`` (the authors' wording, full candidate outputs) or ``olakit`` (labels and
     cut rationales)."""
+    replicate: Annotated[int, Field(ge=0)] = 0
+    """A replicate: this many questions of the slice, from its first, answered once more past the cache (every call
+    again, the same settings), so the run log reports each cell's run-to-run disagreement, the noise floor a
+    difference between cells must clear (replicate.parquet holds its records; 0: none)."""
 
     def reader(self, recorded: bool = False) -> str:
         """The extractor's name: the one set, else the source's own.

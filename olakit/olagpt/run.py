@@ -26,10 +26,11 @@ import pandas as pd
 
 from olakit.data.datasets import question_hash
 from olakit.data.loaders import questions_of
-from olakit.data.records import answer_record, prompt_hash, to_frame
+from olakit.data.records import answer_record, prompt_hash, replicate_disagreement, save_records, to_frame
 from olakit.errors import DataError
 from olakit.extract import get_extractor
 from olakit.llm import Answerer, Request, Result
+from olakit.llm.answerer import Replicate
 from olakit.llm.two_stage import Answer, answers
 from olakit.majority import majority
 from olakit.names import (
@@ -227,6 +228,27 @@ def run(
 
 
 def _run(config: OlaGPTConfig, job: Run, out_dir) -> RunResult:
+    records, used = _records(config, job.answerer)
+    again = None
+    if config.replicate:  # the first questions once more, every call past the cache (olakit.llm.answerer.Replicate)
+        k = min(config.replicate, len(config.pick(questions_of(config))))
+        again, _ = _records(config.replace(n_questions=k, replicate=0), Replicate(job.answerer, 1))
+        table = replicate_disagreement(to_frame(records), to_frame(again))
+        used["replicate"] = {"questions": k, "index": 1, "cells": table.to_dict("records")}
+    df, run_log = job.finish(records, OlaGPTRecord, out_dir, extra=used)
+    if again is not None and out_dir is not None:
+        save_records(to_frame(again), Path(out_dir) / REPLICATE)
+    log.debug("run %s: %s", config.dataset, run_log.calls)  # the caller reports the calls (olakit run prints them once)
+    return RunResult(records=df, log=run_log, out_dir=Path(out_dir) if out_dir else None)
+
+
+REPLICATE = "replicate.parquet"
+"""A run's replicate records (OlaGPTConfig.replicate), beside its records.parquet."""
+
+
+def _records(config: OlaGPTConfig, counter) -> tuple[list, dict]:
+    """The run's records (every stage: question types, answers, baselines, DIY, choice, verification, the LLM
+    vote) through ``counter``, and what its run log says it used."""
     cfg = config
     everything = questions_of(cfg)
     questions = cfg.pick(everything)
@@ -243,7 +265,6 @@ def _run(config: OlaGPTConfig, job: Run, out_dir) -> RunResult:
     library = resolve_library(cfg.library, cfg.data_dir) if needs_notes else None
     if needs_notes and library is None:
         raise DataError("note strategies other than zero-shot need a notes library (config.library)")
-    counter = job.answerer
     model = counter.endpoint.model
     extract = get_extractor(cfg.reader())
     qtypes = question_types(counter, questions)
@@ -314,6 +335,4 @@ def _run(config: OlaGPTConfig, job: Run, out_dir) -> RunResult:
         "question_type_prompt": sorted({type_prompt_name(q) for q in questions}),
         "answer_kinds": sorted({q.kind for q in questions}),
     }  # what a dataset file got by default (docs/datasets.md)
-    df, run_log = job.finish(records, OlaGPTRecord, out_dir, extra=used)
-    log.debug("run %s: %s", cfg.dataset, run_log.calls)  # the caller reports the calls (olakit run prints them once)
-    return RunResult(records=df, log=run_log, out_dir=Path(out_dir) if out_dir else None)
+    return records, used
