@@ -79,7 +79,7 @@ from olakit.olagpt.run import run
 from olakit.registration import check_slice, read_registration
 from olakit.review.config import ReviewConfig
 from olakit.review.run import ask_report, run_review
-from olakit.runlog import LOG_NAME, RunLog, command, load_run, read_log, write_outputs
+from olakit.runlog import LOG_NAME, RunLog, command, fingerprint_note, load_run, read_log, write_outputs
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -360,6 +360,8 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"registered: {r['comparison']}: {r['verdict']}")
             if again is not None:
                 print(replicate_line(again))
+            for line in filter(None, [fingerprint_note(res.log)]):
+                print(line)
             print(f"calls {json.dumps(res.calls)}; run log: {Path(args.out) / LOG_NAME}")
         elif args.cmd == "geek":
             cfg = from_arguments(GeekConfig, args)
@@ -382,6 +384,8 @@ def main(argv: list[str] | None = None) -> int:
             if registered is not None:
                 for _, r in tables["registered"].iterrows():
                     print(f"registered: {r['comparison']}: {r['verdict']}")
+            for line in filter(None, [fingerprint_note(res.log)]):
+                print(line)
             print(f"calls {json.dumps(res.calls)}; retrieval {json.dumps(res.recall)}")
         elif args.cmd == "review":
             cfg = from_arguments(ReviewConfig, args)

@@ -144,6 +144,17 @@ class RunLog:
         return replace(self, **changes)
 
 
+def fingerprint_note(log: RunLog) -> str | None:
+    """A line for a run whose endpoint sent more than one ``system_fingerprint`` (its backend changed under the
+    model's name while it ran: its cells' answers may differ for that alone); None otherwise."""
+    changed = {r: e["system_fingerprints"] for r, e in log.roles.items() if len(e.get("system_fingerprints", [])) > 1}
+    if not changed:
+        return None
+    said = "; ".join(f"{role}: {', '.join(prints)}" for role, prints in changed.items())
+    return (f"note: the endpoint's system_fingerprint changed during this run ({said}): a backend change alone can "
+            "move answers")  # fmt: skip
+
+
 def role_entry(endpoint, fingerprints=()) -> dict:
     """What the log says of one role's endpoint: base URL, model, identity, embedded, system fingerprints."""
     base_url = endpoint.base_url or ("embedded (127.0.0.1)" if endpoint.local else "")

@@ -420,3 +420,27 @@ def test_a_replicate_asks_its_slice_again_past_the_cache_and_the_log_reports_eac
     differ = sum(d for _, d in by_cell.values())
     assert f"replicate: {differ} of 6 answers differed on the second asking" in printed
     assert (tmp_path / "run" / "tables" / "replicate.csv").is_file()
+
+
+def test_a_run_whose_backend_changed_its_fingerprint_midway_says_so(tmp_path, monkeypatch, capsys):
+    from olakit.cli import main
+    from olakit.llm.loopback import Loopback
+    from olakit.runlog import read_log
+
+    monkeypatch.setenv("OLAKIT_MODEL", "m")
+    monkeypatch.setenv("OLAKIT_CACHE_DIR", str(tmp_path / "cache"))
+    calls = []
+
+    def reply(prompt, request):  # after the question types, the backend changes under the model's name
+        calls.append(prompt)
+        if len(calls) == 3:
+            srv.fingerprint = "fp_after"
+        return "Reasoning ... Answer: A"
+
+    with Loopback(reply=reply, fingerprint="fp_before") as srv:
+        monkeypatch.setenv("OLAKIT_BASE_URL", srv.base_url)
+        args = ["--templates", "ST,DT", "--strategies", "zero-shot", "--max-tokens", "16", "-n", "3"]
+        assert main(["run", "--out", str(tmp_path / "run"), *args]) == 0
+    out = capsys.readouterr().out
+    assert read_log(tmp_path / "run").roles["answerer"]["system_fingerprints"] == ["fp_after", "fp_before"]
+    assert "note: the endpoint's system_fingerprint changed during this run (answerer: fp_after, fp_before)" in out
