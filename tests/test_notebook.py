@@ -280,6 +280,7 @@ def test_geek_ablation_notebook_against_a_scripted_endpoint(tmp_path, monkeypatc
     assert "registration" in m["extra"] and (out / "registration.json").is_file()
     text = "\n".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
     assert "power: 10 pairs of rows" in text and "2 questions cannot decide any pair, whatever the answers" in text
+    assert "registered comparisons (Holm at 0.05" in text and "+RE vs CoT: no estimate" in text  # before any call
 
 
 def test_a_misspelled_parameter_stops_the_notebook_with_its_name(tmp_path):

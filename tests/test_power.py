@@ -444,3 +444,25 @@ def test_a_run_whose_backend_changed_its_fingerprint_midway_says_so(tmp_path, mo
     out = capsys.readouterr().out
     assert read_log(tmp_path / "run").roles["answerer"]["system_fingerprints"] == ["fp_after", "fp_before"]
     assert "note: the endpoint's system_fingerprint changed during this run (answerer: fp_after, fp_before)" in out
+
+
+def test_best_names_the_template_with_the_highest_accuracy_where_the_comparison_is_judged(olagpt_records):
+    """`regex_vote:zero-shot vs best:zero-shot`: the vote against the best template of that strategy, taken on the
+    data the comparison is judged on (here the recorded outputs, for the plan and for a registered family alike),
+    and named in the verdict with the warning that its p is optimistic."""
+    from olakit.analysis.power import plan_table, registered_tables
+    from olakit.registration import Registration
+
+    zero = olagpt_records[(olagpt_records["notes_strategy"] == "zero-shot") & (olagpt_records["sample"] == 0)]
+    accuracy = zero.groupby("template")["correct"].mean()
+    best = accuracy.index[accuracy.to_numpy().argmax()]  # the first of the highest, in the table's order
+    from olakit.analysis.inference import cell_outcomes
+    from olakit.data.recorded import RECORDED_TEMPLATES
+
+    outcomes = cell_outcomes(olagpt_records, RECORDED_TEMPLATES)
+    table = plan_table(["regex_vote:zero-shot vs best:zero-shot"], outcomes, source="recorded", ceiling=254)
+    assert table.iloc[0]["b"] == f"{best} | zero-shot"
+    family = Registration(comparisons=["regex_vote:zero-shot vs best:zero-shot"])
+    registered = registered_tables(olagpt_records, RECORDED_TEMPLATES, family)["registered"].iloc[0]
+    assert registered["b"] == f"{best} | zero-shot"
+    assert f"(best: {best} | zero-shot, chosen on these data: its p is optimistic)" in registered["verdict"]

@@ -36,7 +36,7 @@ from olakit.data.recorded import import_olagpt
 from olakit.errors import DataError
 from olakit.llm.batch import BATCH_RATE
 from olakit.llm.endpoint import Endpoint
-from olakit.names import LLM_VOTE, REGEX_VOTE, plural, voting_templates
+from olakit.names import LLM_VOTE, NON_TEMPLATES, REGEX_VOTE, VERIFIED_SUFFIX, plural, voting_templates
 from olakit.olagpt.budget import ceiling_price, planned_calls
 from olakit.olagpt.config import ANALYSIS, Analysis, OlaGPTConfig
 from olakit.olagpt.templates import templates_for
@@ -228,7 +228,9 @@ def plan_table(
     ``goal`` power (None: cannot be decided within ``ceiling``, the split's size), the power at the ceiling, and
     what to do. ``delta``: the accuracy difference to detect (default: the one observed), kept with the observed
     discordance rate."""
-    pairs = [parse_comparison(c) for c in comparisons]
+    accuracy = outcomes.mean().to_dict() if outcomes is not None else None
+    cells = list(outcomes.columns) if outcomes is not None else []
+    pairs = [comparison_cells(c, cells, accuracy) for c in comparisons]
     level = alpha / max(1, len(pairs))
     rows = []
     for text, (a, b) in zip(comparisons, pairs):
@@ -397,7 +399,7 @@ def plan_report(table: pd.DataFrame, cfg: PlanConfig, endpoint: Endpoint) -> str
         f" {cfg.power:.0%} power, exact McNemar; estimates from {table['source'].iloc[0]}"
     ]
     for _, r in table.iterrows():
-        lines.append(f"  {r['comparison']}")
+        lines.append(f"  {r['comparison']}{_took(r['comparison'], r['a'], r['b'])}")
         if r.get("n_estimate", 0):
             lines.append(
                 f"    estimate: {int(r['a_only'])} a-only and {int(r['b_only'])} b-only of {int(r['n_estimate'])}"
@@ -460,26 +462,56 @@ def mark_roles(tests: pd.DataFrame, registration: Registration) -> dict[str, pd.
             row["verdict"] = f"undecided (Holm p = {p_holm:.3g}); the observed rates would need " + (
                 f"about {need:,} questions" if need else f"more than {BEYOND:,} questions"
             )
+        row["verdict"] += _took(text, a, b)
         rows.append(row)
     return {"paired_tests": tests, "registered": pd.DataFrame(rows)}
 
 
 def _sides(text: str, tests: pd.DataFrame) -> tuple[str, str]:
-    """A registered comparison's two cells as ``tests`` names them (comparison_cells)."""
-    return comparison_cells(text, set(tests["a"]) | set(tests["b"]) if len(tests) else set())
+    """A registered comparison's two cells as ``tests`` names them (comparison_cells, ``best`` by the accuracies
+    the tests report)."""
+    if tests.empty:
+        return parse_comparison(text)
+    accuracy = dict(zip(tests["b"], tests["acc_b"])) | dict(zip(tests["a"], tests["acc_a"]))
+    return comparison_cells(text, accuracy.keys(), accuracy)
 
 
-def comparison_cells(text: str, cells) -> tuple[str, str]:
+def _took(text: str, a: str, b: str) -> str:
+    """What a comparison naming ``best`` took, for its verdict ("" otherwise)."""
+    named = [p.strip() for p in text.replace(" VS ", " vs ").split(" vs ")]
+    took = [c for side, c in zip(named, (a, b)) if side.partition(":")[0].strip() == BEST and c.split(" | ")[0] != BEST]
+    return f" (best: {', '.join(took)}, chosen on these data: its p is optimistic)" if took else ""
+
+
+BEST = "best"
+"""A comparison's cell ``best:STRATEGY`` (or ``best``, for GEEK rows): the template (row) with the highest accuracy
+under that strategy where the comparison is judged (ties: the first in the table's order). A choice made on the
+data it is tested on: its p is optimistic, and the verdict names the cell it took."""
+
+
+def comparison_cells(text: str, cells, accuracy: dict | None = None) -> tuple[str, str]:
     """A comparison's two cells as a run names them, each side: as written when a cell has that name (a compared
     condition may hold a colon), else as parse_comparison reads it, else the one cell whose method it names (a
-    compared condition, whose strategy is ``compared``, in an OlaGPT-shaped table)."""
-    cells = set(cells)
+    compared condition, whose strategy is ``compared``, in an OlaGPT-shaped table); ``best`` (BEST) is resolved
+    with ``accuracy`` (cell -> accuracy)."""
+    cells = list(dict.fromkeys(cells))
     raw = [p.strip() for p in text.replace(" VS ", " vs ").split(" vs ")]
     out = []
     for side, parsed in zip(raw, parse_comparison(text)):
+        method, _, strategy = parsed.partition(" | ")
+        if method == BEST and accuracy is not None and side not in cells:
+            pool = [c for c in cells if str(c).partition(" | ")[2] == strategy and _is_template(str(c))]
+            out.append(max(pool, key=lambda c: accuracy.get(c, -1.0)) if pool else parsed)
+            continue
         named = [c for c in cells if str(c).split(" | ")[0] == side]
         out.append(side if side in cells else parsed if parsed in cells or len(named) != 1 else named[0])
     return tuple(out)  # type: ignore[return-value]
+
+
+def _is_template(cell: str) -> bool:
+    """Whether a cell is one template (GEEK row, compared condition) rather than a vote or a baseline."""
+    method = cell.partition(" | ")[0]
+    return method != REGEX_VOTE and method not in NON_TEMPLATES and not method.endswith(VERIFIED_SUFFIX)
 
 
 def _pair(tests: pd.DataFrame, a: str, b: str) -> dict | None:
@@ -511,7 +543,7 @@ def after_run(folder: str | Path, comparisons: Sequence[str], analysis: Analysis
     tests, rows = tables["paired_tests"], []
     added = [c for c in dict.fromkeys(comparisons) if c not in registration.comparisons]
     for text in added:
-        a, b = parse_comparison(text)
+        a, b = _sides(text, tests)
         row = {"comparison": text, "a": a, "b": b, "role": "exploratory", "decided": False}
         f = _pair(tests, a, b)
         if f is None:

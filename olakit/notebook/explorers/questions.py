@@ -147,7 +147,7 @@ class QuestionExplorer:
         or that both sides agree; "not in this run" for a comparison whose cells the run lacks."""
         out = []
         for text in self.registration.comparisons if self.registration is not None else ():
-            a, b = comparison_cells(text, list(self.outcomes.columns))
+            a, b = comparison_cells(text, list(self.outcomes.columns), self.outcomes.mean().to_dict())
             if a not in self.outcomes.columns or b not in self.outcomes.columns:
                 out.append(f"{text} [confirmatory]: not in this run")
                 continue
