@@ -64,12 +64,14 @@ def replicate_table(log) -> pd.DataFrame | None:
 
 def replicate_line(table: pd.DataFrame) -> str:
     """The replicate in one line, as the terminal shows it after a run."""
-    n, differ, changed = int(table["n"].sum()), int(table["answers_differ"].sum()), int(table["correct_changed"].sum())
+    asked, n = int(table["asked"].sum()), int(table["n"].sum())
+    differ, changed = int(table["answers_differ"].sum()), int(table["correct_changed"].sum())
+    if not n:
+        return f"replicate: {asked} answers asked twice, none parsed either time"
     worst = table.sort_values("share_differ", ascending=False).iloc[0]
-    cell = f"{worst['template']} | {worst['notes_strategy']}"
-    return (f"replicate: {differ} of {n} answers differed on the second asking ({differ / n:.0%}; {changed} changed "
-            f"between right and wrong); most in {cell}: {int(worst['answers_differ'])} of {int(worst['n'])}"
-            if n else "replicate: no answer to compare")  # fmt: skip
+    return (f"replicate: {asked} answers asked twice; of the {n} parsed at least once, {differ} differed "
+            f"({differ / n:.0%}; {changed} changed between right and wrong); most in {worst['template']} | "
+            f"{worst['notes_strategy']}: {int(worst['answers_differ'])} of {int(worst['n'])}")  # fmt: skip
 
 
 def _label_n(df: pd.DataFrame) -> pd.DataFrame:

@@ -227,8 +227,9 @@ REPLICATE_CELL = ["template", "notes_strategy", "n_notes"]
 
 def replicate_disagreement(first: pd.DataFrame, again: pd.DataFrame) -> pd.DataFrame:
     """Per cell (REPLICATE_CELL) of a run's records and a replicate of some of its questions (olakit.llm.answerer
-    .Replicate): the questions both answered, how many got another extracted answer and their share, and how many
-    changed from right to wrong or back: the run-to-run disagreement a difference between cells must clear."""
+    .Replicate): the questions asked twice, those with an answer parsed at least once (``n``), how many of these got
+    another extracted answer and their share, and how many changed from right to wrong or back: the run-to-run
+    disagreement a difference between cells must clear."""
     rows = []
     mine = first[(first["sample"] == 0) & first["question_id"].isin(set(again["question_id"]))]
     theirs = again[again["sample"] == 0].set_index([*REPLICATE_CELL, "question_id"])
@@ -239,9 +240,10 @@ def replicate_disagreement(first: pd.DataFrame, again: pd.DataFrame) -> pd.DataF
         n, differ = answers_differ(both)
         flips = int((g.loc[shared, "correct"].astype(bool) != theirs.loc[shared, "correct"].astype(bool)).sum())
         named = {k: v.item() if hasattr(v, "item") else v for k, v in zip(REPLICATE_CELL, cell)}  # JSON for the log
-        rows.append({**named, "n": n, "answers_differ": differ,
+        rows.append({**named, "asked": len(shared), "n": n, "answers_differ": differ,
                      "share_differ": differ / n if n else 0.0, "correct_changed": flips})  # fmt: skip
-    return pd.DataFrame(rows, columns=[*REPLICATE_CELL, "n", "answers_differ", "share_differ", "correct_changed"])
+    columns = [*REPLICATE_CELL, "asked", "n", "answers_differ", "share_differ", "correct_changed"]
+    return pd.DataFrame(rows, columns=columns)
 
 
 def prompt_hash(text: str) -> str:

@@ -89,8 +89,9 @@ def describe(stages: list[Stage], endpoint: Endpoint, batch: bool = False) -> st
     """The plan as ``olakit run`` prints it: one line per stage, the total, the completion-token ceiling and, for a
     model with a known price, the ceiling of what those completions cost at the online rate and at the Batch API's
     (``batch``: each stage is one batch round, olakit.llm.batch)."""
+    width = max([24, *(len(s.name) for s in stages)])
     lines = [
-        f"  {s.name:24} {'' if s.exact else 'up to '}{plural(s.calls, 'call')}, at most {s.max_tokens} tokens each"
+        f"  {s.name:{width}} {'' if s.exact else 'up to '}{plural(s.calls, 'call')}, at most {s.max_tokens} tokens each"
         + (f"; batch round {i}" if batch else "")
         for i, s in enumerate(stages, 1)
     ]
