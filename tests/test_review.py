@@ -398,8 +398,11 @@ def test_review_notebook_against_a_scripted_endpoint(tmp_path, monkeypatch):
 
     monkeypatch.setenv("OLAKIT_BASE_URL", "scripted://tests.replies:graded")  # the kernel reaches it, no server
     monkeypatch.setenv("OLAKIT_MODEL", "scripted")
-    out, _ = run("review_loop.ipynb", tmp_path, n_questions=2, max_iterations=2, open_questions=2, n_boot=50)
+    out, nb = run("review_loop.ipynb", tmp_path, n_questions=2, max_iterations=2, open_questions=2, n_boot=50)
     import pandas as pd
+
+    text = "\n".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
+    assert "power: 2 pairs of iterations" in text and "2 questions cannot decide any pair" in text
 
     acc = pd.read_csv(out / "tables" / "iteration_accuracy.csv")
     assert list(zip(acc["method"], acc["iteration"])) == [("direct", 0), *(("review-lite", i) for i in range(3))]
