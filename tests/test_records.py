@@ -147,3 +147,10 @@ def test_the_recorded_outputs_are_read_once_and_again_when_a_file_changes(tmp_pa
     row = again[(again["template"] == "ST") & (again["notes_strategy"] == "zero-shot")].iloc[0]
     assert row["extracted"] == wrong and not row["correct"]
     assert len(list((tmp_path / "idx" / "recorded").glob("*.parquet"))) == 2 and kept.exists()
+    # only the most recently used KEEP stay (every edit of olakit's code is a new key)
+    monkeypatch.setattr(recorded, "KEEP", 1)
+    path.write_text(
+        json.dumps({**doc, "predictions": [{**pred, "output": pred["output"] + " "}, *doc["predictions"][1:]]})
+    )
+    recorded.import_olagpt(mine)
+    assert len(list((tmp_path / "idx" / "recorded").glob("*.parquet"))) == 1 and not kept.exists()

@@ -8,6 +8,7 @@ import ast
 import contextlib
 import hashlib
 import json
+import os
 
 import pandas as pd
 
@@ -106,12 +107,20 @@ def import_olagpt(data_dir=None, extractor: str = RECORDED_READER, parts=("templ
     ).hexdigest()
     kept = index_dir() / "recorded" / f"{key[:32]}.parquet"
     if kept.is_file():
-        with contextlib.suppress(DataError):  # unreadable (a disk fault): read the files again
-            return load_records(kept, apply_overrides=False)
+        with contextlib.suppress(DataError, OSError):  # unreadable (a disk fault): read the files again
+            records = load_records(kept, apply_overrides=False)
+            os.utime(kept)  # the most recently used are the ones kept
+            return records
     records = _import_olagpt(data_dir, extractor, parts)
     with contextlib.suppress(OSError):  # a read-only cache directory costs the next import its second
         save_records(records, kept)
+        for old in sorted(kept.parent.glob("*.parquet"), key=lambda p: p.stat().st_mtime)[:-KEEP]:
+            old.unlink(missing_ok=True)  # each edit of olakit's code is a new key: the oldest go
     return records
+
+
+KEEP = 8
+"""How many imports of the recorded outputs index_dir()/recorded keeps (the most recently used)."""
 
 
 def _import_olagpt(data_dir, extractor: str, parts) -> pd.DataFrame:
