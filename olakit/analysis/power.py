@@ -189,10 +189,15 @@ def parse_comparison(text: str) -> tuple[str, str]:
     """``"DST:retrieval vs turbo:zero-shot"`` -> ("DST | retrieval", "turbo | zero-shot"): two cells of an OlaGPT
     run, also written as the tables name them ("DST | retrieval"); a name without a colon is a GEEK row or a
     compared condition as it stands (``"+RE vs CoT"``)."""
-    parts = [p.strip() for p in text.replace(" VS ", " vs ").split(" vs ")]
+    parts = _halves(text)
     if len(parts) != 2 or not all(parts):
         raise ValueError(f"comparison {text!r}: write it as 'METHOD:STRATEGY vs METHOD:STRATEGY' (or 'ROW vs ROW')")
     return tuple(_cell(p) for p in parts)  # type: ignore[return-value]
+
+
+def _halves(text: str) -> list[str]:
+    """The sides of ``A vs B`` as written."""
+    return [p.strip() for p in text.replace(" VS ", " vs ").split(" vs ")]
 
 
 def _cell(text: str) -> str:
@@ -478,8 +483,11 @@ def _sides(text: str, tests: pd.DataFrame) -> tuple[str, str]:
 
 def _took(text: str, a: str, b: str) -> str:
     """What a comparison naming ``best`` took, for its verdict ("" otherwise)."""
-    named = [p.strip() for p in text.replace(" VS ", " vs ").split(" vs ")]
-    took = [c for side, c in zip(named, (a, b)) if side.partition(":")[0].strip() == BEST and c.split(" | ")[0] != BEST]
+    took = [
+        c
+        for side, c in zip(_halves(text), (a, b))
+        if side.partition(":")[0].strip() == BEST and c.split(" | ")[0] != BEST
+    ]
     return f" (best: {', '.join(took)}, chosen on these data: its p is optimistic)" if took else ""
 
 
@@ -495,7 +503,7 @@ def comparison_cells(text: str, cells, accuracy: dict | None = None) -> tuple[st
     compared condition, whose strategy is ``compared``, in an OlaGPT-shaped table); ``best`` (BEST) is resolved
     with ``accuracy`` (cell -> accuracy)."""
     cells = list(dict.fromkeys(cells))
-    raw = [p.strip() for p in text.replace(" VS ", " vs ").split(" vs ")]
+    raw = _halves(text)
     out = []
     for side, parsed in zip(raw, parse_comparison(text)):
         method, _, strategy = parsed.partition(" | ")
