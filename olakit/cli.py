@@ -76,7 +76,7 @@ from olakit.olagpt.active_learning import build_notes
 from olakit.olagpt.budget import describe, planned_calls
 from olakit.olagpt.config import Analysis, NotesConfig, OlaGPTConfig
 from olakit.olagpt.run import run
-from olakit.registration import check_slice, read_registration
+from olakit.registration import registered_for
 from olakit.review.config import ReviewConfig
 from olakit.review.run import ask_report, run_review
 from olakit.runlog import LOG_NAME, RunLog, command, fingerprint_note, load_run, read_log, write_outputs
@@ -286,14 +286,14 @@ def _registration_argument(parser: argparse.ArgumentParser, form: str) -> None:
     )
 
 
-def _registered(args, cfg) -> tuple:
-    """(the registration, its entry for the run) of ``--registration``, its slice checked against the run's before
-    anything is written; (None, None) without one."""
-    if not args.registration:
-        return None, None
-    registered, entry = read_registration(args.registration)
-    check_slice(registered, cfg)
-    return registered, entry
+def _judged(tables: dict, log: RunLog) -> None:
+    """A run's closing words on what it can be trusted to say: each registered comparison's verdict, and a change of
+    the endpoint's system_fingerprint during the run."""
+    if "registered" in tables:
+        for _, r in tables["registered"].iterrows():
+            print(f"registered: {r['comparison']}: {r['verdict']}")
+    if note := fingerprint_note(log):
+        print(note)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -334,10 +334,9 @@ def main(argv: list[str] | None = None) -> int:
         elif args.cmd == "run":
             cfg = from_arguments(OlaGPTConfig, args)  # before the LLM: bad settings cost nothing
             out = _out_dir(args.out)
-            registered, entry = _registered(args, cfg)
+            registered, entry = registered_for(args.registration, cfg)
             params = {"out": args.out, "concurrency": args.concurrency, "batch": args.batch}
-            if args.registration:
-                params["registration"] = args.registration
+            params |= {"registration": args.registration} if args.registration else {}
             with _answerer(args.concurrency, args.batch, export) as llm:
                 batched = isinstance(llm, BatchAnswerer)
                 print(describe(planned_calls(cfg), llm.endpoint, batched), flush=True)  # before the first call
@@ -355,20 +354,15 @@ def main(argv: list[str] | None = None) -> int:
                 tables |= registered_tables(res.records, names, registered, cfg.analysis())
             write_outputs(args.out, res.log, tables)
             print(tables["methods_wide"].round(4).to_string())
-            if registered is not None:
-                for _, r in tables["registered"].iterrows():
-                    print(f"registered: {r['comparison']}: {r['verdict']}")
             if again is not None:
                 print(replicate_line(again))
-            for line in filter(None, [fingerprint_note(res.log)]):
-                print(line)
+            _judged(tables, res.log)
             print(f"calls {json.dumps(res.calls)}; run log: {Path(args.out) / LOG_NAME}")
         elif args.cmd == "geek":
             cfg = from_arguments(GeekConfig, args)
-            registered, entry = _registered(args, cfg)
+            registered, entry = registered_for(args.registration, cfg)
             params = {"out": args.out, "concurrency": args.concurrency, "batch": args.batch}
-            if args.registration:
-                params["registration"] = args.registration
+            params |= {"registration": args.registration} if args.registration else {}
             n, rows = len(cfg.pick(questions_of(cfg))), len(cfg.rows)
             print(sensitivity_line(sensitivity(n, rows * (rows - 1) // 2, what="rows")), flush=True)  # before a call
             if registered is not None:
@@ -381,11 +375,7 @@ def main(argv: list[str] | None = None) -> int:
             write_outputs(args.out, res.log, tables)
             print(f"GEEK on {res.corpus}, {plural(len(res.records) // len(cfg.rows), 'question')}")
             print(tables["table2"][["method", "n", "correct", "accuracy", "ci_low", "ci_high"]].round(4).to_string())
-            if registered is not None:
-                for _, r in tables["registered"].iterrows():
-                    print(f"registered: {r['comparison']}: {r['verdict']}")
-            for line in filter(None, [fingerprint_note(res.log)]):
-                print(line)
+            _judged(tables, res.log)
             print(f"calls {json.dumps(res.calls)}; retrieval {json.dumps(res.recall)}")
         elif args.cmd == "review":
             cfg = from_arguments(ReviewConfig, args)

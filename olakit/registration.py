@@ -33,7 +33,8 @@ class Registration(Config):
     """What a run is registered to decide, fixed before its first call."""
 
     comparisons: Annotated[list[str], Field(min_length=1)]
-    """The family: ``METHOD:STRATEGY vs METHOD:STRATEGY`` each; Holm corrects over these alone."""
+    """The family, Holm over these alone: each ``METHOD:STRATEGY vs METHOD:STRATEGY`` (OlaGPT cells; ``best:STRATEGY``
+    the top template), ``ROW vs ROW`` (GEEK) or two compared conditions by name (docs/plan.md)."""
     alpha: Annotated[float, Field(gt=0, lt=1)] = 0.05
     """The family-wise level."""
     power: Annotated[float, Field(gt=0, lt=1)] = 0.8
@@ -65,6 +66,21 @@ def read_registration(path: str | Path) -> tuple[Registration, dict]:
         "settings": registration.as_dict(),
     }
     return registration, entry
+
+
+def registered_for(path: str | Path | None, config) -> tuple[Registration | None, dict | None]:
+    """read_registration of ``path`` for a run of ``config``, its slice checked (check_slice) before anything is
+    written; (None, None) without a path."""
+    if not path:
+        return None, None
+    registration, entry = read_registration(path)
+    check_slice(registration, config)
+    return registration, entry
+
+
+def logged(entry: dict) -> dict:
+    """A registration's entry as a run log holds it: with ``changes``, what happened to its file since."""
+    return {**entry, "changes": changes(entry)}
 
 
 def check_slice(registration: Registration, config) -> None:

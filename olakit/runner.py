@@ -29,8 +29,7 @@ from olakit.llm.answerer import Answerer, Counted, refuse
 from olakit.llm.client import connect, role_llm
 from olakit.llm.endpoint import Endpoint
 from olakit.llm.request import Request, Result
-from olakit.registration import changes as registration_changes
-from olakit.registration import write_registration
+from olakit.registration import logged, write_registration
 from olakit.runlog import RunLog, claim_folder, make_log, records_summary, role_entry, write_log
 from olakit.types import Record
 
@@ -114,8 +113,7 @@ class Run:
 
     def _log(self, **more) -> RunLog:
         if self.registration is not None:
-            entry = {**self.registration, "changes": registration_changes(self.registration)}
-            more["extra"] = {**more.get("extra", {}), "registration": entry}
+            more["extra"] = {**more.get("extra", {}), "registration": logged(self.registration)}
         return make_log(self.door, self.config, parameters=self.parameters, **more)  # analysis: the config's own
 
     def log(self, records: pd.DataFrame | None = None, **more) -> RunLog:

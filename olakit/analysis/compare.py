@@ -45,7 +45,7 @@ from olakit.errors import DataError
 from olakit.names import NON_TEMPLATES, REGEX_VOTE, natural_order
 from olakit.olagpt.config import ANALYSIS, Analysis
 from olakit.olagpt.vote import regex_vote
-from olakit.registration import Registration, changes, read_registration, write_registration
+from olakit.registration import Registration, logged, read_registration, write_registration
 from olakit.runlog import RunLog, claim_folder, load_run, make_log, records_summary, write_outputs
 
 DOOR = "compare"
@@ -329,7 +329,7 @@ def comparison_log(
             "repeats_not_compared": comparison.repeats,
             "templates_in_vote_order": config.vote_over or voters(comparison),
             "questions": questions,
-            **({"registration": {**registration, "changes": changes(registration)}} if registration else {}),
+            **({"registration": logged(registration)} if registration else {}),
         },
     )
 

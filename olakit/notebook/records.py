@@ -28,7 +28,7 @@ from olakit.names import LLM_VOTE, LLM_VOTE_SHUFFLED, REGEX_VOTE, ZERO_SHOT, vot
 from olakit.olagpt.config import OlaGPTConfig
 from olakit.olagpt.llm_vote import llm_vote_records
 from olakit.olagpt.run import run
-from olakit.registration import changes
+from olakit.registration import logged
 from olakit.review.config import ReviewConfig
 from olakit.review.run import run_review
 from olakit.runlog import RunLog, make_log, records_summary
@@ -64,7 +64,7 @@ def get_records(source: str, config: OlaGPTConfig, *, concurrency: int | None = 
         df = df[df["question_id"].isin(keep)].reset_index(drop=True)
         extra = {"source": RECORDED_SOURCE, "model": RECORDED_MODEL, "n_notes": sorted({int(n) for n in df["n_notes"]})}
         if registration is not None:
-            extra["registration"] = {**registration, "changes": changes(registration)}
+            extra["registration"] = logged(registration)
         log = make_log("recorded", cfg, outputs={"records": records_summary(df)}, extra=extra)
         return df, cfg.order(names), log
     if source == "live":
