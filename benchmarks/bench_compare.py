@@ -18,7 +18,7 @@ from goal import check
 
 from olakit.analysis.compare import compare, comparison_tables
 from olakit.data.imported import ImportSpec, import_runs
-from olakit.olagpt.config import ANALYSIS
+from olakit.settings import ANALYSIS
 
 n_runs = int(sys.argv[1]) if len(sys.argv) > 1 else 30
 n_questions = int(sys.argv[2]) if len(sys.argv) > 2 else 2290

@@ -74,12 +74,13 @@ from olakit.notebook.parameters import from_text
 from olakit.notebook.sweep import SweepSettings, run_sweep
 from olakit.olagpt.active_learning import build_notes
 from olakit.olagpt.budget import describe, planned_calls
-from olakit.olagpt.config import Analysis, NotesConfig, OlaGPTConfig
+from olakit.olagpt.config import NotesConfig, OlaGPTConfig
 from olakit.olagpt.run import run
 from olakit.registration import registered_for
 from olakit.review.config import ReviewConfig
 from olakit.review.run import ask_report, run_review
 from olakit.runlog import LOG_NAME, RunLog, command, fingerprint_note, load_run, read_log, write_outputs
+from olakit.settings import Analysis
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -203,7 +203,8 @@ class OwnDataset(Config):
 
 class Stats(Config):
     """How every interval and test is computed: the seed of bootstrap resamples and random tie-breaks (its own, not
-    a run's seed: changing the notes seed changes no interval), the bootstrap count and the confidence level. A
+    a run's seed: changing the notes seed changes no interval), the bootstrap count, the confidence level and the
+    decision level. A
     single proportion gets its closed-form (Wilson) interval; the bootstrap serves paired differences."""
 
     analysis_seed: int = 0
@@ -212,6 +213,10 @@ class Stats(Config):
     """Bootstrap resamples of a paired difference."""
     level: Annotated[float, Field(gt=0, lt=1)] = 0.95
     """Confidence level of every interval."""
+    alpha: Annotated[float, Field(gt=0, lt=1)] = 0.05
+    """The decision level, family-wise: a paired test is significant when its Holm-corrected p is below it, a
+    registered comparison decided at it, and a plan's and a run's power computed at it (each of m comparisons at
+    alpha / m, Holm's strictest step)."""
 
     def stats(self) -> Stats:
         """Just these settings of a larger config."""
@@ -219,7 +224,7 @@ class Stats(Config):
 
 
 STATS = Stats()
-"""The default analysis statistics: seed 0, 2000 resamples, 95% intervals."""
+"""The default analysis statistics: seed 0, 2000 resamples, 95% intervals, decisions at 0.05."""
 
 
 # ---- what is derived from the fields

@@ -61,6 +61,15 @@ def plural(n: int, noun: str) -> str:
     return f"{n:,} {noun}{'' if n == 1 else ending}"
 
 
+def setting_label(setting: str) -> str:
+    """A corpus setting as tables and figures show it: the oracle marked as the upper bound it is.
+
+    >>> setting_label("oracle"), setting_label("open")
+    ('oracle (upper bound)', 'open')
+    """
+    return f"{setting} (upper bound)" if setting == "oracle" else setting
+
+
 BUILTIN_DATASETS = ("aqua", "ekar_zh", "strategyqa")
 """The datasets olakit reads by name (AQuA-RAT, E-KAR Chinese, StrategyQA); any other is named by its file."""
 DATASET_FORMATS = {".jsonl": "jsonl", ".json": "json", ".csv": "csv", ".parquet": "parquet"}

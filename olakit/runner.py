@@ -28,7 +28,7 @@ from olakit.data.records import save_records, to_frame
 from olakit.llm.answerer import Answerer, Counted, refuse
 from olakit.llm.client import connect, role_llm
 from olakit.llm.endpoint import Endpoint
-from olakit.llm.request import Request, Result
+from olakit.llm.request import Reply, Request
 from olakit.registration import logged, write_registration
 from olakit.runlog import RunLog, claim_folder, make_log, records_summary, role_entry, write_log
 from olakit.types import Record
@@ -42,7 +42,7 @@ class RoleCalls(Counted):
         super().__init__(answerer)
         self.role = role
 
-    def batch(self, requests: Sequence[Request], desc: str | None = "LLM calls") -> list[Result]:
+    def batch(self, requests: Sequence[Request], desc: str | None = "LLM calls") -> list[Reply]:
         return refuse(super().batch(requests, desc), f"{self.role}: {desc or 'calls'}")
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from olakit.analysis.reproduce import reproduce_olagpt
 from olakit.errors import DataError, UnknownNameError
-from olakit.olagpt.config import Analysis
+from olakit.settings import Analysis
 
 STRATEGY_FILES = {
     "zero-shot": "",

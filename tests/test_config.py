@@ -18,8 +18,9 @@ import olakit.analysis
 import olakit.notebook.explorers
 from olakit.config import ConfigError, Stats, add_arguments, from_arguments
 from olakit.geek.config import GeekConfig
-from olakit.olagpt.config import PAPER, Analysis, NotesConfig, OlaGPTConfig, VoteRule
+from olakit.olagpt.config import NotesConfig, OlaGPTConfig
 from olakit.review.config import ReviewConfig
+from olakit.settings import PAPER, Analysis, VoteRule
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIGS = (OlaGPTConfig, GeekConfig, ReviewConfig, VoteRule, Analysis, NotesConfig)
@@ -30,7 +31,7 @@ RUN_SEEDED = ("olakit.olagpt.llm_vote.candidate_order", "olakit.olagpt.llm_vote.
 """The LLM vote's candidate shuffle: calls a run makes, seeded by the run's seed (a prompt, not a statistic)."""
 ANALYSIS_MODULES = [
     *(f"olakit.analysis.{m.name}" for m in pkgutil.iter_modules(olakit.analysis.__path__)),
-    "olakit.olagpt.vote",
+    "olakit.vote",
     "olakit.olagpt.llm_vote",
     *(f"olakit.notebook.{m}" for m in ("ablations", "records", "outputs")),
     *(f"olakit.notebook.explorers.{m.name}" for m in pkgutil.iter_modules(olakit.notebook.explorers.__path__)),

@@ -6,8 +6,9 @@ import json
 
 from olakit.analysis.runs import run_tables
 from olakit.llm import ScriptedModel
-from olakit.olagpt.config import Analysis, OlaGPTConfig
+from olakit.olagpt.config import OlaGPTConfig
 from olakit.olagpt.run import run
+from olakit.settings import Analysis
 
 
 def reply(prompt, req):

@@ -11,7 +11,7 @@ import pytest
 from olakit.analysis.reproduce import paper_comparison, settings_comparison
 from olakit.analysis.tables import compute_tables, notes_count_table
 from olakit.data.recorded import RECORDED_TEMPLATES, import_olagpt
-from olakit.olagpt.config import PAPER, Analysis
+from olakit.settings import PAPER, Analysis
 from tests import recorded_counts as raw
 
 README = Path(__file__).resolve().parent.parent / "docs" / "olagpt.md"

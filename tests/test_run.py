@@ -9,11 +9,11 @@ import textwrap
 
 import pytest
 
-from olakit.analysis.runs import run_tables
+from olakit.analysis.runs import llm_vote_audit, run_tables
 from olakit.analysis.tables import method_accuracy, sc_vote
 from olakit.data.records import load_records, to_frame
-from olakit.olagpt.config import Analysis
-from olakit.olagpt.llm_vote import llm_vote_audit, llm_vote_prompt
+from olakit.olagpt.llm_vote import llm_vote_prompt
+from olakit.settings import Analysis
 from tests.toys import record
 
 CRASH_SCRIPT = textwrap.dedent("""

@@ -6,8 +6,8 @@ import pytest
 from olakit.data.records import to_frame
 from olakit.errors import DataError, UnknownNameError
 from olakit.majority import TIE_RULES, majority
-from olakit.olagpt.config import Analysis
-from olakit.olagpt.vote import regex_vote
+from olakit.settings import Analysis
+from olakit.vote import regex_vote
 from tests.toys import answers_frame, record
 
 

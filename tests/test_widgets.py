@@ -9,8 +9,8 @@ from olakit.analysis.tables import compute_tables
 from olakit.data.records import load_records, save_records, to_frame
 from olakit.notebook.explorers.heatmaps import HeatmapExplorer
 from olakit.notebook.explorers.questions import QuestionExplorer
-from olakit.olagpt.config import Analysis
 from olakit.olagpt.notes import NotesLibrary
+from olakit.settings import Analysis
 from olakit.types import Question
 from tests.toys import record
 

@@ -43,10 +43,10 @@ from olakit.data.records import (
 )
 from olakit.errors import DataError
 from olakit.names import NON_TEMPLATES, REGEX_VOTE, natural_order
-from olakit.olagpt.config import ANALYSIS, Analysis
-from olakit.olagpt.vote import regex_vote
 from olakit.registration import Registration, logged, read_registration, write_registration
 from olakit.runlog import RunLog, claim_folder, load_run, make_log, records_summary, write_outputs
+from olakit.settings import ANALYSIS, Analysis
+from olakit.vote import regex_vote
 
 DOOR = "compare"
 COMPARED = "compared"

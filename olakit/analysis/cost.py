@@ -11,7 +11,7 @@ import pandas as pd
 
 from olakit.analysis.inference import cell_outcomes
 from olakit.names import REGEX_VOTE
-from olakit.olagpt.config import ANALYSIS, Analysis
+from olakit.settings import ANALYSIS, Analysis
 
 
 def cost_accuracy(

@@ -15,8 +15,8 @@ import pandas as pd
 from olakit.analysis.compare import compare, comparison_tables
 from olakit.data.imported import ImportReport, import_runs, load_import_spec
 from olakit.data.records import save_records
-from olakit.olagpt.config import ANALYSIS, Analysis
 from olakit.runlog import RunLog, claim_folder, make_log, records_summary, write_outputs
+from olakit.settings import ANALYSIS, Analysis
 
 DOOR = "import"
 

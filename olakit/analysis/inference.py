@@ -14,8 +14,8 @@ import pandas as pd
 from olakit.analysis.tables import ordered_strategies, sc_vote
 from olakit.config import STATS, Stats
 from olakit.names import AUTO_COT, LLM_VOTE, REGEX_VOTE, SC
-from olakit.olagpt.config import ANALYSIS, Analysis
-from olakit.olagpt.vote import regex_vote
+from olakit.settings import ANALYSIS, Analysis
+from olakit.vote import regex_vote
 
 
 def cell_outcomes(df: pd.DataFrame, templates: Sequence[str], analysis: Analysis = ANALYSIS) -> pd.DataFrame:

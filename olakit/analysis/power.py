@@ -38,10 +38,11 @@ from olakit.llm.batch import BATCH_RATE
 from olakit.llm.endpoint import Endpoint
 from olakit.names import LLM_VOTE, NON_TEMPLATES, REGEX_VOTE, VERIFIED_SUFFIX, plural, voting_templates
 from olakit.olagpt.budget import ceiling_price, planned_calls
-from olakit.olagpt.config import ANALYSIS, Analysis, OlaGPTConfig
+from olakit.olagpt.config import OlaGPTConfig
 from olakit.olagpt.templates import templates_for
 from olakit.registration import Registration, registration_of
 from olakit.runlog import load_run, write_log
+from olakit.settings import ANALYSIS, Analysis
 
 PILOT = 50
 """Questions of the pilot the planner proposes when no earlier run has both cells of a comparison: enough to see

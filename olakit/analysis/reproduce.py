@@ -40,9 +40,9 @@ from olakit.data.recorded import RECORDED_MODEL, RECORDED_READER, RECORDED_SOURC
 from olakit.data.records import save_records
 from olakit.errors import DataError
 from olakit.names import REGEX_LOWER, REGEX_UPPER, REGEX_VOTE, voting_templates
-from olakit.olagpt.config import ANALYSIS, Analysis
-from olakit.olagpt.vote import regex_vote
 from olakit.runlog import RunLog, claim_folder, make_log, records_summary, write_outputs
+from olakit.settings import ANALYSIS, Analysis
+from olakit.vote import regex_vote
 
 log = logging.getLogger("olakit")
 PAPER_TABLES = RESOURCES / "paper_tables.json"

@@ -20,9 +20,8 @@ from olakit.analysis.tables import (
     usage_table,
 )
 from olakit.names import CHOSEN_VOTE, LLM_VOTE, LLM_VOTE_SHUFFLED, REGEX_VOTE, VERIFIED_SUFFIX, VERIFIED_VOTE, ZERO_SHOT
-from olakit.olagpt.config import ANALYSIS, Analysis
-from olakit.olagpt.llm_vote import llm_vote_audit
-from olakit.olagpt.vote import regex_vote
+from olakit.settings import ANALYSIS, Analysis
+from olakit.vote import regex_vote
 
 
 def run_tables(
@@ -52,6 +51,40 @@ def run_tables(
         tables["llm_vote_audit"] = llm_vote_audit(_label_n(df), present, analysis)
     tables["usage"] = usage_table(df)
     return tables
+
+
+def llm_vote_audit(records: pd.DataFrame, templates: Sequence[str], analysis: Analysis = ANALYSIS) -> pd.DataFrame:
+    """Per note strategy: LLM vote vs regex vote, and the vote in template order vs shuffled order.
+
+    Records must hold templates, ``llm_vote`` and ``llm_vote_shuffled`` rows. Columns: n, llm_correct,
+    regex_correct, overrides_correct_majority (regex vote right, LLM vote wrong), rescues (regex wrong, LLM
+    right), order_changes (the LLM vote differs when the candidates are shuffled), position_bias_rate.
+    """
+    votes = regex_vote(records, templates, analysis)
+    key = ["dataset", "notes_strategy", "n_notes", "question_id"]
+    llm = records[records["template"] == LLM_VOTE].set_index(key)
+    shuf = records[records["template"] == LLM_VOTE_SHUFFLED].set_index(key)
+    v = votes.set_index(key)
+    both = v.join(
+        llm[["extracted", "correct"]].rename(columns={"extracted": "llm", "correct": "llm_correct"}), how="inner"
+    )
+    both = both.join(shuf[["extracted"]].rename(columns={"extracted": "shuffled"}), how="left")
+    rows = []
+    for strategy, g in both.groupby(level="notes_strategy", sort=False):
+        changed = (g["llm"].fillna("-") != g["shuffled"].fillna("-")) & g["shuffled"].notna()
+        rows.append(
+            {
+                "notes_strategy": strategy,
+                "n": len(g),
+                "llm_correct": int(g["llm_correct"].sum()),
+                "regex_correct": int(g["correct"].sum()),
+                "overrides_correct_majority": int((g["correct"] & ~g["llm_correct"]).sum()),
+                "rescues": int((~g["correct"] & g["llm_correct"]).sum()),
+                "order_changes": int(changed.sum()),
+                "position_bias_rate": float(changed.mean()) if len(g) else float("nan"),
+            }
+        )
+    return pd.DataFrame(rows)
 
 
 def replicate_table(log) -> pd.DataFrame | None:

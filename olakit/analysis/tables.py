@@ -38,9 +38,9 @@ from olakit.names import (
     ZERO_SHOT,
     voting_templates,
 )
-from olakit.olagpt.config import ANALYSIS, PAPER, Analysis, VoteRule
-from olakit.olagpt.vote import VoteMatrix, regex_vote, vote_labels
 from olakit.rng import keyed_rng
+from olakit.settings import ANALYSIS, PAPER, Analysis, VoteRule
+from olakit.vote import VoteMatrix, regex_vote, vote_labels
 
 
 def _ordered(values, order: Sequence[str]) -> list[str]:
@@ -71,7 +71,7 @@ def accuracy_long(
     """Accuracy of each template and of the regex vote, per note strategy, with 95% CIs.
 
     Columns: method, notes_strategy, n, correct, accuracy, ci_low, ci_high. Method REGEX_VOTE is the
-    majority of ``templates`` (default: every template present) under ``rule`` (olakit.olagpt.vote).
+    majority of ``templates`` (default: every template present) under ``rule`` (olakit.vote).
     """
     templates = list(templates) if templates is not None else list(dict.fromkeys(df["template"]))
     parts = [df[df["template"].isin(templates)].rename(columns={"template": "method"})]

@@ -10,7 +10,7 @@ import pandas as pd
 from olakit.analysis.inference import paired_tests
 from olakit.analysis.intervals import accuracy_row, verdict_shares
 from olakit.config import STATS, Stats
-from olakit.geek.corpus import setting_label
+from olakit.names import setting_label
 
 
 def _branches(df: pd.DataFrame):

@@ -20,7 +20,7 @@ from olakit.geek.actions import DECOMP, FINAL, RETRIEVE, ROWS, SELF, fallback, p
 from olakit.geek.config import GeekConfig
 from olakit.geek.state import QuestionState
 from olakit.llm.answerer import Answerer, refuse
-from olakit.llm.request import Request, Result
+from olakit.llm.request import Reply, Request
 from olakit.types import Question
 
 
@@ -40,7 +40,7 @@ class Trace:
     fallbacks: int = 0
     forced: bool = False
     final_request: Request | None = None
-    final_result: Result | None = None
+    final_result: Reply | None = None
     pending_hits: list = field(default_factory=list)
 
     @property
@@ -135,7 +135,7 @@ class Engine:
         params = {"temperature": 0, **params, "max_tokens": self.budget.tokens[kind]}
         return Request.make(text, sample=sample, **params)
 
-    def _apply(self, tr: Trace, calls: list[tuple[str, Request, dict]], results: list[Result]) -> list[Trace]:
+    def _apply(self, tr: Trace, calls: list[tuple[str, Request, dict]], results: list[Reply]) -> list[Trace]:
         b = self.budget
         for (kind, req, extra), res in zip(calls, results):
             tr_log = {

@@ -18,6 +18,7 @@ from pathlib import Path
 from olakit.data.files import read_json, read_jsonl
 from olakit.data.loaders import data_file
 from olakit.errors import DataError
+from olakit.names import setting_label
 
 SETTINGS = ("oracle", "open")
 BUILTIN = "strategyqa-facts"
@@ -62,15 +63,6 @@ class Corpus:
         if self.setting != "open":
             return set()
         return {i for i, owner in enumerate(self.owner) if owner == question_id}
-
-
-def setting_label(setting: str) -> str:
-    """A corpus setting as tables and figures show it: the oracle marked as the upper bound it is.
-
-    >>> setting_label("oracle"), setting_label("open")
-    ('oracle (upper bound)', 'open')
-    """
-    return f"{setting} (upper bound)" if setting == "oracle" else setting
 
 
 def strategyqa_facts(data_dir=None, setting: str = "oracle") -> Corpus:

@@ -9,7 +9,7 @@ test server (loopback).
 from olakit.llm.answerer import Answerer, Counted, ScriptedModel
 from olakit.llm.client import LLM
 from olakit.llm.endpoint import PRICES, Endpoint, LLMError, register_price
-from olakit.llm.request import Request, Result, cache_key
+from olakit.llm.request import Reply, Request, cache_key
 
 __all__ = [
     "LLM",
@@ -19,7 +19,7 @@ __all__ = [
     "Endpoint",
     "LLMError",
     "Request",
-    "Result",
+    "Reply",
     "ScriptedModel",
     "cache_key",
     "register_price",

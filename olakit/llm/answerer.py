@@ -2,9 +2,9 @@
 and an in-process scripted model for unit tests of the methods' logic.
 
 - ``Answerer``: ``endpoint`` (what the cache key and the records see) and ``batch(requests, desc)``, which returns
-  one Result per request, in order (a request repeated in one batch is answered once); ``desc`` names its progress
+  one Reply per request, in order (a request repeated in one batch is answered once); ``desc`` names its progress
   bar, None for none (a caller that shows its own progress). ``complete(messages,
-  **params)`` is one request, the same Result. The cached client (olakit.llm.client.LLM) is the real one.
+  **params)`` is one request, the same Reply. The cached client (olakit.llm.client.LLM) is the real one.
 - ``Counted(answerer)``: the same answers, and ``counts`` of what they cost (requests, unique prompts, paid, cached,
   failed, tokens, cost) for a run's summary.
 - ``Replicate(answerer, index)``: the same requests asked again past the cache (a replicate of a run's slice).
@@ -29,7 +29,7 @@ from typing import Protocol, runtime_checkable
 
 from olakit.errors import OlakitError
 from olakit.llm.endpoint import Endpoint, LLMError
-from olakit.llm.request import Request, Result, cache_key
+from olakit.llm.request import Reply, Request, cache_key
 
 
 @runtime_checkable
@@ -38,9 +38,9 @@ class Answerer(Protocol):
 
     endpoint: Endpoint
 
-    def batch(self, requests: Sequence[Request], desc: str | None = "LLM calls") -> list[Result]: ...
+    def batch(self, requests: Sequence[Request], desc: str | None = "LLM calls") -> list[Reply]: ...
 
-    def complete(self, messages: Sequence[dict] | str, *, sample: int = 0, **params) -> Result: ...
+    def complete(self, messages: Sequence[dict] | str, *, sample: int = 0, **params) -> Reply: ...
 
 
 class CallsFailed(OlakitError):
@@ -65,12 +65,12 @@ def calls_failed(n: int, of: int, what: str, error: str | None = None) -> CallsF
     )
 
 
-def refuse(results: Sequence[Result], what: str) -> list[Result]:
+def refuse(results: Sequence[Reply], what: str) -> list[Reply]:
     """The results, when every call succeeded; else CallsFailed (how many of the distinct prompts failed, ``what``
     they were, the first cause). What every path that makes calls for a result goes through: a failed call never
     becomes a label, an empty text, a missing vote or a verdict.
 
-    >>> refuse([Result(key="a", text="B")], "answers")[0].text
+    >>> refuse([Reply(key="a", text="B")], "answers")[0].text
     'B'
     """
     results = list(results)
@@ -82,9 +82,9 @@ def refuse(results: Sequence[Result], what: str) -> list[Result]:
 
 
 class Completes:
-    """``complete`` for any class with ``batch``: one request, its Result."""
+    """``complete`` for any class with ``batch``: one request, its Reply."""
 
-    def complete(self, messages: Sequence[dict] | str, *, sample: int = 0, **params) -> Result:
+    def complete(self, messages: Sequence[dict] | str, *, sample: int = 0, **params) -> Reply:
         return self.batch([Request.make(messages, sample=sample, **params)])[0]
 
     def close(self) -> None:
@@ -115,7 +115,7 @@ class Counted(Completes):
         self.fingerprints: set[str] = set()
         """The ``system_fingerprint`` values the endpoint sent with these answers."""
 
-    def batch(self, requests: Sequence[Request], desc: str | None = "LLM calls") -> list[Result]:
+    def batch(self, requests: Sequence[Request], desc: str | None = "LLM calls") -> list[Reply]:
         requests = list(requests)
         results = self.answerer.batch(requests, desc=desc) if requests else []
         c = self.counts
@@ -144,7 +144,7 @@ class Replicate(Completes):
             raise ValueError(f"replicate index {index}: a replicate is 1 or more (0 is the run itself)")
         self.answerer, self.index, self.endpoint = answerer, index, answerer.endpoint
 
-    def batch(self, requests: Sequence[Request], desc: str | None = "LLM calls") -> list[Result]:
+    def batch(self, requests: Sequence[Request], desc: str | None = "LLM calls") -> list[Reply]:
         return self.answerer.batch([replace(r, replicate=self.index) for r in requests], desc=desc)
 
 
@@ -174,8 +174,8 @@ class ScriptedModel(Completes):
             ) from None
         return cls(reply, endpoint=endpoint)
 
-    def batch(self, requests: Sequence[Request], desc: str | None = "LLM calls") -> list[Result]:
-        answered: dict[str, Result] = {}
+    def batch(self, requests: Sequence[Request], desc: str | None = "LLM calls") -> list[Reply]:
+        answered: dict[str, Reply] = {}
         out = []
         for request in requests:
             key = cache_key(self.endpoint.identity, request)
@@ -188,11 +188,11 @@ class ScriptedModel(Completes):
             try:
                 got = self.reply(prompt, {"messages": request.message_dicts(), **request.call_params()})
             except Exception as exc:  # a failed call, as the client records one
-                answered[key] = Result(key=key, error=f"{type(exc).__name__}: {exc}", attempts=1)
+                answered[key] = Reply(key=key, error=f"{type(exc).__name__}: {exc}", attempts=1)
                 out.append(answered[key])
                 continue
             text, finish = got if isinstance(got, tuple) else (got, "stop")
-            answered[key] = Result(
+            answered[key] = Reply(
                 key=key,
                 text=text,
                 prompt_tokens=len(prompt.split()),

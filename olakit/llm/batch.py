@@ -38,7 +38,7 @@ from pathlib import Path
 
 from olakit.errors import DataError, OlakitError
 from olakit.llm.answerer import Completes
-from olakit.llm.request import Request, Result, cache_key
+from olakit.llm.request import Reply, Request, cache_key
 from olakit.llm.response import first_choice
 
 log = logging.getLogger("olakit")
@@ -143,7 +143,7 @@ class BatchAnswerer(Completes):
         return cancelled
 
     # -- the Answerer
-    def batch(self, requests: Sequence[Request], desc: str | None = "LLM calls") -> list[Result]:
+    def batch(self, requests: Sequence[Request], desc: str | None = "LLM calls") -> list[Reply]:
         requests = list(requests)
         keys = [cache_key(self.endpoint.identity, r) for r in requests]
         by_key = dict(zip(keys, requests))
@@ -165,7 +165,7 @@ class BatchAnswerer(Completes):
             if pending and round_ < self.resubmits:
                 log.info("%d requests resubmitted alone (%s)", len(pending), next(iter(errors.values()), ""))
         for k in pending:
-            results[k] = Result(key=k, error=errors.get(k, "not answered by any batch"), attempts=self.resubmits + 1)
+            results[k] = Reply(key=k, error=errors.get(k, "not answered by any batch"), attempts=self.resubmits + 1)
         out, seen = [], set()
         for k in keys:  # a request asked twice in one call: its one answer, the repeats counted as cached (as online)
             r = results[k]
@@ -290,7 +290,7 @@ class BatchAnswerer(Completes):
                 self._note(EXPORT, {**entry, "custom_ids": left} if left else None, locked=True)
         return counts
 
-    def _collect(self, batch_id: str, entry: dict, desc: str | None) -> dict[str, Result]:
+    def _collect(self, batch_id: str, entry: dict, desc: str | None) -> dict[str, Reply]:
         """Wait for one batch to end, store its answers, forget it; its requests' results (failed ones too)."""
         client = self.client()
         bar = None
@@ -315,7 +315,7 @@ class BatchAnswerer(Completes):
             time.sleep(self.poll)
         if bar is not None:
             bar.close()
-        out: dict[str, Result] = {}
+        out: dict[str, Reply] = {}
         if b.output_file_id:
             for line in client.files.content(b.output_file_id).text.splitlines():
                 if line.strip():
@@ -326,19 +326,19 @@ class BatchAnswerer(Completes):
                 if line.strip():
                     row = json.loads(line)
                     error = row.get("error") or {}
-                    out.setdefault(row["custom_id"], Result(key=row["custom_id"], error=_describe(error), attempts=1))
+                    out.setdefault(row["custom_id"], Reply(key=row["custom_id"], error=_describe(error), attempts=1))
         for k in entry["custom_ids"]:
             if k not in out:
                 why = b.errors.data[0].message if b.status == "failed" and b.errors and b.errors.data else b.status
-                out[k] = Result(key=k, error=f"batch {batch_id} {b.status}: {why}", attempts=1)
+                out[k] = Reply(key=k, error=f"batch {batch_id} {b.status}: {why}", attempts=1)
         self._note(batch_id, None)
         return out
 
-    def _store(self, row: dict) -> Result:
+    def _store(self, row: dict) -> Reply:
         key = row["custom_id"]
         response = row.get("response") or {}
         if response.get("status_code") != 200:
-            return Result(key=key, error=_describe(row.get("error") or response.get("body") or {}), attempts=1)
+            return Reply(key=key, error=_describe(row.get("error") or response.get("body") or {}), attempts=1)
         body = response["body"]
         text, finish, usage = first_choice(body)
         pt = usage.get("prompt_tokens") if isinstance(usage, dict) else None
@@ -348,7 +348,7 @@ class BatchAnswerer(Completes):
                   "model": self.endpoint.model, "system_fingerprint": fingerprint, "batch": True}  # fmt: skip
         self.llm.answers.set(key, answer)  # no claim was taken: a batch blocks no online caller
         cost = self.endpoint.cost(pt, ct)
-        return Result(key=key, text=text, prompt_tokens=pt, completion_tokens=ct, finish_reason=finish,
+        return Reply(key=key, text=text, prompt_tokens=pt, completion_tokens=ct, finish_reason=finish,
                       cost=cost * BATCH_RATE if cost is not None else None, attempts=1, fingerprint=fingerprint,
                       batched=True)  # fmt: skip
 

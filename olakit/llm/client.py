@@ -25,7 +25,7 @@ from olakit.llm.cache import RedisCache, open_cache
 from olakit.llm.endpoint import Endpoint, LLMError
 from olakit.llm.local import QUEUE_WAIT, SLOTS, progressing
 from olakit.llm.prefix import lanes, prompt_text
-from olakit.llm.request import Request, Result, cache_key
+from olakit.llm.request import Reply, Request, cache_key
 from olakit.llm.response import describe, first_choice, parse_body
 from olakit.llm.retry import REFUSED_ATTEMPTS, REFUSED_WAIT, ConnectionRefused, backoff, refused, retryable
 
@@ -140,7 +140,7 @@ class _Writes:
 class LLM(Completes):
     """Cached, concurrent, retrying chat completions.
 
-    ``LLM().batch([Request.make("2+2?", max_tokens=8)])`` -> ``[Result(text="4", ...)]``.
+    ``LLM().batch([Request.make("2+2?", max_tokens=8)])`` -> ``[Reply(text="4", ...)]``.
     """
 
     def __init__(
@@ -183,14 +183,14 @@ class LLM(Completes):
         """The underlying store (a diskcache.Cache or a redis-py client): answers and in-flight claims."""
         return self.answers.store
 
-    def lookup_key(self, key: str) -> Result | None:
+    def lookup_key(self, key: str) -> Reply | None:
         """The cached result under a cache key, or None."""
         return self._from_cache(key, self.answers.get(key))
 
-    def _from_cache(self, key: str, hit: dict | None) -> Result | None:
+    def _from_cache(self, key: str, hit: dict | None) -> Reply | None:
         if hit is None:
             return None
-        return Result(
+        return Reply(
             key=key,
             text=hit["text"],
             prompt_tokens=hit["prompt_tokens"],
@@ -220,9 +220,9 @@ class LLM(Completes):
 
     async def _call(
         self, client, sem: asyncio.Semaphore, request: Request, key: str, writes: _Writes, claiming: Awaitable
-    ) -> Result | None:
+    ) -> Reply | None:
         """One request through its claim (``claiming``: ``_claim_ahead`` or ``_wait_claim``): its answer (paid here,
-        or stored by another process meanwhile), a failed Result, or None when another process holds its claim (the
+        or stored by another process meanwhile), a failed Reply, or None when another process holds its claim (the
         caller comes back to it with ``_wait_claim`` once it has nothing else to do: a wait never holds a
         concurrency slot)."""
         attempts, claimed = 0, False
@@ -270,7 +270,7 @@ class LLM(Completes):
             if claimed:
                 await self._release(key)
             log.debug("call failed after %d attempts: %s", attempts, describe(exc))  # one summary per batch
-            return Result(key=key, error=describe(exc), attempts=attempts, latency=time.perf_counter() - start)
+            return Reply(key=key, error=describe(exc), attempts=attempts, latency=time.perf_counter() - start)
         fingerprint = body.get("system_fingerprint") if isinstance(body.get("system_fingerprint"), str) else None
         pt = usage.get("prompt_tokens") if isinstance(usage, dict) else None
         ct = usage.get("completion_tokens") if isinstance(usage, dict) else None
@@ -286,7 +286,7 @@ class LLM(Completes):
             "system_fingerprint": fingerprint,
         }
         await writes.add(self.answers.astore_answer, key, answer)
-        return Result(
+        return Reply(
             key=key,
             text=text,
             prompt_tokens=pt,
@@ -351,7 +351,7 @@ class LLM(Completes):
             )
         return clients[loop]
 
-    async def abatch(self, requests: Iterable[Request], desc: str | None = "LLM calls") -> list[Result]:
+    async def abatch(self, requests: Iterable[Request], desc: str | None = "LLM calls") -> list[Reply]:
         """Results for every request, in order: cache hits first (one round trip), then the rest, ``concurrency``
         at a time, in prefix lanes (olakit.llm.prefix) so that prompts sharing a beginning follow each other on one
         connection and the server's prompt cache is reused; ``prefix_lanes=False`` sends them in the order given.
@@ -364,8 +364,8 @@ class LLM(Completes):
             hits = self.answers.get_many(keys)
         except Exception as exc:
             log.warning("the answer cache at %s failed: %s", self.cache_location, describe(exc))
-            return [Result(key=k, error=f"{CACHE_UNAVAILABLE} at {self.cache_location}: {describe(exc)}") for k in keys]
-        results: list[Result | None] = [self._from_cache(k, hit) for k, hit in zip(keys, hits)]
+            return [Reply(key=k, error=f"{CACHE_UNAVAILABLE} at {self.cache_location}: {describe(exc)}") for k in keys]
+        results: list[Reply | None] = [self._from_cache(k, hit) for k, hit in zip(keys, hits)]
         first: dict[str, int] = {}  # a request asked twice in one batch is called once
         for i, r in enumerate(results):
             if r is None:
@@ -446,7 +446,7 @@ class LLM(Completes):
                             writes.error)  # fmt: skip
         return results  # type: ignore[return-value]
 
-    def batch(self, requests: Iterable[Request], desc: str | None = "LLM calls") -> list[Result]:
+    def batch(self, requests: Iterable[Request], desc: str | None = "LLM calls") -> list[Reply]:
         """Synchronous abatch, run on this LLM's own event loop in a daemon thread, so it works inside Jupyter's
         running loop too and the connections of one batch serve the next."""
         with self._lock:

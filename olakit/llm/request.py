@@ -1,4 +1,4 @@
-"""What one call asks for (Request), what came back (Result), and the cache key that names it.
+"""What one call asks for (Request), what came back (Reply), and the cache key that names it.
 
 The cache key is the endpoint identity (base URL + model), the messages, every parameter that changes the output,
 the sample index and, for a replicate, its index (a request asked again past the cache: olakit.llm.answerer
@@ -47,7 +47,7 @@ class Request:
 
 
 @dataclass
-class Result:
+class Reply:
     """The outcome of one request: text or error, usage, cost, latency and whether it was cached."""
 
     key: str

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from olakit.extract import get_extractor
 from olakit.llm.answerer import Answerer
-from olakit.llm.request import Request, Result
+from olakit.llm.request import Reply, Request
 
 STAGES = (1, 2)
 SECOND_MAX_TOKENS = 16
@@ -36,7 +36,7 @@ def answer_trigger(labels: Sequence[str]) -> str:
     return f"Therefore, among {labels[0]} through {labels[-1]}, the answer is"
 
 
-def needs_second_stage(result: Result, labels: Sequence[str], extract: Callable = get_extractor("strict")) -> bool:
+def needs_second_stage(result: Reply, labels: Sequence[str], extract: Callable = get_extractor("strict")) -> bool:
     """A successful first output that was cut off at the limit, or that the extractor cannot read."""
     return result.ok and (result.finish_reason == "length" or extract(result.text, list(labels)) is None)
 
@@ -116,11 +116,11 @@ class Answer:
 
     label: str | None
     stage: int
-    second: Result | None = None
+    second: Reply | None = None
 
 
 def answers(
-    firsts: Sequence[tuple[Request, Result, Sequence[str] | Mapping[str, str]]],
+    firsts: Sequence[tuple[Request, Reply, Sequence[str] | Mapping[str, str]]],
     answerer: Answerer,
     *,
     stages: int = 1,

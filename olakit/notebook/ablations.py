@@ -12,14 +12,15 @@ import pandas as pd
 
 from olakit.analysis import figures
 from olakit.analysis.inference import holm_matrix
+from olakit.analysis.runs import llm_vote_audit
 from olakit.analysis.similarity import nearest_note_similarity, similarity_bands
 from olakit.analysis.tables import answer_counts, bounds_long, method_accuracy
 from olakit.data.loaders import questions_of
 from olakit.names import LLM_VOTE, LLM_VOTE_SHUFFLED
-from olakit.olagpt.config import ANALYSIS, Analysis, OlaGPTConfig
-from olakit.olagpt.llm_vote import llm_vote_audit
+from olakit.olagpt.config import OlaGPTConfig
 from olakit.olagpt.notes import resolve_library
-from olakit.olagpt.vote import regex_vote
+from olakit.settings import ANALYSIS, Analysis
+from olakit.vote import regex_vote
 
 
 def vote_type_tables(

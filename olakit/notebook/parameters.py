@@ -20,9 +20,10 @@ from olakit.config import Config, parse_value
 from olakit.data.files import WORKDIR, in_workdir
 from olakit.errors import DataError
 from olakit.geek.config import GeekConfig
-from olakit.olagpt.config import Analysis, OlaGPTConfig
+from olakit.olagpt.config import OlaGPTConfig
 from olakit.review.config import ReviewConfig
 from olakit.runlog import RunLog, claim_folder
+from olakit.settings import Analysis
 
 NOTEBOOKS = WORKDIR / "notebooks"
 

@@ -21,10 +21,10 @@ from olakit.data.records import to_frame
 from olakit.errors import DataError
 from olakit.geek.assessment import assess
 from olakit.geek.config import GeekConfig
-from olakit.geek.corpus import parse_spec, setting_label
+from olakit.geek.corpus import parse_spec
 from olakit.geek.run import run_geek
 from olakit.llm.judge import judge_pairs
-from olakit.names import LLM_VOTE, LLM_VOTE_SHUFFLED, REGEX_VOTE, ZERO_SHOT, voting_templates
+from olakit.names import LLM_VOTE, LLM_VOTE_SHUFFLED, REGEX_VOTE, ZERO_SHOT, setting_label, voting_templates
 from olakit.olagpt.config import OlaGPTConfig
 from olakit.olagpt.llm_vote import llm_vote_records
 from olakit.olagpt.run import run

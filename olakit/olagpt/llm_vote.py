@@ -16,11 +16,10 @@ from olakit.llm import Request
 from olakit.llm.answerer import Answerer
 from olakit.llm.two_stage import Answer
 from olakit.names import LLM_VOTE, LLM_VOTE_SHUFFLED
-from olakit.olagpt.config import ANALYSIS, Analysis
 from olakit.olagpt.intent import DEFAULT_TYPE, show_question
-from olakit.olagpt.vote import GROUP, answer_matrix, regex_vote
 from olakit.rng import keyed_rng
 from olakit.types import OlaGPTRecord
+from olakit.vote import GROUP, answer_matrix
 
 LLM_VOTE_INTRO = "Several solvers answered the same multiple-choice question. Their reasoning and answers follow."
 LLM_VOTE_ASK = (
@@ -96,40 +95,6 @@ def candidate_order(n: int, seed: int, key: str, shuffled: bool) -> list[int]:
         while n > 1 and order == list(range(n)):
             order = [int(i) for i in rng.permutation(n)]
     return order
-
-
-def llm_vote_audit(records: pd.DataFrame, templates: Sequence[str], analysis: Analysis = ANALYSIS) -> pd.DataFrame:
-    """Per note strategy: LLM vote vs regex vote, and the vote in template order vs shuffled order.
-
-    Records must hold templates, ``llm_vote`` and ``llm_vote_shuffled`` rows. Columns: n, llm_correct,
-    regex_correct, overrides_correct_majority (regex vote right, LLM vote wrong), rescues (regex wrong, LLM
-    right), order_changes (the LLM vote differs when the candidates are shuffled), position_bias_rate.
-    """
-    votes = regex_vote(records, templates, analysis)
-    key = ["dataset", "notes_strategy", "n_notes", "question_id"]
-    llm = records[records["template"] == LLM_VOTE].set_index(key)
-    shuf = records[records["template"] == LLM_VOTE_SHUFFLED].set_index(key)
-    v = votes.set_index(key)
-    both = v.join(
-        llm[["extracted", "correct"]].rename(columns={"extracted": "llm", "correct": "llm_correct"}), how="inner"
-    )
-    both = both.join(shuf[["extracted"]].rename(columns={"extracted": "shuffled"}), how="left")
-    rows = []
-    for strategy, g in both.groupby(level="notes_strategy", sort=False):
-        changed = (g["llm"].fillna("-") != g["shuffled"].fillna("-")) & g["shuffled"].notna()
-        rows.append(
-            {
-                "notes_strategy": strategy,
-                "n": len(g),
-                "llm_correct": int(g["llm_correct"].sum()),
-                "regex_correct": int(g["correct"].sum()),
-                "overrides_correct_majority": int((g["correct"] & ~g["llm_correct"]).sum()),
-                "rescues": int((~g["correct"] & g["llm_correct"]).sum()),
-                "order_changes": int(changed.sum()),
-                "position_bias_rate": float(changed.mean()) if len(g) else float("nan"),
-            }
-        )
-    return pd.DataFrame(rows)
 
 
 def llm_vote_records(

@@ -29,7 +29,7 @@ from olakit.data.loaders import questions_of
 from olakit.data.records import answer_record, prompt_hash, replicate_disagreement, save_records, to_frame
 from olakit.errors import DataError
 from olakit.extract import get_extractor
-from olakit.llm import Answerer, Request, Result
+from olakit.llm import Answerer, Reply, Request
 from olakit.llm.answerer import Replicate
 from olakit.llm.two_stage import Answer, answers
 from olakit.majority import majority
@@ -80,7 +80,7 @@ class RunResult:
         return self.log.config
 
 
-def _record(call: Call, result: Result, model: str, answer: Answer) -> OlaGPTRecord:
+def _record(call: Call, result: Reply, model: str, answer: Answer) -> OlaGPTRecord:
     """One record: the first output, the answer (from the first or the second stage), both calls' usage."""
     return answer_record(
         OlaGPTRecord,
@@ -123,7 +123,7 @@ class Choice:
     reply named (the rest filled up in template order)."""
 
     request: Request
-    reply: Result
+    reply: Reply
     chosen: list[str]
     named: int
 

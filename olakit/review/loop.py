@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from olakit.data.files import RESOURCES, read_json
 from olakit.errors import DataError
 from olakit.llm.answerer import Answerer, refuse
-from olakit.llm.request import Request, Result
+from olakit.llm.request import Reply, Request
 from olakit.review.config import ReviewConfig
 from olakit.review.parse import parse_best, parse_scores, parse_similar, parse_steps, parse_steps_seed
 from olakit.review.stop import decide
@@ -76,7 +76,7 @@ class Loop:
             messages, sample=sample, temperature=self.cfg.temperature, seed=self.cfg.seed, max_tokens=max_tokens
         )
 
-    def _stage(self, name: str, items: list[tuple[History, Request]], role: str = "answerer") -> list[Result]:
+    def _stage(self, name: str, items: list[tuple[History, Request]], role: str = "answerer") -> list[Reply]:
         """One batch; every history records the stage's output, tokens, latency and the batch's wall time."""
         if not items:
             return []

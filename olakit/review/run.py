@@ -20,7 +20,7 @@ from olakit.data.loaders import questions_of
 from olakit.data.records import answer_record
 from olakit.errors import DataError
 from olakit.extract import get_extractor
-from olakit.llm import Answerer, Request, Result
+from olakit.llm import Answerer, Reply, Request
 from olakit.llm.judge import parse_grade, reference_request
 from olakit.llm.two_stage import Answer, answers
 from olakit.review.config import ReviewConfig
@@ -204,6 +204,6 @@ def _records(cfg, questions, histories, direct, job: Run) -> list[ReviewRecord]:
     return out
 
 
-def _as_result(text: str) -> Result:
+def _as_result(text: str) -> Reply:
     """A loop answer as a first-stage result (the loop's own calls are recorded in the history)."""
-    return Result(key="", text=text, finish_reason="stop")
+    return Reply(key="", text=text, finish_reason="stop")

@@ -13,8 +13,8 @@ from olakit.analysis.questions import fig12_grid
 from olakit.analysis.tables import answer_counts, ordered_strategies
 from olakit.names import plural
 from olakit.notebook.explorers.html import esc, html_heatmap, template_names
-from olakit.olagpt.config import ANALYSIS, Analysis
-from olakit.olagpt.vote import answer_matrix
+from olakit.settings import ANALYSIS, Analysis
+from olakit.vote import answer_matrix
 
 
 class HeatmapExplorer:

@@ -13,8 +13,8 @@ from olakit.analysis.inference import cell_outcomes, holm_matrix, paired_tests
 from olakit.analysis.power import registered_tables
 from olakit.names import natural_order, plural
 from olakit.notebook.explorers.html import esc, html_heatmap, template_names
-from olakit.olagpt.config import ANALYSIS, Analysis
 from olakit.registration import Registration
+from olakit.settings import ANALYSIS, Analysis
 
 SHOWN = 15
 """Rows of the sorted pair table shown (every pair is in the dropdown and the matrix)."""

@@ -26,11 +26,11 @@ from olakit.errors import DataError
 from olakit.names import LLM_VOTE, natural_order, plural
 from olakit.notebook.explorers.heatmaps import HeatmapExplorer
 from olakit.notebook.explorers.html import esc, template_names
-from olakit.olagpt.config import ANALYSIS, Analysis
 from olakit.olagpt.notes import NotesLibrary, error_reason, note_from_question
-from olakit.olagpt.vote import GROUP
 from olakit.registration import Registration, registration_of
 from olakit.runlog import claim_folder, load_run, make_log, records_summary, write_log
+from olakit.settings import ANALYSIS, Analysis
+from olakit.vote import GROUP
 
 SELECTED = "selected"
 """The filter value of the questions another view selected (QuestionExplorer.select)."""

@@ -21,8 +21,8 @@ import pandas as pd
 
 from olakit.errors import DataError
 from olakit.majority import check_tie_rule
-from olakit.olagpt.config import ANALYSIS, PAPER, Analysis, VoteRule
 from olakit.rng import keyed_rng
+from olakit.settings import ANALYSIS, PAPER, Analysis, VoteRule
 
 RAW = "\x00raw:"
 """Prefix of a raw-output label in ``unparsed="raw"`` votes (never an option label)."""
