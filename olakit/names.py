@@ -10,6 +10,8 @@ SC = "SC"
 """Self-consistency: k samples of one template at temperature > 0, majority vote."""
 AUTO_COT = "auto_cot"
 """Auto-CoT (clustered zero-shot-CoT demonstrations)."""
+AUTO_COT_STRATEGY = "random"
+"""The column Table 3 reports Auto-CoT in (the paper's): its demonstrations are not notes retrieved for the question."""
 REGEX_VOTE = "regex_vote"
 """The majority of the templates' extracted answers (the paper's "vote by regex")."""
 LLM_VOTE = "llm_vote"
@@ -36,6 +38,11 @@ NON_TEMPLATES = (SC, AUTO_COT, LLM_VOTE, LLM_VOTE_SHUFFLED, DIY, CHOSEN_VOTE, VE
 """Methods in records that are not voting templates (nor are the verified ``<template>+V``: see voting_templates)."""
 VOTES = (REGEX_VOTE, LLM_VOTE)
 """Votes a live run can compute."""
+
+COMPARED = "compared"
+"""The ``notes_strategy`` of a comparison's records: their condition is their ``template``."""
+IMPORTED = "imported"
+"""The ``notes_strategy`` of imported records (their condition is the run, their ``template``)."""
 
 ZERO_SHOT = "zero-shot"
 STRATEGIES = (ZERO_SHOT, "random", "retrieval", "combine")

@@ -154,6 +154,23 @@ RECORD_KINDS = {cls.KIND: cls for cls in (OlaGPTRecord, GeekRecord, ReviewRecord
 
 
 @dataclass(frozen=True)
+class DatasetRef:
+    """The questions a run answered, as it read them: what its log says, read back as written (never re-defaulted
+    to the dataset's usual split)."""
+
+    dataset: str
+    """A built-in dataset's name or a dataset file's path, as the run named it."""
+    split: str | None = None
+    """The split read, resolved (``test`` when AQuA's was left unset); None for a file (its own split)."""
+    map: str | None = None
+    """A dataset file's field mapping, as given (None: the file's own map or the layout recognised)."""
+    file: str = ""
+    """The file the questions were read from (resolved)."""
+    sha256: str = ""
+    """That file's sha256 when it was read."""
+
+
+@dataclass(frozen=True)
 class Note:
     """One entry of a notes library (paper 3.4): a hard question with its answer and an explanation."""
 

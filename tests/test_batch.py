@@ -172,8 +172,8 @@ def test_olakit_run_batch_gives_the_online_records_and_tables(tmp_path, monkeypa
     log, online_log = read_log(tmp_path / "batch"), read_log(tmp_path / "online")
     assert "--batch" in command(log)  # olakit again makes it in batch mode again
     # the run log says which calls were batched: every paid one here, none online
-    assert log.calls["answerer"]["batched"] == log.calls["answerer"]["paid"] == online_log.calls["answerer"]["paid"]
-    assert online_log.calls["answerer"]["batched"] == 0
+    assert log.calls["answerer"].batched == log.calls["answerer"].paid == online_log.calls["answerer"].paid
+    assert online_log.calls["answerer"].batched == 0
 
 
 def test_batch_mode_is_refused_for_the_embedded_model():
@@ -201,7 +201,7 @@ def test_a_sweep_with_the_batch_key_gives_the_online_tables(tmp_path, monkeypatc
             monkeypatch.setenv("OLAKIT_CACHE_DIR", str(tmp_path / f"cache-{name}"))
             (tmp_path / f"{name}.yaml").write_text(f"run_id: {name}\n{extra}{entry}")
             index = run_sweep(tmp_path / f"{name}.yaml", runs_dir=tmp_path / "runs", results_dir=tmp_path / "results")
-            assert [r["status"] for r in index["runs"]] == ["ok"], index["runs"]
+            assert [r.status for r in index.runs] == ["ok"], index.runs
             tables[name] = (
                 tmp_path / "results" / name / "template_count" / "tables" / "template_count.csv"
             ).read_bytes()
@@ -390,7 +390,7 @@ def test_export_run_the_file_ingest_completes_the_run_with_no_call_and_the_onlin
         assert len(exported) == len(set(exported)) == sum(online.completed.values())  # each request once, all of them
         assert all(n == 1 for n in engine.completed.values())
     log = read_log(tmp_path / "offline")
-    assert log.calls["answerer"]["paid"] == 0 and log.calls["answerer"]["cached"] == len(exported)
+    assert log.calls["answerer"].paid == 0 and log.calls["answerer"].cached == len(exported)
     assert_same_run(tmp_path / "online", tmp_path / "offline")
 
 
@@ -488,7 +488,7 @@ def test_exported_requests_answered_by_the_embedded_model_complete_the_run_from_
         assert rounds < 5
     assert rc == 0 and answers
     log = read_log(tmp_path / "run")
-    assert log.calls["answerer"]["paid"] == 0 and log.calls["answerer"]["unique_prompts"] == len(answers)
+    assert log.calls["answerer"].paid == 0 and log.calls["answerer"].unique_prompts == len(answers)
     records = load_records(tmp_path / "run" / "records.parquet")
     assert set(records["raw_output"]) <= set(answers.values())
 

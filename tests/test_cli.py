@@ -109,9 +109,19 @@ def data_copy(tmp_path, data_dir):
     return copy
 
 
+def reproduce(data, out, **settings):
+    """The reproduction as `olakit reproduce-olagpt` makes it: the Result, its report, written into ``out``."""
+    from olakit.analysis.report import report
+    from olakit.analysis.reproduce import draw_figures
+
+    result = reproduce_olagpt(data, **settings)
+    tables = report(result)
+    return result.write(out, tables, draw_figures(tables)), tables
+
+
 @pytest.mark.slow
 def test_tables_follow_the_recorded_files(tmp_path, data_copy):
-    first = reproduce_olagpt(data_copy, tmp_path / "a", analysis=Analysis(n_boot=50)).tables["accuracy"]
+    first = reproduce(data_copy, tmp_path / "a", analysis=Analysis(n_boot=50))[1]["accuracy"]
     path = data_copy / "olagpt/data/predictions/st/aqua_predict.json"
     doc = json.loads(path.read_text())
     gold = [json.loads(line)["correct"] for line in (data_copy / "aqua/test.json").read_text().splitlines() if line]
@@ -124,7 +134,7 @@ def test_tables_follow_the_recorded_files(tmp_path, data_copy):
     for p in flipped:
         p["output"] = f"Reasoning.\n{{Answer: {gold[p['question_id']]}}}\n"
     path.write_text(json.dumps(doc))
-    second = reproduce_olagpt(data_copy, tmp_path / "b", analysis=Analysis(n_boot=50)).tables["accuracy"]
+    second = reproduce(data_copy, tmp_path / "b", analysis=Analysis(n_boot=50))[1]["accuracy"]
     assert second.loc["ST", "zero-shot"] - first.loc["ST", "zero-shot"] == pytest.approx(3 / 254)
     unchanged = second.drop(index=["ST", "regex_vote"])
     pd.testing.assert_frame_equal(unchanged, first.drop(index=["ST", "regex_vote"]))
@@ -138,7 +148,7 @@ def test_bad_prediction_file_names_file_and_line_and_leaves_output_alone(tmp_pat
     path = data_copy / "olagpt/data/predictions/pt/aqua_predict_few_shot_random.json"
     path.write_text(path.read_text()[:5000])  # truncated mid-file
     with pytest.raises(DataError, match=r"pt/aqua_predict_few_shot_random\.json line \d+: malformed JSON"):
-        reproduce_olagpt(data_copy, out)
+        reproduce(data_copy, out)
     assert [p.name for p in out.iterdir()] == ["keep.txt"]
 
 
@@ -149,7 +159,7 @@ def test_recorded_llm_vote_in_another_candidate_order_is_refused(tmp_path, data_
     cands[0], cands[1] = cands[1], cands[0]
     path.write_text(json.dumps(doc))
     with pytest.raises(DataError, match=r"prediction 4: candidates in the order \['dst', 'dt', 'pt', 'st', 'turbo'\]"):
-        reproduce_olagpt(data_copy, tmp_path / "out")
+        reproduce(data_copy, tmp_path / "out")
     assert not (tmp_path / "out").exists()
 
 
@@ -159,9 +169,9 @@ def test_prediction_with_wrong_gold_is_refused(tmp_path, data_copy):
     doc["predictions"][7]["answer"] = "Z)nothing"
     path.write_text(json.dumps(doc))
     with pytest.raises(DataError, match=r"dt/aqua_predict\.json prediction 7: answer 'Z\)nothing' disagrees"):
-        reproduce_olagpt(data_copy, tmp_path / "out")
+        reproduce(data_copy, tmp_path / "out")
     with pytest.raises(UnknownNameError):
-        reproduce_olagpt(data_copy, tmp_path / "out", extractor="nope")
+        reproduce(data_copy, tmp_path / "out", extractor="nope")
 
 
 @pytest.mark.slow

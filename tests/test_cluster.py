@@ -243,14 +243,14 @@ def test_a_dask_sweep_with_a_redis_cache_matches_the_local_executor(redis_url, t
         monkeypatch.setenv("OLAKIT_BASE_URL", srv.base_url)
         monkeypatch.setenv("OLAKIT_MODEL", "fake")
         local = sweep(tmp_path, "local", "local")  # diskcache, local processes
-        assert [r["status"] for r in local["runs"]] == ["ok", "ok"]
+        assert [r.status for r in local["runs"]] == ["ok", "ok"]
         paid_locally = srv.requests
         monkeypatch.setenv("OLAKIT_CACHE_URL", redis_url)
         dask = sweep(tmp_path, "dask", "dask")  # Redis, 2 Dask worker processes: every prompt paid again, once
-        assert [r["status"] for r in dask["runs"]] == ["ok", "ok"], [r["error"] for r in dask["runs"]]
+        assert [r.status for r in dask["runs"]] == ["ok", "ok"], [r.error for r in dask["runs"]]
         assert paid_locally == len(srv.per_prompt)  # calls = unique prompts, locally ...
         assert srv.requests == 2 * paid_locally and set(srv.per_prompt.values()) == {2}  # ... and across workers
-        assert all(r["worker"].startswith("tcp://127.0.0.1:") for r in dask["runs"])
+        assert all(r.worker.startswith("tcp://127.0.0.1:") for r in dask["runs"])
         assert dask["executor"] == "dask" and dask["scheduler"] == "LocalCluster"
         again = sweep(tmp_path, "dask-again", "dask")  # a rerun makes no call
         assert srv.requests == 2 * paid_locally and again["calls"]["paid"] == 0
@@ -308,13 +308,13 @@ def test_a_worker_killed_mid_sweep_is_rerun_and_nothing_is_paid_twice_but_calls_
         threading.Thread(target=kill_a_worker, daemon=True).start()
         index = run_sweep(tmp_path / "dask.yaml", runs_dir=tmp_path / "runs", results_dir=tmp_path / "results")
     assert "pid" in killed, "no worker was killed"
-    assert [r["status"] for r in index["runs"]] == ["ok", "ok"], [r["error"] for r in index["runs"]]
+    assert [r.status for r in index.runs] == ["ok", "ok"], [r.error for r in index.runs]
     assert set(srv.per_prompt) == set(reference)  # every prompt of the sweep was answered
     twice = sum(n - 1 for n in srv.per_prompt.values())
-    reruns = {r["name"]: r["worker"] for r in index["runs"]}
+    reruns = {r.name: r.worker for r in index.runs}
     print(f"killed worker pid {killed['pid']}; {killed['in_flight']} calls in flight, {twice} paid twice; {reruns}")
     assert twice <= killed["in_flight"]  # only calls in flight at the kill were paid again
-    assert sorted(r["attempts"] for r in index["runs"]) == [1, 2]  # the killed run's restart is counted
+    assert sorted(r.attempts for r in index.runs) == [1, 2]  # the killed run's restart is counted
     results = tmp_path / "results"
     assert tables(results, "dask") == tables(results, "local")
 
@@ -732,7 +732,7 @@ def test_a_sweep_leaves_the_workers_environment_as_it_was(tmp_path, monkeypatch,
                 monkeypatch.delenv("OLAKIT_ANSWERER_MODEL")
             spec.write_text(f"run_id: {run_id}\nexecutor: dask\nnotebooks:\n  - notebook: {tmp_path / 'probe.ipynb'}\n")
             index = run_sweep(spec, runs_dir=tmp_path / "runs", results_dir=tmp_path / "results", client=client)
-            assert [r["status"] for r in index["runs"]] == ["ok"], index["runs"][0]["error"]
+            assert [r.status for r in index.runs] == ["ok"], index.runs[0].error
             seen.append(json.loads((tmp_path / "results" / run_id / "probe" / "env.json").read_text()))
         assert seen[0]["OLAKIT_ANSWERER_MODEL"] == "model-of-the-first-sweep" and seen[0]["OMP_NUM_THREADS"]
         assert seen[1]["OLAKIT_ANSWERER_MODEL"] is None
@@ -767,8 +767,8 @@ def test_a_sweep_on_a_scheduler_given_by_address_writes_its_index(tmp_path, monk
             threads_before = look.run(lambda: os.environ.get("OMP_NUM_THREADS"))
         index = run_sweep(spec, runs_dir=tmp_path / "runs", results_dir=tmp_path / "results",
                           scheduler=lc.scheduler_address)  # fmt: skip
-        assert [r["status"] for r in index["runs"]] == ["ok"], index["runs"][0]["error"]
-        assert index["scheduler"] == lc.scheduler_address
+        assert [r.status for r in index.runs] == ["ok"], index.runs[0].error
+        assert index.scheduler == lc.scheduler_address
         with Client(lc.scheduler_address) as look:  # the workers of a scheduler the sweep did not start
             assert look.run(lambda: os.environ.get("OMP_NUM_THREADS")) == threads_before
     assert json.loads((tmp_path / "runs" / "by-address" / "index.json").read_text())["scheduler"].startswith("tcp://")

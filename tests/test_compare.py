@@ -13,10 +13,10 @@ from olakit.analysis.compare import CompareConfig, compare, comparison_tables
 from olakit.data.records import load_records, save_records, to_frame
 from olakit.errors import DataError
 from olakit.majority import majority
-from olakit.runlog import command, make_log, read_log, write_log
+from olakit.runlog import Role, command, read_log
 from olakit.settings import Analysis
 from olakit.vote import RAW, VoteMatrix
-from tests.toys import record
+from tests.toys import record, write_run
 
 # question -> (T1, T2) of model a, (T1, T2) of model b; gold A everywhere
 A = {"q1": ("A", "A"), "q2": ("B", "A"), "q3": ("A", None), "q10": ("A", "B"), "q4": ("C", "C")}
@@ -31,11 +31,7 @@ def run_records(answers, model, drop=()):
 
 
 def folder(tmp_path, name, df):
-    out = tmp_path / name
-    out.mkdir()
-    save_records(df, out / "records.parquet")
-    write_log(out, make_log("run", extra={"source": "toy"}))
-    return out
+    return write_run(tmp_path / name, df)
 
 
 def test_two_models_with_the_same_template_names_share_a_file_and_compare_by_model(tmp_path):
@@ -44,7 +40,7 @@ def test_two_models_with_the_same_template_names_share_a_file_and_compare_by_mod
     assert len(back) == 20
     c = compare([back])
     assert c.names == ["model-a/T1", "model-a/T2", "model-b/T1", "model-b/T2"]  # a model by its last path part
-    tables = comparison_tables(c, analysis=Analysis(n_boot=50))
+    tables = comparison_tables(c, vote_over=["all"], analysis=Analysis(n_boot=50))
     acc = tables["methods"].set_index("method")
     # by hand: model-a T1 right on q1 q3 q10; T2 on q1 q2; model-b T1 on q1 q2 q10 q4, T2 on q2 q10
     assert acc.loc[["model-a/T1", "model-a/T2", "model-b/T1", "model-b/T2"], "correct"].tolist() == [3, 2, 4, 2]
@@ -97,7 +93,9 @@ def test_olakit_compare_writes_tables_and_olakit_again_makes_it_again(tmp_path, 
     out = tmp_path / "cmp"
     assert main(["compare", "--sources", f"{first},{second}", "--out", str(out), "--n-boot", "50"]) == 0
     printed = capsys.readouterr().out
-    assert "second/T1" in printed and "6 pairs" not in printed and "10 pairs, exact McNemar with Holm" in printed
+    # four conditions, six pairs: no vote across them unless asked for (one would enter the Holm family)
+    assert "second/T1" in printed and "6 pairs, exact McNemar with Holm: 0 differ at 0.05" in printed
+    assert "regex vote" not in printed
     log = read_log(out)
     assert log.door == "compare" and log.config["sources"] == [str(first), str(second)]
     assert [s["label"] for s in log.extra["sources"]] == ["first", "second"]
@@ -163,11 +161,8 @@ def test_every_pairs_kappa_at_once_is_cohens_kappa_of_that_pair():
 
 def test_replicates_give_the_noise_floor_and_a_changed_fingerprint_is_flagged_on_the_pairs(tmp_path):
     def run_folder(name, answers, prints):
-        out = tmp_path / name
-        out.mkdir()
-        save_records(run_records(answers, "m"), out / "records.parquet")
-        write_log(out, make_log("run", roles={"answerer": {"model": "m", "system_fingerprints": prints}}))
-        return out
+        return write_run(tmp_path / name, run_records(answers, "m"), roles={"answerer": Role(model="m",
+                         system_fingerprints=tuple(prints))})  # fmt: skip
 
     c = compare([run_folder("first", A, ["fp_1"]), run_folder("second", B, ["fp_2"]), run_folder("third", A, [])])
     tables = comparison_tables(c, analysis=Analysis(n_boot=50))

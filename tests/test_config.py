@@ -25,13 +25,17 @@ from olakit.settings import PAPER, Analysis, VoteRule
 ROOT = Path(__file__).resolve().parent.parent
 CONFIGS = (OlaGPTConfig, GeekConfig, ReviewConfig, VoteRule, Analysis, NotesConfig)
 VOTE_SETTINGS = ("tie", "unparsed", "vote_order", "preset", "settings", "tie_rule")
-LOOSE = ("seed", "n_boot", "level", "analysis_seed")
-"""Statistics settings no analysis function may take one by one (they come whole, in its ``analysis``)."""
+LOOSE = ("seed", "n_boot", "level", "analysis_seed", "alpha")
+"""Statistics settings no analysis function may take one by one (they come whole, in its ``analysis``): the decision
+level ``alpha`` too (the exact-test math takes the level of one test, ``each``: a family's alpha / m)."""
+OWN_SETTINGS = ("olakit.analysis.report.report", "olakit.analysis.report.settings_of", "olakit.plan.after_run")
+"""Functions of a result whose analysis settings default to the result's own (its log's), not the package's."""
 RUN_SEEDED = ("olakit.olagpt.llm_vote.candidate_order", "olakit.olagpt.llm_vote.llm_vote_records")
 """The LLM vote's candidate shuffle: calls a run makes, seeded by the run's seed (a prompt, not a statistic)."""
 ANALYSIS_MODULES = [
     *(f"olakit.analysis.{m.name}" for m in pkgutil.iter_modules(olakit.analysis.__path__)),
     "olakit.vote",
+    "olakit.plan",
     "olakit.olagpt.llm_vote",
     *(f"olakit.notebook.{m}" for m in ("ablations", "records", "outputs")),
     *(f"olakit.notebook.explorers.{m.name}" for m in pkgutil.iter_modules(olakit.notebook.explorers.__path__)),
@@ -62,7 +66,7 @@ def test_no_analysis_function_takes_a_vote_setting_of_its_own_or_another_default
         loose = [p for p in params if p in (*VOTE_SETTINGS, *(LOOSE if name not in RUN_SEEDED else ()))]
         assert not loose, f"{name} takes {loose}: take analysis: Analysis (or Stats) instead"
         for arg in ("rule", "analysis", "stats"):
-            if arg not in params:
+            if arg not in params or name in OWN_SETTINGS:
                 continue
             hint = typing.get_type_hints(fn).get(arg)
             assert hint in (VoteRule, Analysis, Stats), f"{name}: {arg} is a {hint}"
@@ -75,13 +79,16 @@ def test_no_analysis_function_takes_a_vote_setting_of_its_own_or_another_default
     assert checked >= 30  # every vote-reading table, test, interval, explorer and notebook helper
 
 
-def flags_of(cls) -> argparse.ArgumentParser:
-    """A parser with the config's flags, after checking each: named as its setting, with its help and default."""
+def flags_of(cls, skip=()) -> argparse.ArgumentParser:
+    """A parser with the config's flags, after checking each: named as its setting, with its help and default
+    (``skip``: settings that are a config of their own, whose flags are that config's)."""
     parser = argparse.ArgumentParser()
-    add_arguments(parser, cls)
+    add_arguments(parser, cls, skip=skip)
     flags = {a.dest: a for a in parser._actions if a.dest != "help"}
-    assert list(flags) == cls.settings()
+    assert list(flags) == [s for s in cls.settings() if s not in skip]
     for name, field in cls.model_fields.items():
+        if name in skip:
+            continue
         action = flags[name]
         assert f"--{name.replace('_', '-')}" in action.option_strings
         assert field.description and "[default: " in action.help, name

@@ -111,14 +111,6 @@ def test_missing_file_in_data_directory(tmp_path):
         load_questions("ekar_zh", "train", tmp_path)
 
 
-def test_relative_notebook_paths_are_the_repositorys(tmp_path, monkeypatch):
-    from olakit.data.files import WORKDIR, in_workdir
-
-    monkeypatch.chdir(tmp_path)  # as JupyterLab does for a notebook opened from another folder
-    assert in_workdir("results/explore/records.parquet") == WORKDIR / "results/explore/records.parquet"
-    assert in_workdir(tmp_path / "x.parquet") == tmp_path / "x.parquet"
-
-
 def test_two_writers_of_one_path_never_share_a_temporary_file(tmp_path):
     """write_atomic's temporary file is its process's and thread's own: eight threads writing one path at once each
     write a whole file, the path ends as one of them, and no temporary file is left (two kernels of a sweep once

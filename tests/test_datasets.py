@@ -218,7 +218,7 @@ def test_olakit_run_on_the_gsm8k_file(tmp_path, monkeypatch, capsys, data_dir):
     """`olakit run --dataset gsm8k/test.jsonl`: numeric answers read and scored, records named after the file's
     dataset with each question's hash, and the file's sha256 in the run log."""
     from olakit.cli import main
-    from olakit.data.fetch import sha256_file
+    from olakit.data.files import sha256_file
     from olakit.data.records import load_records
 
     scripted(monkeypatch, "numbers")
@@ -241,9 +241,10 @@ def test_olakit_run_on_the_gsm8k_file(tmp_path, monkeypatch, capsys, data_dir):
     gsm = str(data_dir / "gsm8k" / "test.jsonl")
     assert log["config"]["dataset"] == "gsm8k/test.jsonl" and log["data"][gsm] == sha256_file(gsm)
     assert log["extra"] == {
-        "templates": ["turbo", "ST"],
+        "templates": ["ST", "turbo"],  # in the vote order (the authors': DT, DST, PT, ST, turbo)
         "question_type_prompt": ["kind:number"],
         "answer_kinds": ["number"],
+        "replicate": None,
     }
 
 
@@ -346,9 +347,9 @@ def test_a_notes_library_from_a_files_own_rationales_then_a_run_with_it(tmp_path
     from olakit.olagpt.notes import NotesLibrary
 
     scripted(monkeypatch, "numbers")
-    lib = tmp_path / "gsm_notes.jsonl"
+    lib = tmp_path / "gsm_notes"  # a notes build's folder: its notes.jsonl, records and run log
     assert main(["notes", "build", "--dataset", "gsm8k/test.jsonl", "--pool", "4", "--r", "2", "--out", str(lib)]) == 0
-    notes = NotesLibrary.load(lib).notes
+    notes = NotesLibrary.load(lib / "notes.jsonl").notes
     assert [n.id for n in notes] == ["gsm8k:1", "gsm8k:2", "gsm8k:3"]  # gsm8k:0's gold is 18: never wrong
     assert notes[0].answer == "3" and notes[0].explanation.startswith("It takes 2/2=") and notes[0].options == {}
     argv = ["run", "--dataset", "gsm8k/test.jsonl", "-n", "1", "--offset", "10", "--templates", "ST"]
@@ -440,7 +441,7 @@ def test_records_of_a_file_that_changed_since_are_refused_not_mixed(tmp_path, mo
     write_jsonl(
         path, [{"question": "2 + 16?", "answer": 18}, {"question": "1 + 3?", "answer": 4}]
     )  # question 1 changed
-    with pytest.raises(DataError, match=r"1 question\(s\) changed since these records were made \(first: 1\)"):
+    with pytest.raises(DataError, match=r"sums.jsonl: not the file the run read \(sha256 \w+, the run's \w+"):
         open_explorers(out / "records.parquet", tmp_path / "n.jsonl")
 
 

@@ -44,11 +44,11 @@ def geek(tmp_path, model, **kw):
     do) or an in-process ScriptedModel (for what the loop does)."""
     cfg = GeekConfig(n_questions=1, corpus=kw.pop("corpus"), retriever="bm25", k=1, **kw)
     if isinstance(model, ScriptedModel):
-        return run_geek(cfg, llm=model, out_dir=tmp_path / "out")
+        return run_geek(cfg, llm=model)
     # one identity for every loopback server of a test (its port changes), so a rerun finds the cached answers
     endpoint = Endpoint(model.base_url, "fake", identity="loopback|fake")
     with LLM(endpoint, cache_dir=tmp_path / "c", progress=False) as llm:
-        return run_geek(cfg, llm=llm, out_dir=tmp_path / "out")
+        return run_geek(cfg, llm=llm)
 
 
 def test_scripted_action_sequence_gives_the_exact_trace(tmp_path, corpus_file):
@@ -81,10 +81,10 @@ def test_scripted_action_sequence_gives_the_exact_trace(tmp_path, corpus_file):
     assert rec["extracted"] == "no" and rec["correct"] == (rec["gold"] == "no")
     assert (rec["k"], rec["corpus"], rec["retriever"], rec["row"]) == (1, "oracle", "bm25", "+RE")
     # every call went through the cache: calls = unique prompts; a rerun pays nothing
-    assert res.calls["paid"] == res.calls["unique_prompts"] == 10
+    assert res.calls["total"]["paid"] == res.calls["total"]["unique_prompts"] == 10
     with Loopback(reply=scripted) as srv:
         again = geek(tmp_path, srv, rows=("+RE",), corpus=str(corpus_file))
-        assert srv.requests == 0 and again.calls["cached"] == 10
+        assert srv.requests == 0 and again.calls["total"]["cached"] == 10
 
 
 def test_unparseable_and_unusable_actions_fall_back_and_are_counted(tmp_path, corpus_file):
@@ -129,7 +129,7 @@ def test_strategy_exploration_branches_and_votes(tmp_path, corpus_file):
     # carries its branch's own state, so nothing else repeats
     first = [b["steps"][0] for b in trace["branches"]]
     assert first[0]["action"] == "select" and first[0]["prompt_hash"] == first[1]["prompt_hash"]
-    assert res.calls["requests"] == res.calls["unique_prompts"]
+    assert res.calls["total"]["requests"] == res.calls["total"]["unique_prompts"]
 
 
 def test_action_parsing_on_crafted_outputs():
@@ -203,8 +203,7 @@ def test_bad_input_gets_one_clear_error_and_writes_nothing(tmp_path, corpus_file
     with pytest.raises(ConfigError, match=r"rows=\['CoT\+'\]: unknown rows \['CoT\+'\]"):
         GeekConfig(rows=("CoT+",))
     with pytest.raises(DataError, match="k = 5: the corpus"):
-        run_geek(GeekConfig(n_questions=1, rows=("+RE",), corpus=str(corpus_file), k=5), out_dir=tmp_path / "out")
-    assert not (tmp_path / "out").exists()
+        run_geek(GeekConfig(n_questions=1, rows=("+RE",), corpus=str(corpus_file), k=5))
 
 
 def test_failed_calls_write_nothing(tmp_path, corpus_file):
@@ -216,8 +215,7 @@ def test_failed_calls_write_nothing(tmp_path, corpus_file):
             ) as llm,
             pytest.raises(CallsFailed, match="nothing was written"),
         ):
-            run_geek(cfg, llm=llm, out_dir=tmp_path / "out")
-    assert not (tmp_path / "out").exists()
+            run_geek(cfg, llm=llm)
 
 
 @pytest.mark.real_model
@@ -231,8 +229,8 @@ def test_three_questions_end_to_end_on_the_embedded_model(tmp_path):
     df = res.records
     assert len(df) == 6 and set(df["row"]) == {"zero-shot", "+RE"}
     assert df["extracted"].dropna().isin(["yes", "no"]).all()
-    assert res.calls["paid"] == res.calls["unique_prompts"] and res.calls["failed"] == 0
-    assert set(res.recall) == {"recall@1", "recall@3", "recall@5", "recall@10"}
+    assert res.calls["total"]["paid"] == res.calls["total"]["unique_prompts"] and res.calls["total"]["failed"] == 0
+    assert set(res.extras.recall) == {"recall@1", "recall@3", "recall@5", "recall@10"}
     steps = [s for t in df["trace"] if t for b in json.loads(t)["branches"] for s in b["steps"]]
     assert any(s["action"] == "retrieve" for s in steps) or all(
         json.loads(t)["branches"][0]["forced_final"] for t in df.loc[df["row"] == "+RE", "trace"]
@@ -348,7 +346,7 @@ def test_the_oracle_setting_is_labelled_an_upper_bound_in_table2(tmp_path, corpu
     from olakit.analysis.traces import geek_tables
 
     res = geek(tmp_path, ScriptedModel(scripted), rows=("zero-shot", "+RE"), corpus=str(corpus_file))
-    assert res.corpus.endswith(":oracle (upper bound)")
+    assert res.extras.corpus.endswith(":oracle (upper bound)")
     assert set(geek_tables(res.records, Stats(n_boot=20))["table2"]["corpus"]) == {"oracle (upper bound)"}
 
 
@@ -357,17 +355,17 @@ def test_every_figure_of_an_embedded_model_run_says_so(tmp_path):
     embedded model made any part of (a judge's part included), and none of a run on another endpoint."""
     import matplotlib.pyplot as plt
 
-    from olakit.notebook.outputs import EMBEDDED_BANNER, finish
+    from olakit.notebook.outputs import finish
+    from olakit.result import EMBEDDED_BANNER, Result
     from olakit.runlog import RunLog, role_entry
     from tests.test_records import rec
 
     def made_by(endpoint, part=False):
         roles = {"answerer": role_entry(endpoint)}
         if part:  # the embedded model made only a part (a judge) of the result
-            return RunLog(door="geek", roles={"answerer": role_entry(Endpoint("http://x/v1", "gpt-x"))}).with_part(
-                "judge", RunLog(door="geek judge", roles=roles)
-            )
-        return RunLog(door="geek", roles=roles)
+            return RunLog(door="geek", kind="olagpt", roles={"answerer": role_entry(Endpoint("http://x/v1", "gpt-x"))}
+                          ).with_part("judge", RunLog(door="geek judge", roles=roles))  # fmt: skip
+        return RunLog(door="geek", kind="olagpt", roles=roles)
 
     embedded, remote = made_by(Endpoint.embedded()), made_by(Endpoint("http://127.0.0.1:9/v1", "gpt-x"))
     assert embedded.embedded is True and remote.embedded is False and made_by(Endpoint.embedded(), True).embedded
@@ -377,7 +375,7 @@ def test_every_figure_of_an_embedded_model_run_says_so(tmp_path):
     for name, log, banner in (("e", made_by(Endpoint.embedded(), True), True), ("r", remote, False)):
         fig, ax = plt.subplots()
         ax.set_title("Table 2")
-        finish(tmp_path / name, "template_count", {"out_dir": str(tmp_path / name)}, records, log, tables={},
+        finish(Result(records, log), "template_count", {"out_dir": str(tmp_path / name)}, tmp_path / name, tables={},
                figures={"f": fig})  # fmt: skip
         assert (EMBEDDED_BANNER in (fig._suptitle.get_text() if fig._suptitle else "")) is banner, name
         assert (tmp_path / name / "figures" / "f.png").is_file()

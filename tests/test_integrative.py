@@ -95,7 +95,7 @@ def test_choosing_k_templates_runs_only_those_and_reports_what_was_paid():
     model = ScriptedModel(reply)
     res = run(cfg, llm=model)
     answered = [p for p in model.prompts if not p.startswith(("As a mathematics professor", "Here are thinking"))]
-    assert model.calls == 8 and len(answered) == 4 and res.calls["paid"] == 8
+    assert model.calls == 8 and len(answered) == 4 and res.calls["total"]["paid"] == 8
     assert set(res.records["template"]) == {"ST", "DT", "chosen_vote"}  # the reply "ST, DT": nothing else ran
     c = run_tables(res.records, ["turbo", "DT", "DST", "PT", "ST"], Analysis(n_boot=20))["template_choice"].iloc[0]
     assert (c["k"], c["calls_chosen"], c["paid_share_chosen"], c["full_grid"]) == (2, 3.0, 1.0, False)
@@ -109,7 +109,7 @@ def test_choosing_k_templates_runs_only_those_and_reports_what_was_paid():
             c = run_tables(again.records, ["turbo", "DT", "DST", "PT", "ST"], Analysis(n_boot=20))[
                 "template_choice"
             ].iloc[0]
-            assert c["paid_share_chosen"] == paid_share and again.calls["paid"] == 8 * paid_share
+            assert c["paid_share_chosen"] == paid_share and again.calls["total"]["paid"] == 8 * paid_share
         assert srv.requests == 8
 
 

@@ -29,8 +29,12 @@ HEAVY = (
 
 
 def test_no_olakit_import_inside_a_function():
+    """The house rule, with one exception: the CLI's commands import the library they call, so that `olakit --help`
+    and an argument error import nothing heavy (docs/layout.md)."""
     found = []
     for path in PACKAGE.rglob("*.py"):
+        if path == PACKAGE / "cli.py":
+            continue
         tree = ast.parse(path.read_text())
         for fn in ast.walk(tree):
             if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):

@@ -24,7 +24,7 @@ def endpoint(srv):
 
 
 def test_weights_are_joined_and_verified():
-    from olakit.data.fetch import sha256_file as _sha256
+    from olakit.data.files import sha256_file as _sha256
 
     path = default_model_path()
     assert path.stat().st_size == 491_400_064

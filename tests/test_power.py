@@ -7,8 +7,9 @@ import re
 import numpy as np
 import pytest
 
+from olakit.analysis.exact import n_needed, power, rejection_limits
 from olakit.analysis.inference import mcnemar_exact
-from olakit.analysis.power import n_needed, parse_comparison, power, rejection_limits
+from olakit.registration import parse_comparison
 
 
 def enumerated_power(n, p10, p01, alpha):
@@ -104,7 +105,7 @@ def test_olakit_plan_on_the_recorded_outputs(monkeypatch, capsys, tmp_path):
     first = table.iloc[0]
     d, diff = (a_only + b_only) / 254, (a_only - b_only) / 254
     assert first["n_needed"] == n_needed((d + diff) / 2, (d - diff) / 2, 0.05 / 3, 0.8, 254)
-    assert "cannot be decided on this split" in table.iloc[1]["verdict"]
+    assert "cannot be decided on aqua's 254 questions" in table.iloc[1]["verdict"]
     assert "no estimate (AT | combine not in" in table.iloc[2]["verdict"] and "pilot of 50 questions" in out
     # the price is the run's own plan: `olakit run` with the templates and strategies of the two cells, at that n
     n = int(first["n_needed"])
@@ -144,7 +145,7 @@ def test_a_registered_run_records_its_family_before_the_first_call_and_marks_it_
     from olakit.cli import main
     from olakit.data.records import load_records
     from olakit.llm.loopback import Loopback
-    from olakit.registration import changes, read_registration
+    from olakit.registration import read_registration
     from olakit.runlog import command, read_log
     from tests.test_batch import graded
 
@@ -158,11 +159,9 @@ def test_a_registered_run_records_its_family_before_the_first_call_and_marks_it_
     monkeypatch.setenv("OLAKIT_BASE_URL", "http://127.0.0.1:9/v1")
     assert main(["run", "--out", str(tmp_path / "wrong"), "-n", "4", *flags]) == 2
     assert not (tmp_path / "wrong").exists()
-    # the registration is in the folder before the first call: here the first call fails (nothing listens)
+    # a run whose first call fails (nothing listens) leaves nothing, its registration neither
     assert main(["run", "--out", str(tmp_path / "failed"), "-n", "3", *flags]) == 2
-    written = json.loads((tmp_path / "failed" / "registration.json").read_text())
-    assert written["sha256"] == sha and written["settings"]["comparisons"] == ["ST:zero-shot vs DT:zero-shot"]
-    assert not (tmp_path / "failed" / "records.parquet").exists()
+    assert not (tmp_path / "failed").exists()
     capsys.readouterr()
     with Loopback(reply=graded) as srv:
         monkeypatch.setenv("OLAKIT_BASE_URL", srv.base_url)
@@ -181,7 +180,9 @@ def test_a_registered_run_records_its_family_before_the_first_call_and_marks_it_
     assert "ST:zero-shot vs DT:zero-shot: cannot be decided on this run: 3 questions give 0% power" in printed
     assert printed.index("registered comparisons") < printed.index("registered: ST:zero-shot vs DT:zero-shot")
     log = read_log(tmp_path / "run")
-    assert log.extra["registration"]["sha256"] == sha and log.extra["registration"]["changes"] == []
+    assert log.registration["sha256"] == sha and log.registration["changes"] == []
+    assert log.registration["settings"]["comparisons"] == ["ST:zero-shot vs DT:zero-shot"]
+    assert log.registration["registered_at"] <= log.created  # read before the run's first call
     assert "--registration" in command(log)
     tests = pd.read_csv(tmp_path / "run" / "tables" / "paired_tests.csv")
     family = tests[tests["role"] == "confirmatory"]
@@ -198,22 +199,29 @@ def test_a_registered_run_records_its_family_before_the_first_call_and_marks_it_
     registered = pd.read_csv(tmp_path / "run" / "tables" / "registered.csv")
     assert registered.iloc[0]["a_only"] == k and registered.iloc[0]["b_only"] == j
     assert registered.iloc[0]["decided"] == (p < 0.05)
-    # a change to the file after registration is what the log lists
-    _, entry = read_registration(reg)
+    # a change to the file after registration is what the registration reports
+    registered = read_registration(reg)
     reg.write_text(reg.read_text() + "power: 0.9\n")
-    assert changes(entry) == [f"{reg.resolve()} changed after registration: sha256 {entry['sha256'][:12]} -> "
-                              f"{hashlib.sha256(reg.read_bytes()).hexdigest()[:12]}"]  # fmt: skip
+    changed_file = (f"{reg.resolve()} changed after registration: sha256 {registered.sha256[:12]} -> "
+                    f"{hashlib.sha256(reg.read_bytes()).hexdigest()[:12]}")  # fmt: skip
+    assert registered.changes() == [changed_file]
 
-    # after the run: the registered comparison decided or not, one examined later exploratory and logged as a change
+    # after the run: the registered comparison decided or not, one examined later exploratory and kept as a change;
+    # the file's edit after the run is reported too (computed now, not when the run wrote its log)
     capsys.readouterr()
     later = "regex_vote:zero-shot vs ST:zero-shot"
+    before = (tmp_path / "run" / "run.json").read_bytes()
     assert main(["plan", "--after", str(tmp_path / "run"), "--comparisons", later]) == 0
     printed = capsys.readouterr().out
     assert "confirmatory: ST:zero-shot vs DT:zero-shot: " in printed
     assert f"exploratory: {later}: exploratory (not registered): Holm p over every pair = " in printed
-    changed = read_log(tmp_path / "run").extra["registration"]["changes"]
-    assert len(changed) == 1 and changed[0].endswith(f"{later} examined after the run (exploratory)")
-    assert read_log(tmp_path / "run").extra["registration"]["sha256"] == sha  # the rest of the log as it was
+    assert f"change after registration: {changed_file}" in printed
+    examined = [json.loads(x) for x in (tmp_path / "run" / "changes.jsonl").read_text().splitlines()]
+    assert [(x["examined"], x["role"]) for x in examined] == [(later, "exploratory")]
+    assert (tmp_path / "run" / "run.json").read_bytes() == before  # the run's log as it was written
+    capsys.readouterr()
+    assert main(["plan", "--after", str(tmp_path / "run")]) == 0
+    assert f"{later} examined after the run (exploratory)" in capsys.readouterr().out
     assert main(["plan", "--after", str(tmp_path / "wrong-folder")]) == 2
     assert main(["plan"]) == 2 and "give at least one" in capsys.readouterr().err
 
@@ -244,12 +252,12 @@ def test_estimates_from_an_earlier_run_whose_cells_are_no_olakit_templates_are_c
 
 
 def test_plan_and_registration_settings_in_the_same_forms_at_every_door(tmp_path):
-    from olakit.analysis.power import PlanConfig
     from olakit.config import ConfigError, from_arguments
+    from olakit.plan import PlanConfig
     from olakit.registration import Registration, read_registration
     from tests.test_config import flags_of
 
-    parser = flags_of(PlanConfig)  # each setting a flag of its name, with its help and default
+    parser = flags_of(PlanConfig, skip=("run",))  # each setting a flag of its name, with its help and default
     given = from_arguments(PlanConfig, parser.parse_args(["--comparisons", "DT:zero-shot vs ST:zero-shot",
                                                            "--power", "0.9", "--delta", "none"]))  # fmt: skip
     assert given == PlanConfig(comparisons="DT:zero-shot vs ST:zero-shot", power="0.9")  # a scalar, a number as text
@@ -259,9 +267,10 @@ def test_plan_and_registration_settings_in_the_same_forms_at_every_door(tmp_path
     # the registration file: a scalar where the list is expected, numbers as text, an integer as "254"
     path = tmp_path / "family.yaml"
     path.write_text('comparisons: "DT:zero-shot vs ST:zero-shot"\nalpha: "0.01"\nn_questions: "254"\n')
-    registration, entry = read_registration(path)
-    assert registration == Registration(comparisons=["DT:zero-shot vs ST:zero-shot"], alpha=0.01, n_questions=254)
-    assert entry["settings"]["comparisons"] == ["DT:zero-shot vs ST:zero-shot"]
+    registered = read_registration(path)
+    assert registered.settings == Registration(comparisons=["DT:zero-shot vs ST:zero-shot"], alpha=0.01,
+                                               n_questions=254)  # fmt: skip
+    assert registered.entry()["settings"]["comparisons"] == ["DT:zero-shot vs ST:zero-shot"]
     path.write_text("comparisons: []\nalpha: 2\n")
     with pytest.raises(ConfigError, match=r"family.yaml: Registration: .*comparisons=\[\].*alpha=2"):
         read_registration(path)
@@ -271,7 +280,7 @@ def test_what_a_run_of_n_questions_can_decide_worked_by_hand():
     """The sensitivity every run's plan prints: the fewest discordant questions that can reject at alpha / pairs
     (all of them one way: 2 / 2^d below the level), and the smallest difference found with 80% power at a
     discordance, here by a plain search over the exact rejection region."""
-    from olakit.analysis.power import detectable_difference, min_discordant, sensitivity, sensitivity_line
+    from olakit.analysis.exact import detectable_difference, min_discordant, sensitivity, sensitivity_line
 
     for level in (0.05, 0.005, 0.05 / 276):
         assert min_discordant(level) == next(d for d in range(1, 40) if 2 / 2**d < level)
@@ -292,7 +301,7 @@ def test_what_a_run_of_n_questions_can_decide_worked_by_hand():
                        if exact_power(n, discordance, x / 1000, level) >= 0.8)  # fmt: skip
         assert detectable_difference(n, discordance, level, 0.8) == pytest.approx(by_hand, abs=0.0011)
     assert detectable_difference(8, 0.5, 0.005, 0.8) is None  # 8 questions: fewer than the 9 discordant it needs
-    two = sensitivity_line(sensitivity(2, 10, what="rows"))
+    two = sensitivity_line(sensitivity(2, 10, what="rows"))  # the default analysis settings: alpha 0.05
     assert two.startswith("power: 10 pairs of rows, exact McNemar with Holm at 0.05 (each planned at 0.005, where a "
                           "pair needs at least 9 questions")  # fmt: skip
     assert two.endswith("2 questions cannot decide any pair, whatever the answers")
@@ -397,7 +406,7 @@ def test_a_replicate_asks_its_slice_again_past_the_cache_and_the_log_reports_eac
     assert "replicate: question types" in printed and "replicate: answers" in printed
     assert first_requests == 5 + 10 + 3 + 6 and max(seen.values()) == 2
     log = read_log(tmp_path / "run")
-    assert log.calls["answerer"]["paid"] == first_requests
+    assert log.calls["answerer"].paid == first_requests
     first = load_records(tmp_path / "run" / "records.parquet")
     again = load_records(tmp_path / "run" / "replicate.parquet")
     assert sorted(set(again["question_id"])) == sorted(list(dict.fromkeys(first["question_id"]))[:3])
@@ -443,7 +452,7 @@ def test_a_run_whose_backend_changed_its_fingerprint_midway_says_so(tmp_path, mo
         args = ["--templates", "ST,DT", "--strategies", "zero-shot", "--max-tokens", "16", "-n", "3"]
         assert main(["run", "--out", str(tmp_path / "run"), *args]) == 0
     out = capsys.readouterr().out
-    assert read_log(tmp_path / "run").roles["answerer"]["system_fingerprints"] == ["fp_after", "fp_before"]
+    assert read_log(tmp_path / "run").roles["answerer"].system_fingerprints == ("fp_after", "fp_before")
     assert "note: the endpoint's system_fingerprint changed during this run (answerer: fp_after, fp_before)" in out
 
 
@@ -451,8 +460,9 @@ def test_best_names_the_template_with_the_highest_accuracy_where_the_comparison_
     """`regex_vote:zero-shot vs best:zero-shot`: the vote against the best template of that strategy, taken on the
     data the comparison is judged on (here the recorded outputs, for the plan and for a registered family alike),
     and named in the verdict with the warning that its p is optimistic."""
-    from olakit.analysis.power import plan_table, registered_tables
-    from olakit.registration import Registration
+    from olakit.analysis.verdicts import registered_tables
+    from olakit.plan import plan_table
+    from olakit.registration import Registered, Registration
 
     zero = olagpt_records[(olagpt_records["notes_strategy"] == "zero-shot") & (olagpt_records["sample"] == 0)]
     accuracy = zero.groupby("template")["correct"].mean()
@@ -463,7 +473,7 @@ def test_best_names_the_template_with_the_highest_accuracy_where_the_comparison_
     outcomes = cell_outcomes(olagpt_records, RECORDED_TEMPLATES)
     table = plan_table(["regex_vote:zero-shot vs best:zero-shot"], outcomes, source="recorded", ceiling=254)
     assert table.iloc[0]["b"] == f"{best} | zero-shot"
-    family = Registration(comparisons=["regex_vote:zero-shot vs best:zero-shot"])
+    family = Registered(Registration(comparisons=["regex_vote:zero-shot vs best:zero-shot"]), "f.yaml", "", "")
     registered = registered_tables(olagpt_records, RECORDED_TEMPLATES, family)["registered"].iloc[0]
     assert registered["b"] == f"{best} | zero-shot"
     assert f"(best: {best} | zero-shot, chosen on these data: its p is optimistic)" in registered["verdict"]

@@ -144,7 +144,7 @@ def test_bad_input_gets_a_clear_error(tmp_path, monkeypatch):
     with pytest.raises(ConfigError, match="behaviour='literally'"):
         ReviewConfig(behaviour="literally")
     with pytest.raises(DataError, match="an empty question"):
-        run_review(ReviewConfig(dataset="open"), ask="   ", out_dir=tmp_path / "out")
+        run_review(ReviewConfig(dataset="open"), ask="   ")
     with pytest.raises(LLMError, match="unknown role 'critic'"):
         Endpoint.from_env("critic")
     monkeypatch.setenv("OLAKIT_REVIEWER_BASE_URL", "http://127.0.0.1:9/v1")
@@ -243,7 +243,7 @@ def test_reviews_cut_at_the_token_limit_are_counted(tmp_path):
         ReviewConfig(dataset="aqua", n_questions=2, max_iterations=2, review_tokens=77),
         llms={"answerer": model, "reviewer": model, "direct": model},
     )
-    reviews = [r for h in res.histories for r in h.reviews]
+    reviews = [r for h in res.extras.histories for r in h.reviews]
     assert len(reviews) == 4 and all(r["cut_off"] and r["unparseable"] for r in reviews)
     cost = stage_cost(res.records).set_index("stage")
     assert cost.loc["review", "cut_off"] == 4 and cost.loc["revise", "cut_off"] == 0
@@ -295,7 +295,6 @@ def test_graded_run_records_every_iteration_and_flips(tmp_path, data_dir):
     res = run_review(
         ReviewConfig(dataset="aqua", n_questions=2, max_iterations=2),
         llms={"answerer": model, "reviewer": model, "direct": model},
-        out_dir=tmp_path / "out",
     )
     df = res.records.assign(at=res.records["loop"] + "@" + res.records["iteration"].astype(str))
     df = df.set_index(["question_id", "at"])
@@ -310,6 +309,7 @@ def test_graded_run_records_every_iteration_and_flips(tmp_path, data_dir):
     assert [r["scores"]["overall"] for r in trace["reviews"]] == [3, 3] and trace["answers"][
         0
     ] == "First try. Answer: A"
+    res.write(tmp_path / "out")
     assert (tmp_path / "out" / "records.parquet").is_file()
 
 

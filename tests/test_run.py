@@ -24,8 +24,9 @@ CRASH_SCRIPT = textwrap.dedent("""
     cfg = OlaGPTConfig(dataset="aqua", n_questions=3, strategies=("zero-shot", "random"), n_notes=(1,),
                     baselines=("SC",), sc_k=2, votes=("regex_vote", "llm_vote"), max_tokens=16)
     with LLM(Endpoint(sys.argv[1], "fake"), cache_dir=sys.argv[2], concurrency=2, progress=False, timeout=10) as llm:
-        res = run(cfg, llm=llm, out_dir=sys.argv[3])
-    print(res.calls["unique_prompts"], res.calls["paid"], res.calls["cached"], len(res.records))
+        res = run(cfg, llm=llm).write(sys.argv[3])
+    total = res.calls["total"]
+    print(total["unique_prompts"], total["paid"], total["cached"], len(res.records))
 """)
 
 
@@ -95,13 +96,13 @@ def test_ekar_chinese_path_end_to_end(embedded, tmp_path):
         votes=("regex_vote",),
         max_tokens=12,
     )
-    res = run(cfg, llm=embedded, out_dir=tmp_path)
-    df = load_records(tmp_path / "records.parquet")
+    res = run(cfg, llm=embedded).write(tmp_path / "out")
+    df = load_records(tmp_path / "out" / "records.parquet")
     assert len(df) == 4 and set(df["template"]) == {"AT", "ST"} and set(df["gold"]) <= {"A", "B", "C", "D"}
     assert df["extracted"].dropna().isin(["A", "B", "C", "D"]).all()
     combine = df[df["notes_strategy"] == "combine"]
     assert all(ids[0].startswith("olagpt-ekar-") for ids in combine["note_ids"])
-    assert res.calls["unique_prompts"] == 1 + 4 and res.calls["failed"] == 0
+    assert res.calls["total"]["unique_prompts"] == 1 + 4 and res.calls["total"]["failed"] == 0
     assert df["question_type"].str.len().gt(0).all()
     # the vote table over the run, under the authors' rule: their vote order (DT, DST, PT, ST, turbo) puts ST before
     # AT, which it does not list, so ST wins each tie; an unparsed ST votes as its own raw text, so it still wins,
@@ -200,8 +201,7 @@ def test_failed_calls_write_nothing_and_say_how_to_resume(tmp_path):
             match=r"2 of 2 calls \(answerer: question types\) failed after retries \(.*500.*\); nothing was written\. "
             "Rerun",
         ):
-            run(cfg, llm=llm, out_dir=tmp_path / "out")
-    assert not (tmp_path / "out").exists()
+            run(cfg, llm=llm)
 
 
 @pytest.mark.parametrize(

@@ -42,12 +42,12 @@ def test_notes_build_with_failing_calls_is_refused_and_writes_nothing(tmp_path, 
     """It exited 0 with "3 notes from 3 pool questions written": every question went into the error book as wrong
     every time."""
     scripted("fail")
-    out = tmp_path / "notes.jsonl"
+    out = tmp_path / "notes"
     code = main(["notes", "build", "--dataset", "aqua", "--split", "dev", "--pool", "3", "--r", "2", "--out", str(out)])
     err = capsys.readouterr().err
     assert code == 2 and "calls (answerer: question types) failed after retries" in err, err
     assert "500 internal error (scripted)" in err and "only the missing calls are made" in err
-    assert not out.exists() and not (tmp_path / "notes.jsonl.run.json").exists()
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_llm_written_notes_whose_calls_fail_are_refused(tmp_path):
@@ -60,16 +60,14 @@ def test_llm_written_notes_whose_calls_fail_are_refused(tmp_path):
 
     cfg = NotesConfig(dataset="aqua", split="dev", pool=2, r=1, explainer="llm")
     with pytest.raises(CallsFailed, match=r"2 of 2 calls \(answerer: writing notes\) failed.*503 overloaded"):
-        build_notes(cfg, tmp_path / "lib.jsonl", llm=ScriptedModel(reply))
-    assert list(tmp_path.iterdir()) == []
+        build_notes(cfg, llm=ScriptedModel(reply))
 
 
 def test_a_failed_second_answer_stage_of_the_review_loop_is_refused(tmp_path):
     """run_review counted the failure (calls["answerer"]["failed"] == 1) and wrote 3 records with unparsed answers."""
     cfg = ReviewConfig(dataset="aqua", n_questions=1, max_iterations=1, answer_stages=2, max_tokens=16)
     with pytest.raises(CallsFailed, match=r"calls \(answerer: second-stage answers\) failed"):
-        run_review(cfg, ScriptedModel(replies.fail_second_stage), out_dir=tmp_path / "out")
-    assert not (tmp_path / "out").exists()
+        run_review(cfg, ScriptedModel(replies.fail_second_stage))
 
 
 def test_roles_without_an_endpoint_of_their_own_use_the_model_the_run_was_given(monkeypatch):
@@ -77,13 +75,11 @@ def test_roles_without_an_endpoint_of_their_own_use_the_model_the_run_was_given(
     endpoint from an empty environment), 12 s of real generation in a test about the loop."""
     cfg = ReviewConfig(dataset="aqua", n_questions=1, max_iterations=1, max_tokens=16)
     log = run_review(cfg, ScriptedModel(replies.steady)).log
-    assert {r: e["model"] for r, e in log.roles.items()} == dict.fromkeys(
-        ["answerer", "reviewer", "direct"], "scripted"
-    )
+    assert {r: e.model for r, e in log.roles.items()} == dict.fromkeys(["answerer", "reviewer", "direct"], "scripted")
     monkeypatch.setenv("OLAKIT_REVIEWER_BASE_URL", "scripted://tests.replies:steady")
     monkeypatch.setenv("OLAKIT_REVIEWER_MODEL", "own-reviewer")  # a role's own endpoint still wins
     log = run_review(cfg, ScriptedModel(replies.steady)).log
-    assert log.roles["reviewer"]["model"] == "own-reviewer" and log.roles["direct"]["model"] == "scripted"
+    assert log.roles["reviewer"].model == "own-reviewer" and log.roles["direct"].model == "scripted"
 
 
 def test_a_failed_llm_vote_over_recorded_answers_is_refused(olagpt_records, scripted):
@@ -92,9 +88,9 @@ def test_a_failed_llm_vote_over_recorded_answers_is_refused(olagpt_records, scri
 
     scripted("fail")
     cfg = OlaGPTConfig(n_questions=3, strategies=["zero-shot"], votes=["regex_vote", "llm_vote"])
-    records, names, log = get_records("recorded", cfg)
+    recorded = get_records("recorded", cfg)
     with pytest.raises(CallsFailed, match=r"calls \(answerer: LLM votes\) failed"):
-        add_llm_vote(records, names, log, cfg, 2)
+        add_llm_vote(recorded, cfg, 2)
 
 
 def test_the_geek_judge_and_the_open_question_judge_refuse_failed_calls(tmp_path, scripted):
@@ -127,7 +123,7 @@ def test_a_run_is_made_again_from_its_log(tmp_path, scripted, capsys, monkeypatc
     assert main(["run", *TINY, "--answer-stages", "2", "--out", str(first)]) == 0
     log = read_log(first)
     assert log.door == "run" and log.config_type == "OlaGPTConfig" and log.config["answer_stages"] == 2
-    assert log.roles["answerer"]["model"] == "scripted-steady" and log.calls["answerer"]["failed"] == 0
+    assert log.roles["answerer"].model == "scripted-steady" and log.calls["answerer"].failed == 0
     assert log.analysis["vote_order"] == "paper" and log.analysis["n_boot"] == 2000
     assert "accuracy" in log.outputs["tables"] and log.outputs["records"]["rows"] == 4
     assert any(p.endswith("aqua/test.json") for p in log.data) and log.packages["pandas"]
@@ -165,14 +161,16 @@ def test_geek_and_review_write_the_same_run_log(tmp_path, scripted, door, capsys
 
 def test_notes_build_writes_its_log_beside_the_library(tmp_path, scripted, capsys):
     scripted("steady")
-    out = tmp_path / "lib.jsonl"
+    out = tmp_path / "lib"
     argv = ["notes", "build", "--dataset", "aqua", "--split", "dev", "--pool", "2", "--r", "1", "--out", str(out)]
     assert main(argv) == 0
-    log = read_log(tmp_path, "lib.jsonl.run.json")
-    assert log.door == "notes build" and log.config["pool"] == 2 and log.outputs["library"] == "lib.jsonl"
-    assert log.calls["answerer"]["paid"] == 4  # 2 question types and 2 answers
+    log = read_log(out)
+    assert log.door == "notes build" and log.kind == "notes" and log.config["pool"] == 2
+    assert log.extra["library"] == "notes.jsonl" and (out / "notes.jsonl").is_file()
+    assert log.outputs["records"]["rows"] == 2  # the pool's answers: 2 questions answered once
+    assert log.calls["answerer"].paid == 4  # 2 question types and 2 answers
     capsys.readouterr()
-    assert main(["again", str(out), "--out", str(tmp_path / "again.jsonl")]) == 0
+    assert main(["again", str(out), "--out", str(tmp_path / "again")]) == 0
     assert "olakit notes build --out" in capsys.readouterr().out
 
 
@@ -188,15 +186,17 @@ def test_a_folder_never_mixes_two_runs_and_keeps_each_runs_log(tmp_path, monkeyp
         assert main(["run", *TINY, "--out", str(out)]) == 0
         assert main(["run", *TINY, "--out", str(out)]) == 0  # the same run again: allowed, served from the cache
     logs = history(out)
-    assert [lg.calls["answerer"]["paid"] for lg in logs] == [6, 0] and logs[0].run_id != logs[1].run_id
+    assert [lg.calls["answerer"].paid for lg in logs] == [6, 0] and logs[0].run_id != logs[1].run_id
     before = (out / "records.parquet").read_bytes()
     capsys.readouterr()
     code = main(["run", "-n", "3", "--templates", "turbo", "--strategies", "zero-shot", "--out", str(out)])
     err = capsys.readouterr().err
     assert code == 2 and f"{out} holds another run (run, OlaGPTConfig" in err and "give another output folder" in err
     assert (out / "records.parquet").read_bytes() == before and len(history(out)) == 2
-    with pytest.raises(Exception, match="holds another run"):  # the Python door refuses it before any call too
-        run(OlaGPTConfig(n_questions=1, strategies=["zero-shot"]), ScriptedModel(replies.fail), out_dir=out)
+    other = run(OlaGPTConfig(n_questions=1, strategies=["zero-shot"]), ScriptedModel(replies.steady))
+    with pytest.raises(Exception, match="holds another run"):  # the Python door's writer refuses it too
+        other.write(out)
+    assert (out / "records.parquet").read_bytes() == before
 
 
 def test_the_run_log_records_the_endpoints_system_fingerprint(tmp_path):
@@ -207,9 +207,9 @@ def test_the_run_log_records_the_endpoints_system_fingerprint(tmp_path):
     with Loopback(fingerprint="fp_abc123") as srv:
         for out in ("cold", "warm"):
             with LLM(Endpoint(srv.base_url, "fake"), cache_dir=tmp_path / "c", progress=False) as llm:
-                log = run(cfg, llm, out_dir=tmp_path / out).log
-            assert log.roles["answerer"]["system_fingerprints"] == ["fp_abc123"], out  # kept in the cache too
-    assert log.calls["answerer"]["paid"] == 0 and "api_key" not in json.dumps(log.as_dict()).lower()
+                log = run(cfg, llm).write(tmp_path / out).log
+            assert log.roles["answerer"].system_fingerprints == ("fp_abc123",), out  # kept in the cache too
+    assert log.calls["answerer"].paid == 0 and "api_key" not in json.dumps(log.as_dict()).lower()
 
 
 # ---- one form for a setting at every door
@@ -261,10 +261,10 @@ def test_a_rerun_under_a_later_olakit_with_an_added_setting_is_the_same_run(tmp_
     """A second `make paper` after an upgrade refused every folder: the new config had settings (dataset_map,
     GEEK's dataset) the earlier logs lack. A setting only the later log has is not compared; a changed one is."""
     from olakit.errors import DataError
-    from olakit.runlog import RunLog, claim_folder, same_run, write_log
+    from olakit.runlog import RunLog, claim_folder, log_text, same_run
 
     earlier = RunLog(door="notebook:geek_ablation", parameters={"n_questions": 2, "split": "dev", "k": 2})
-    write_log(tmp_path, earlier)
+    (tmp_path / "run.json").write_text(log_text(earlier))
     later = RunLog(door="notebook:geek_ablation", parameters={"n_questions": 2, "split": "dev", "k": 2,
                                                             "dataset": "strategyqa", "dataset_map": None})  # fmt: skip
     assert same_run(earlier, later) and not same_run(later, earlier)  # the earlier lacks what the later has

@@ -95,7 +95,7 @@ def test_parallel_live_sweep_pays_each_prompt_once_and_reruns_from_cache(tmp_pat
         monkeypatch.setenv("OLAKIT_CACHE_DIR", str(tmp_path / "cache"))
         spec = write(tmp_path, LIVE_SWEEP)
         index = run_sweep(spec, runs_dir=tmp_path / "runs", results_dir=tmp_path / "results")
-        assert [r["status"] for r in index["runs"]] == ["ok", "ok"], [r["error"] for r in index["runs"]]
+        assert [r.status for r in index.runs] == ["ok", "ok"], [r.error for r in index.runs]
         # 2 type calls; ST x (zero-shot, random n=1) x 2 questions = 4, all shared with template_count;
         # template_count adds turbo x 2 strategies x 2 questions = 4
         unique = 2 + 4 + 4
@@ -336,7 +336,7 @@ def test_a_sweep_does_not_repeat_papermills_unknown_parameter_warning_for_settin
                            "    parameters: {n_questions: 3, tie: random}\n")  # fmt: skip
     with caplog.at_level(logging.WARNING):
         index = run_sweep(spec, runs_dir=tmp_path / "runs", results_dir=tmp_path / "results")
-    assert [r["status"] for r in index["runs"]] == ["ok"]
+    assert [r.status for r in index.runs] == ["ok"]
     assert not [r for r in caplog.records if "unknown parameter" in r.getMessage()]
 
 

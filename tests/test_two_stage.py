@@ -59,7 +59,7 @@ def run_stages(tmp_path, stages):
         answer_stages=stages,
     )
     model = ScriptedModel(reply)
-    res = run(cfg, llm=model, out_dir=tmp_path / f"out{stages}")
+    res = run(cfg, llm=model).write(tmp_path / f"out{stages}")
     return res, Counter(model.prompts)
 
 
@@ -80,7 +80,7 @@ def test_second_stage_only_where_needed_and_recorded(tmp_path, questions):
     # both calls are counted in the record's tokens; the one-stage run made no second call
     d1 = one.records.set_index("question_id")
     assert df.loc["test-0", "completion_tokens"] == d1.loc["test-0", "completion_tokens"] + 1
-    assert two.calls["unique_prompts"] == one.calls["unique_prompts"] + 3
+    assert two.calls["total"]["unique_prompts"] == one.calls["total"]["unique_prompts"] + 3
     assert d1["answer_stage"].eq(1).all() and d1.loc["test-0", "extracted"] is None
     audit = extraction_audit(one.records).iloc[0]
     assert (audit["unparsed"], audit["cut_off"], audit["no_answer"], audit["not_an_option"]) == (3, 1, 1, 1)

@@ -208,17 +208,16 @@ def test_question_ids_in_numeric_order(tmp_path):
 
 
 def test_the_pair_explorer_marks_a_registered_family_confirmatory_and_lists_it_first(saved, tmp_path):
-    import json
 
     from olakit.notebook.explorers.pairs import PairExplorer
-    from olakit.registration import Registration, registration_of
+    from olakit.registration import Registered, Registration, registration_of
+    from olakit.runlog import RunLog
 
     df = load_records(saved)
-    assert registration_of(tmp_path) is None
-    family = Registration(comparisons=["T3:zero-shot vs T1:zero-shot"])
-    (tmp_path / "registration.json").write_text(json.dumps({"settings": family.as_dict()}))
-    assert registration_of(tmp_path) == family
-    pe = PairExplorer(df, rule=Analysis(n_boot=50), registration=registration_of(tmp_path))
+    assert registration_of(RunLog(door="run")) is None
+    family = Registered(Registration(comparisons=["T3:zero-shot vs T1:zero-shot"]), "f.yaml", "0" * 64, "now")
+    assert registration_of(RunLog(door="run", registration=family.entry())) == family  # as the log holds it
+    pe = PairExplorer(df, rule=Analysis(n_boot=50), registration=family)
     first, *rest = [label for label, _ in pe.pair.options]
     assert first.startswith("[confirmatory] T1 | zero-shot vs T3 | zero-shot: 1 / 1 discordant")
     assert rest and all(label.startswith("[exploratory] ") for label in rest)
@@ -227,19 +226,19 @@ def test_the_pair_explorer_marks_a_registered_family_confirmatory_and_lists_it_f
 
 
 def test_the_question_explorer_shows_a_registered_family_and_what_each_question_says_in_it(saved):
-    """A registered run's question explorer (open_explorers finds registration.json beside the records) names the
+    """A registered run's question explorer (open_explorers reads the registration its run log holds) names the
     confirmatory comparisons in its header and, on each question, which side of each one it favours: worked out
     here from the records' own correct column."""
-    import json
-
     from olakit.notebook.explorers.questions import open_explorers
-    from olakit.registration import Registration
+    from olakit.registration import Registered, Registration
+    from tests.toys import write_run
 
     df = load_records(saved)
     family = Registration(comparisons=["T3:zero-shot vs T1:zero-shot", "T9:zero-shot vs T1:zero-shot"])
-    (saved.parent / "registration.json").write_text(json.dumps({"settings": family.as_dict()}))
-    qe, _ = open_explorers(saved, saved.parent / "notes.jsonl")
-    assert qe.registration == family
+    entry = Registered(family, "f.yaml", "0" * 64, "now").entry()
+    folder = write_run(saved.parent / "registered", df, registration=entry)
+    qe, _ = open_explorers(folder / "records.parquet", folder / "notes.jsonl")
+    assert qe.registration.settings == family
     assert "confirmatory" in qe.header.value and "T3:zero-shot vs T1:zero-shot" in qe.header.value
     zero = df[df["notes_strategy"] == "zero-shot"].set_index(["template", "question_id"])["correct"]
     for qid in sorted(set(df["question_id"])):

@@ -4,6 +4,7 @@ value, so a test states only what its example is about. One builder for every te
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import pandas as pd
 
@@ -32,3 +33,12 @@ def answers_frame(
             extra = per_question(i, label) if per_question else {}
             rows.append(record(f"q{i}", template, label, g, **{**fields, **extra}))
     return to_frame(rows)
+
+
+def write_run(folder, records: pd.DataFrame, door: str = "run", kind: str = "olagpt", **log) -> Path:
+    """A run's folder as olakit writes one (olakit.result: records, run.json), for tests that need a run on disk."""
+    from olakit.result import Result
+    from olakit.runlog import make_log
+
+    Result(records, make_log(door, kind=kind, **log)).write(folder)
+    return Path(folder)

@@ -6,8 +6,9 @@ of conditions and its bounds, the template-count ablation over conditions, exact
 Cohen's and Fleiss' kappa, the error overlap, and the Fig-12 grids (the heatmap explorer reads the same records).
 
 ``compare(["results/pot_aqua", "results/paper/aqua_live"])`` -> Comparison; ``comparison_tables(c)`` -> tables;
-``compare_runs(CompareConfig(sources=[...]), "results/compare")`` writes them (``olakit compare``, the compare_runs
-notebook).
+``compare_runs(CompareConfig(sources=[...]))`` -> a Result (``olakit compare``, the compare_runs notebook), whose
+report is the tables and which ``result.write(out_dir, tables)`` writes. A regex vote across the conditions is a
+condition of its own only when asked for (``vote_over``): a vote added by default would enter every Holm family.
 
 A condition's first answers are compared (``sample`` 0; repeats are counted, not compared); a comparison is over one
 dataset, and over the questions every condition answered (the others are listed, their records kept). Two sources
@@ -29,28 +30,22 @@ from pydantic import Field
 from olakit.analysis.agreement import agreement
 from olakit.analysis.inference import holm_matrix, paired_tests
 from olakit.analysis.intervals import accuracy_row
-from olakit.analysis.power import mark_roles
 from olakit.analysis.runs import run_tables
+from olakit.analysis.verdicts import mark_roles
 from olakit.data.imported import import_runs, load_import_spec
-from olakit.data.records import (
-    COLUMNS,
-    answers_differ,
-    check_frame,
-    condition_columns,
-    kind_of,
-    normalise,
-    save_records,
-)
+from olakit.data.loaders import dataset_ref, reading
+from olakit.data.records import COLUMNS, answers_differ, check_frame, condition_columns, kind_of, normalise
 from olakit.errors import DataError
-from olakit.names import NON_TEMPLATES, REGEX_VOTE, natural_order
-from olakit.registration import Registration, logged, read_registration, write_registration
-from olakit.runlog import RunLog, claim_folder, load_run, make_log, records_summary, write_outputs
+from olakit.names import COMPARED, NON_TEMPLATES, REGEX_VOTE, natural_order
+from olakit.registration import Registered, read_registration
+from olakit.result import ComparisonExtras, ImportExtras, Result, extras_of
+from olakit.runlog import load_run, make_log
 from olakit.settings import ANALYSIS, Analysis
 from olakit.vote import regex_vote
 
 DOOR = "compare"
-COMPARED = "compared"
-"""The ``notes_strategy`` of a comparison's records: their condition is their ``template``."""
+ALL = "all"
+"""``vote_over: all``: every condition that is not itself a vote or a baseline of another kind (voters())."""
 SPEC_SUFFIXES = (".yaml", ".yml", ".json")
 _SHORT = {"n_notes": "n={}", "k": "k={}", "iteration": "iteration {}"}
 
@@ -63,7 +58,8 @@ class CompareConfig(Analysis):
     labels: list[str] | None = None
     """A name for each source (default: a folder's or a spec's name)."""
     vote_over: list[str] | None = None
-    """The conditions the regex vote combines (default: every condition that is not itself a vote or SC)."""
+    """A regex vote across conditions, added as a condition of its own (in the tables and every Holm family): the
+    conditions it combines, or ``all`` (every condition that is not itself a vote or SC); none: no vote."""
     registration: str | None = None
     """A pre-registered family (a YAML file, docs/plan.md) whose comparisons name the conditions as the tables do
     (``"PoT/AQuA vs CoT/AQuA"``): those pairs are confirmatory in ``paired_tests`` (Holm over the family alone)
@@ -105,16 +101,19 @@ def _read(source, label: str | None) -> tuple[str, pd.DataFrame, dict]:
         if not records_path.is_file():
             raise DataError(f"{path}: no records.parquet (a run folder, a records file or an import spec)")
         df, log = load_run(records_path)
-        left_out = ((log.extra if log else {}).get("import") or {}).get("left_out") or []
         info = {"kind": "run folder" if path.is_dir() else "records file", "path": str(records_path)}
         if log is not None:
-            info |= {"door": log.door, "config": log.config, "roles": log.roles, "left_out": left_out}
+            extras = extras_of(log, str(records_path.parent))
+            left_out = extras.report.left_out if isinstance(extras, ImportExtras) and extras.report else []
+            prints = {r: list(e.system_fingerprints) for r, e in log.roles.items()}
+            info |= {"door": log.door, "dataset": log.dataset, "fingerprints": prints, "left_out": left_out}
         name = label or (path.name if path.is_dir() else path.parent.name or path.stem)
         return name, df, info
     if path.suffix in SPEC_SUFFIXES:
         spec = load_import_spec(path)
         df, report = import_runs(spec)
-        info = {"kind": "import spec", "path": str(path), "import": report.as_dict(), "config": spec.as_dict()}
+        ref = dataset_ref(spec.dataset, spec.split, spec.data_dir, spec.dataset_map)
+        info = {"kind": "import spec", "path": str(path), "import": report.as_dict(), "dataset": ref}
         return label or path.stem, df, info
     kinds = f"a run folder, a records file (.parquet) or an import spec ({', '.join(SPEC_SUFFIXES)})"
     raise DataError(f"{path}: not {kinds}")
@@ -216,7 +215,7 @@ def compare(
     )
     n = records.groupby("template").size()
     conditions["answers"] = [int(n.get(c, 0)) for c in names]
-    prints = {i["label"]: (i.get("roles") or {}).get("answerer", {}).get("system_fingerprints") or [] for i in infos}
+    prints = {i["label"]: (i.get("fingerprints") or {}).get("answerer") or [] for i in infos}
     conditions["fingerprints"] = [", ".join(prints.get(src, [])) for src in conditions["source"]]
     return Comparison(records=records, conditions=conditions, sources=infos, repeats=repeats)
 
@@ -232,15 +231,17 @@ def comparison_tables(
     comparison: Comparison,
     vote_over: Sequence[str] | None = None,
     analysis: Analysis = ANALYSIS,
-    registration: Registration | None = None,
+    registration: Registered | None = None,
 ) -> dict[str, pd.DataFrame]:
     """olakit's tables over the conditions, on the questions every condition answered: ``methods`` (accuracy with
-    intervals of each condition and of the regex vote over ``vote_over``, default voters()), the vote's bounds,
-    consistency and template-count ablation over the voters, ``paired_tests`` (exact McNemar, Holm over every pair,
-    paired bootstrap), ``holm_matrix``, Cohen's and Fleiss' kappa, the error overlap, and ``conditions``; with a
-    ``registration``, the pairs' roles and the ``registered`` table (power.mark_roles)."""
+    intervals of each condition), ``paired_tests`` (exact McNemar, Holm over every pair, paired bootstrap),
+    ``holm_matrix``, Cohen's and Fleiss' kappa, the error overlap, and ``conditions``; with ``vote_over`` (conditions,
+    or ``["all"]``: voters()), the regex vote over them as a condition of its own, with its bounds, consistency and
+    template-count ablation; with a ``registration``, the pairs' roles and the ``registered`` table
+    (verdicts.mark_roles)."""
     names = comparison.names
-    vote_over = list(vote_over) if vote_over is not None else voters(comparison)
+    vote_over = list(vote_over or [])
+    vote_over = voters(comparison) if vote_over == [ALL] else vote_over
     unknown = [v for v in vote_over if v not in names]
     if unknown:
         raise DataError(f"vote_over names no condition: {unknown}; conditions: {', '.join(names)}")
@@ -273,14 +274,8 @@ def comparison_tables(
         "left_out": pd.DataFrame({"question_id": left_out}),
     }
     if registration is not None:
-        tables |= mark_roles(tables["paired_tests"], registration)
+        tables |= mark_roles(tables["paired_tests"], registration, analysis)
     return tables
-
-
-def registration_given(config: CompareConfig, where=Path) -> tuple[Registration | None, dict | None]:
-    """(the registration ``config`` names, its entry for the run log), read and hashed before anything is
-    computed; (None, None) without one. ``where``: how a relative path resolves (a notebook: in_workdir)."""
-    return read_registration(where(config.registration)) if config.registration else (None, None)
 
 
 def fingerprint_change(a: str, b: str) -> str:
@@ -307,45 +302,44 @@ def replicates(records: pd.DataFrame, conditions: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["a", "b", "model", "cell", "n", "answers_differ", "share_differ"])
 
 
-def comparison_log(
-    config: CompareConfig, comparison: Comparison, tables: dict, out_dir=None, registration: dict | None = None
-) -> RunLog:
-    """The run log of a comparison: its config, each source (path, kind, door), the conditions, the questions
-    left out, and where the questions come from (the first source that names a dataset)."""
-    questions = next(
-        ({k: s["config"].get(k) for k in ("dataset", "split", "data_dir", "dataset_map")}
-         for s in comparison.sources if s.get("config", {}).get("dataset")), {}
-    )  # fmt: skip
-    return make_log(
-        DOOR,
-        config,
-        parameters={"out": str(out_dir)} if out_dir is not None else {},
-        outputs={"records": records_summary(comparison.records)},
-        extra={
-            "sources": [{k: v for k, v in s.items() if k not in ("config", "roles")} for s in comparison.sources],
-            "conditions": comparison.conditions.to_dict("records"),
-            "left_out": list(tables["left_out"]["question_id"]),
-            "replicates": tables["replicates"].to_dict("records"),
-            "repeats_not_compared": comparison.repeats,
-            "templates_in_vote_order": config.vote_over or voters(comparison),
-            "questions": questions,
-            **({"registration": logged(registration)} if registration else {}),
-        },
+def comparison_result(comparison: Comparison, log_of) -> Result:
+    """A comparison as a Result (its records, the log ``log_of(dataset)`` makes, ComparisonExtras)."""
+    refs = [i["dataset"] for i in comparison.sources if i.get("dataset") is not None]
+    extras = ComparisonExtras(
+        sources=[{k: v for k, v in s.items() if k not in ("dataset", "fingerprints")} for s in comparison.sources],
+        conditions=comparison.conditions.to_dict("records"),
+        left_out=list(comparison.shared()[1]),
+        replicates=replicates(*comparison.shared()[:1], comparison.conditions).to_dict("records"),
+        repeats_not_compared=comparison.repeats,
+        templates=comparison.names,
     )
+    return Result(comparison.records, log_of(refs[0] if refs else None), extras)
 
 
-def compare_runs(
-    config: CompareConfig, out_dir: str | os.PathLike
-) -> tuple[Comparison, dict[str, pd.DataFrame], RunLog]:
-    """The comparison of ``config.sources`` into ``out_dir``: its records (records.parquet: what the explorers
-    open), the tables and run.json (each source's path and what its own log says); nothing written on bad input."""
-    registration, entry = registration_given(config)
-    comparison = compare(config.sources, config.labels)
-    tables = comparison_tables(comparison, config.vote_over, config, registration)
-    log = comparison_log(config, comparison, tables, out_dir, entry)
-    out_dir = Path(out_dir)
-    claim_folder(out_dir, log)
-    save_records(comparison.records, out_dir / "records.parquet")
-    if entry is not None:  # where the explorers find it (registration_of)
-        write_registration(out_dir, entry)
-    return comparison, tables, write_outputs(out_dir, log, tables)
+def comparison_of(result: Result) -> Comparison:
+    """The comparison a result of kind ``compare`` or ``import`` holds (its records and conditions)."""
+    if result.kind == "import":
+        return compare([result.records], labels=[result.log.parameters.get("label", "import")])
+    x = result.extras
+    return Comparison(result.records, pd.DataFrame(x.conditions), x.sources, x.repeats_not_compared)
+
+
+def compare_runs(config: CompareConfig, *, parameters: dict | None = None, where=Path) -> Result:
+    """The comparison of ``config.sources`` as a Result: its records (what the explorers open), each source's path
+    and what its own log says, the registration read before anything is computed; ``where``: how a relative path
+    resolves (a notebook's: its working directory's). Its tables are ``report(result)``."""
+    registered = read_registration(where(config.registration)) if config.registration else None
+    with reading() as files:
+        comparison = compare([where(s) for s in config.sources], config.labels)
+    missing = [v for v in config.vote_over or [] if v != ALL and v not in comparison.names]
+    if missing:
+        raise DataError(f"vote_over names no condition: {missing}; conditions: {', '.join(comparison.names)}")
+    if registered is not None:
+        registered.check_cells(comparison.names)
+    return comparison_result(
+        comparison,
+        lambda ref: make_log(
+            DOOR, config, kind="compare", parameters=parameters, files=list(files), dataset=ref,
+            registration=registered.entry() if registered is not None else None,
+        ),
+    )  # fmt: skip

@@ -99,7 +99,8 @@ def holm(pvalues: Sequence[float]) -> np.ndarray:
 
 def paired_tests(outcomes: pd.DataFrame, cells: Sequence[str] | None = None, analysis: Stats = STATS) -> pd.DataFrame:
     """All pairs of cells on the questions both answered: accuracies, discordant counts, exact McNemar p,
-    paired-bootstrap difference with CI and p, Holm-adjusted p-values (over all pairs), and significance."""
+    paired-bootstrap difference with CI and p, Holm-adjusted p-values (over all pairs), and significance at the
+    analysis settings' alpha."""
     cells = list(cells) if cells is not None else list(outcomes.columns)
     col = {c: i for i, c in enumerate(cells)}
     present = outcomes[cells].notna().to_numpy()
@@ -146,7 +147,7 @@ def paired_tests(outcomes: pd.DataFrame, cells: Sequence[str] | None = None, ana
     if len(out):
         out["p_mcnemar_holm"] = holm(out["p_mcnemar"])
         out["p_bootstrap_holm"] = holm(out["p_bootstrap"])
-        out["significant"] = out["p_mcnemar_holm"] < 0.05
+        out["significant"] = out["p_mcnemar_holm"] < analysis.alpha
     return out
 
 

@@ -1,6 +1,7 @@
 """Recompute the OlaGPT paper's AQuA results from the authors' recorded gpt-3.5 outputs.
 
-``reproduce_olagpt(data_dir, out_dir)`` writes::
+``reproduce_olagpt(data_dir)`` -> a Result of kind ``reproduction``; ``report(result)`` its tables, ``draw_figures``
+their figures, and ``result.write(out_dir, tables, figures)`` writes::
 
     out_dir/records.parquet            5 templates x 4 note strategies x 254 questions
     out_dir/tables/accuracy.csv        Table 3: one row per method (templates, regex_vote), one column per strategy
@@ -13,8 +14,8 @@
     out_dir/tables/paper_comparison.csv  paper vs recomputed, cell by cell
     figures_dir/*.png                  Fig 6, Fig 7 and Fig 12 (figures_dir defaults to out_dir/figures)
 
-Everything is computed before anything is written, and each file is written atomically, so bad input
-leaves the output directory as it was.
+Everything is computed before anything is written, and the folder appears whole or not at all
+(olakit.result), so bad input leaves the output directory as it was.
 """
 
 from __future__ import annotations
@@ -22,8 +23,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-from dataclasses import dataclass, field
-from pathlib import Path
 
 import pandas as pd
 
@@ -36,11 +35,12 @@ from olakit.analysis.tables import (
     template_count_ablation,
 )
 from olakit.data.files import RESOURCES
+from olakit.data.loaders import reading
 from olakit.data.recorded import RECORDED_MODEL, RECORDED_READER, RECORDED_SOURCE, RECORDED_TEMPLATES, import_olagpt
-from olakit.data.records import save_records
 from olakit.errors import DataError
 from olakit.names import REGEX_LOWER, REGEX_UPPER, REGEX_VOTE, voting_templates
-from olakit.runlog import RunLog, claim_folder, make_log, records_summary, write_outputs
+from olakit.result import RecordedExtras, Result
+from olakit.runlog import make_log
 from olakit.settings import ANALYSIS, Analysis
 from olakit.vote import regex_vote
 
@@ -55,20 +55,6 @@ def load_paper_tables(dataset: str = "aqua") -> dict:
     if dataset not in doc:
         raise DataError(f"{PAPER_TABLES}: no tables for dataset {dataset!r}")
     return doc[dataset]
-
-
-@dataclass
-class Reproduction:
-    """Everything reproduce_olagpt computed: the records, the tables and where they were written."""
-
-    records: pd.DataFrame
-    tables: dict[str, pd.DataFrame]
-    rule: Analysis = ANALYSIS
-    """The analysis settings (vote rule included) the tables were computed under."""
-    figures: dict[str, Path] = field(default_factory=dict)
-    out_dir: Path | None = None
-    log: RunLog | None = None
-    """The run log written beside the records (run.json)."""
 
 
 def paper_comparison(tables: dict[str, pd.DataFrame], dataset: str = "aqua") -> pd.DataFrame:
@@ -191,46 +177,27 @@ def reproduction_tables(records: pd.DataFrame, analysis: Analysis = ANALYSIS) ->
 
 def reproduce_olagpt(
     data_dir=None,
-    out_dir="results/reproduce_olagpt",
-    figures_dir=None,
     extractor: str | None = None,
     analysis: Analysis = ANALYSIS,
     *,
     door: str = "reproduce-olagpt",
     parameters: dict | None = None,
-) -> Reproduction:
-    """Import the OlaGPT recorded outputs (the 5 templates and the authors' LLM vote), compute the paper's tables
-    and figures under ``analysis`` (olakit.olagpt.config.Analysis: default the authors' vote order, tie and unparsed
-    rules, seed 0, 2000 resamples, 95%), write them to out_dir with the run log (run.json).
-    ``extractor``: the answer reader (default: the authors' regex, how they read their own outputs). ``door`` and
-    ``parameters`` say who ran it, for the run log (the notebook passes its own, so its reruns find their folder)."""
+) -> Result:
+    """The OlaGPT recorded outputs (the 5 templates and the authors' LLM vote) imported as a Result of kind
+    ``reproduction``, whose report is the paper's tables under ``analysis`` (olakit.settings.Analysis: default the
+    authors' vote order, tie and unparsed rules, seed 0, 2000 resamples, 95%). ``extractor``: the answer reader
+    (default: the authors' regex, how they read their own outputs). ``door`` and ``parameters`` say who ran it, for
+    the run log (the notebook passes its own, so its reruns find their folder)."""
     extractor = extractor or RECORDED_READER
-    records = import_olagpt(data_dir, extractor=extractor, parts=("templates", "llm_vote"))
+    with reading() as files:
+        records = import_olagpt(data_dir, extractor=extractor, parts=("templates", "llm_vote"))
     log.info("imported %d OlaGPT records with extractor %r", len(records), extractor)
-    templates = analysis.order(RECORDED_TEMPLATES)
-    tables = reproduction_tables(records, analysis)
-    figs = draw_figures(tables)
-    rep = Reproduction(records=records, tables=tables, rule=analysis)
-    out_dir = Path(out_dir)
-    parameters = (
-        parameters
-        if parameters is not None
-        else {
-            "extractor": extractor,
-            "data_dir": str(data_dir) if data_dir else None,
-            "figures_dir": str(figures_dir) if figures_dir else None,
-        }
+    params = parameters if parameters is not None else {"extractor": extractor, "data_dir": data_dir}
+    run_log = make_log(door, analysis, kind="reproduction", parameters=params, files=list(files))
+    extras = RecordedExtras(
+        source=RECORDED_SOURCE,
+        model=RECORDED_MODEL,
+        templates=analysis.order(RECORDED_TEMPLATES),
+        n_notes=sorted({int(n) for n in records["n_notes"]}),
     )
-    run_log = make_log(
-        door,
-        analysis,
-        parameters=parameters,
-        outputs={"records": records_summary(records)},
-        extra={"source": RECORDED_SOURCE, "model": RECORDED_MODEL, "templates_in_vote_order": templates},
-    )
-    claim_folder(out_dir, run_log)
-    save_records(records, out_dir / "records.parquet")
-    rep.log = write_outputs(out_dir, run_log, tables, figs, figures_dir=figures_dir)
-    rep.figures = {n: out_dir / paths[0] for n, paths in rep.log.outputs["figures"].items()}  # figures_dir: absolute
-    rep.out_dir = out_dir
-    return rep
+    return Result(records, run_log, extras)

@@ -34,21 +34,21 @@ def run_tables(
     have = set(df["template"].unique())
     present = [t for t in templates if t in have]
     base = df[df["template"].isin(present) & (df["sample"] == 0)]
-    tables = compute_tables(_label_n(base), present, analysis) if present else {}
-    tables["methods"] = method_accuracy(_label_n(df), present, analysis)
+    tables = compute_tables(label_note_counts(base), present, analysis) if present else {}
+    tables["methods"] = method_accuracy(label_note_counts(df), present, analysis)
     tables["methods_wide"] = accuracy_wide(tables["methods"])
     verified = [f"{t}{VERIFIED_SUFFIX}" for t in present if f"{t}{VERIFIED_SUFFIX}" in have]
     if verified:
-        vlong = accuracy_long(_label_n(df[df["template"].isin(verified)]), verified, analysis)
+        vlong = accuracy_long(label_note_counts(df[df["template"].isin(verified)]), verified, analysis)
         vlong["method"] = vlong["method"].replace({REGEX_VOTE: VERIFIED_VOTE})
         tables["methods"] = sort_rows(
             pd.concat([tables["methods"], vlong], ignore_index=True), ["method", "notes_strategy"]
         )
-        tables["verification"] = verification_table(_label_n(df), present, analysis)
+        tables["verification"] = verification_table(label_note_counts(df), present, analysis)
     if CHOSEN_VOTE in have:
-        tables["template_choice"] = choice_table(_label_n(df), present, analysis)
+        tables["template_choice"] = choice_table(label_note_counts(df), present, analysis)
     if {LLM_VOTE, LLM_VOTE_SHUFFLED} <= have:
-        tables["llm_vote_audit"] = llm_vote_audit(_label_n(df), present, analysis)
+        tables["llm_vote_audit"] = llm_vote_audit(label_note_counts(df), present, analysis)
     tables["usage"] = usage_table(df)
     return tables
 
@@ -107,7 +107,7 @@ def replicate_line(table: pd.DataFrame) -> str:
             f"{worst['notes_strategy']}: {int(worst['answers_differ'])} of {int(worst['n'])}")  # fmt: skip
 
 
-def _label_n(df: pd.DataFrame) -> pd.DataFrame:
+def label_note_counts(df: pd.DataFrame) -> pd.DataFrame:
     """With several note counts, name strategies "retrieval n=3" so tables keep them apart."""
     if df.loc[df["notes_strategy"] != ZERO_SHOT, "n_notes"].nunique() <= 1:
         return df

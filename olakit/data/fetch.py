@@ -8,7 +8,6 @@ skipped.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -16,7 +15,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from olakit.data.files import RESOURCES
+from olakit.data.files import RESOURCES, sha256_file
 from olakit.data.loaders import FETCHED_DIR
 from olakit.env import environment
 from olakit.errors import DataError
@@ -38,15 +37,6 @@ def load_manifest(path: str | os.PathLike = MANIFEST) -> dict:
     if doc.get("format_version") != 1:
         raise DataError(f"{path}: manifest format_version {doc.get('format_version')!r}, expected 1")
     return doc
-
-
-def sha256_file(path: Path) -> str:
-    """Hex sha256 of a file's bytes."""
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def file_url(entry: dict, base_url: str, template: str) -> str:

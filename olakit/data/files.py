@@ -6,9 +6,14 @@ that name file and line, and writing tables as CSV.
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+import hashlib
 import json
 import os
+import shutil
 import threading
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -29,14 +34,28 @@ def _checkout() -> Path | None:
 CHECKOUT = _checkout()
 """The source checkout olakit runs from (an editable install), or None for an installed wheel."""
 WORKDIR = CHECKOUT or Path.cwd()
-"""Where relative notebook paths resolve and sweeps run: the checkout, else the current directory."""
+"""Where olakit's own notebooks, sweeps and import specs are (the checkout), else the current directory."""
 
 
-def in_workdir(path: str | os.PathLike) -> Path:
-    """A path as given when absolute, else under WORKDIR: a notebook opened from notebooks/ in JupyterLab (whose
-    working directory is then notebooks/) reads and writes results/ where `make paper` and the README put them."""
-    path = Path(path).expanduser()
-    return path if path.is_absolute() else WORKDIR / path
+def sha256_file(path: Path) -> str:
+    """Hex sha256 of a file's bytes."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+_HASHES: dict[tuple, str] = {}
+
+
+def sha256_cached(path: str | os.PathLike) -> str:
+    """A file's sha256, computed once per (path, size, mtime) in this process."""
+    st = os.stat(path)
+    key = (str(path), st.st_size, st.st_mtime_ns)
+    if key not in _HASHES:
+        _HASHES[key] = sha256_file(Path(path))
+    return _HASHES[key]
 
 
 def write_atomic(path: str | os.PathLike, write) -> Path:
@@ -51,6 +70,69 @@ def write_atomic(path: str | os.PathLike, write) -> Path:
     finally:
         tmp.unlink(missing_ok=True)
     return path
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two paths in one step (Linux renameat2 with RENAME_EXCHANGE); False where the system cannot."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    return renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0
+
+
+def staging_folder(folder: str | os.PathLike) -> Path:
+    """A new, empty folder beside ``folder`` to build it in (``.NAME.writing-PID-XXXX``): put in place whole by
+    replace_folder, or removed."""
+    folder = Path(folder)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    staging = folder.parent / f".{folder.name}.writing-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    staging.mkdir()
+    return staging
+
+
+def replace_folder(staging: Path, folder: str | os.PathLike) -> Path:
+    """Put a folder built in ``staging`` in place of ``folder`` (there or not) in one rename: where the system can
+    exchange the two in one step, and else by moving the old one aside first (``recover_folder`` puts it back when
+    the process died between the two renames). The old folder is removed."""
+    folder = Path(folder)
+    if not folder.exists():
+        os.replace(staging, folder)
+        return folder
+    if _exchange(staging, folder):
+        shutil.rmtree(staging, ignore_errors=True)  # now the old folder
+        return folder
+    aside = folder.parent / f".{folder.name}.replaced-{uuid.uuid4().hex[:8]}"
+    os.replace(folder, aside)
+    os.replace(staging, folder)
+    shutil.rmtree(aside, ignore_errors=True)
+    return folder
+
+
+def recover_folder(folder: str | os.PathLike) -> None:
+    """After a crash: a folder moved aside by replace_folder whose new one never arrived goes back in place, and
+    the half-built folders of processes that are gone are removed."""
+    folder = Path(folder)
+    if not folder.parent.is_dir():
+        return
+    aside = sorted(folder.parent.glob(f".{folder.name}.replaced-*"), key=lambda p: p.stat().st_mtime)
+    if aside and not folder.exists():
+        os.replace(aside.pop(), folder)
+    dead = [p for p in folder.parent.glob(f".{folder.name}.writing-*") if not _alive(p.name.rsplit("-", 2)[-2])]
+    for stale in [*aside, *dead]:
+        shutil.rmtree(stale, ignore_errors=True)
+
+
+def _alive(pid: str) -> bool:
+    try:
+        os.kill(int(pid), 0)
+    except (ValueError, ProcessLookupError):
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def write_tables(tables: dict, out_dir: str | os.PathLike) -> None:

@@ -39,10 +39,9 @@ from olakit.data.loaders import load_questions, note_read, resolve_data_dir
 from olakit.data.records import check_frame, prompt_hash, to_frame
 from olakit.errors import DataError
 from olakit.extract import EXTRACTORS, get_extractor, gold_number, unparsed_cause
+from olakit.names import IMPORTED
 from olakit.types import OlaGPTRecord, Question
 
-IMPORTED = "imported"
-"""The ``notes_strategy`` of imported records (their condition is the run, their ``template``)."""
 EXAMPLES = 3
 
 # Each format's rows as its reader gives them, and the fields a RunFile reads when it names none. An Inspect row is
@@ -123,6 +122,9 @@ class ImportSpec(OwnDataset):
     """Which gold scores the records when a run's disagrees: the dataset's (default) or the run's own."""
     runs: Annotated[list[RunFile], Field(min_length=1)]
     """The runs."""
+    vote_over: list[str] | None = None
+    """A regex vote across the runs, added as a run of its own in the tables (and every Holm family): the runs it
+    combines, or ``all``; none: no vote."""
 
     def model_post_init(self, _):
         for r in self.runs:
@@ -202,6 +204,11 @@ class ImportReport:
             "compared": self.compared,
             "left_out": self.left_out,
         }
+
+    @classmethod
+    def from_dict(cls, doc: dict) -> ImportReport:
+        """The report as a run log holds it (as_dict)."""
+        return cls(**{**doc, "runs": [RunReport(**r) for r in doc.get("runs", [])]})
 
 
 def _matcher(questions: list[Question]):

@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import os
 import re
+import threading
+from contextlib import contextmanager
 from pathlib import Path
 
 from olakit.config import is_dataset_file
 from olakit.data.datasets import DatasetMap, load_file
-from olakit.data.files import CHECKOUT, RESOURCES, WORKDIR, read_json, read_jsonl, require
+from olakit.data.files import CHECKOUT, RESOURCES, WORKDIR, read_json, read_jsonl, require, sha256_cached
 from olakit.env import environment, user_dir
 from olakit.errors import DataError, lookup
-from olakit.types import Question
+from olakit.types import DatasetRef, Question
 
 FETCHED_DIR = CHECKOUT / "data" / "raw" if CHECKOUT else user_dir("data")
 """Where ``olakit data fetch`` puts downloads by default (git-ignored)."""
@@ -49,30 +51,48 @@ def resolve_data_dir(data_dir: str | os.PathLike | None = None) -> Path:
     )
 
 
-_READ: dict[Path, None] = {}
-"""Every data file this process has opened through ``data_file``, in order (what a run log hashes)."""
+_SCOPES: list[dict[Path, None]] = []
+"""The files read in each open ``reading()`` scope (several may be open: a notebook's run inside its kernel)."""
+_LOCK = threading.Lock()
+
+
+@contextmanager
+def reading():
+    """Collect the data files read inside the block, in the order first read (the keys of the dict it gives): what
+    one run's log hashes (a run that follows another in the same kernel lists only its own).
+
+    >>> with reading() as files:
+    ...     pass
+    >>> list(files)
+    []
+    """
+    scope: dict[Path, None] = {}
+    with _LOCK:
+        _SCOPES.append(scope)
+    try:
+        yield scope
+    finally:
+        with _LOCK:
+            _SCOPES.remove(scope)
+
+
+def note_read(path: Path) -> None:
+    """Note a data file as read, in every open ``reading()`` scope (a dataset or run file of one's own too)."""
+    with _LOCK:
+        for scope in _SCOPES:
+            scope[Path(path).resolve()] = None
 
 
 def data_file(data_dir: str | os.PathLike | None, rel: str) -> Path:
     """Path of ``rel`` inside the data directory; DataError if the file is missing. The file is noted as read
-    (``files_read``)."""
+    (``note_read``)."""
     path = resolve_data_dir(data_dir) / rel
     if not path.is_file():
         raise DataError(
             f"{path}: file not found; the data directory is incomplete (run `olakit data fetch` to download it)"
         )
-    _READ[path.resolve()] = None
+    note_read(path)
     return path
-
-
-def note_read(path: Path) -> None:
-    """Note a data file read outside the data directory (a dataset or run file of one's own) for the run log."""
-    _READ[Path(path).resolve()] = None
-
-
-def files_read() -> list[Path]:
-    """The data files this process has read, in the order first read."""
-    return list(_READ)
 
 
 BUILTIN = read_json(RESOURCES / "datasets.json")
@@ -172,9 +192,56 @@ def questions_of(config) -> list[Question]:
     return load_questions(config.dataset, config.split, config.data_dir, getattr(config, "dataset_map", None))
 
 
-def run_questions(config: dict, datasets: list[str], data_dir=None) -> list[Question]:
-    """The questions a run answered, from its run log's ``config``: a dataset file's as the log names it (with its
-    map), else the built-in ``datasets`` its records name (their usual split)."""
-    if is_dataset_file(config.get("dataset", "")):
-        return load_questions(config["dataset"], None, config.get("data_dir") or data_dir, config.get("dataset_map"))
-    return [q for d in datasets for q in load_questions(d, DEFAULT_SPLIT.get(d, "test"), data_dir)]
+def dataset_file(dataset: str, split: str | None = None, data_dir=None) -> tuple[Path, str | None]:
+    """(the file a dataset's questions come from, the split resolved: the usual one where none is named; None for a
+    file, its own split)."""
+    if not is_dataset_file(dataset):
+        spec = lookup(BUILTIN, dataset, "dataset")
+        split = split or lookup(DEFAULT_SPLIT, dataset, "dataset")
+        return resolve_data_dir(data_dir) / spec["file"].format(split=split), split
+    path = Path(dataset).expanduser()
+    if not path.is_file() and not path.is_absolute():
+        inside = resolve_data_dir(data_dir) / path
+        path = inside if inside.is_file() else path
+    return path, None
+
+
+def dataset_ref(dataset: str, split: str | None = None, data_dir=None, mapping=None) -> DatasetRef:
+    """What a run's log says of the questions it read: the dataset as named, the split resolved, the map, and the
+    file with its sha256 (``dataset_ref("aqua")`` names split ``test``)."""
+    path, split = dataset_file(dataset, split, data_dir)
+    if not path.is_file():
+        raise DataError(f"{dataset}: dataset file {path} not found")
+    text = mapping if mapping is None or isinstance(mapping, str) else str(mapping)
+    return DatasetRef(dataset, split, text, str(path.resolve()), sha256_cached(path))
+
+
+def ref_of(config) -> DatasetRef:
+    """dataset_ref of a config's dataset, split, data directory and map."""
+    return dataset_ref(config.dataset, config.split, config.data_dir, getattr(config, "dataset_map", None))
+
+
+def questions_of_ref(ref: DatasetRef, data_dir=None) -> list[Question]:
+    """The questions a run's log names, read as the run read them: its dataset and resolved split (or its file and
+    map); DataError when the file now differs from the one the run read (its sha256), naming both."""
+    if is_dataset_file(ref.dataset):
+        where = Path(ref.file) if ref.file and Path(ref.file).is_file() else None
+        questions = load_questions(str(where or ref.dataset), None, data_dir, ref.map)
+        path = where or dataset_file(ref.dataset, None, data_dir)[0]
+    else:
+        questions = load_questions(ref.dataset, ref.split, data_dir)
+        path = dataset_file(ref.dataset, ref.split, data_dir)[0]
+    if ref.sha256 and sha256_cached(path) != ref.sha256:
+        raise DataError(
+            f"{path}: not the file the run read (sha256 {sha256_cached(path)[:12]}, the run's {ref.sha256[:12]}, read "
+            f"from {ref.file}); point --data-dir at the data the run read"
+        )
+    return questions
+
+
+def run_questions(ref: DatasetRef | None, datasets: list[str], data_dir=None) -> list[Question]:
+    """The questions a run answered: those its log's dataset names (questions_of_ref), else, for records without a
+    log, the built-in ``datasets`` the records name, each in its usual split."""
+    if ref is not None:
+        return questions_of_ref(ref, data_dir)
+    return [q for d in datasets if not is_dataset_file(d) for q in load_questions(d, None, data_dir)]

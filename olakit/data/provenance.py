@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
 
-from olakit.data.fetch import sha256_file
 from olakit.data.files import WORKDIR, write_atomic
 
 PACKAGES = (
@@ -39,7 +38,8 @@ def save_figure(fig, folder: str | os.PathLike, name: str) -> list[Path]:
     folder = Path(folder)
     # "tight" once: the box bbox_inches="tight" finds (the figure's tight box plus its 0.1 in pad), drawn once and
     # given to both formats, instead of a measuring draw before each
-    box = fig.get_tightbbox(fig.canvas.get_renderer()).padded(0.1)
+    # (any canvas: a kernel's default backend draws through its own, not Agg's get_renderer)
+    box = fig.get_tightbbox().padded(0.1)
     return [
         write_atomic(folder / f"{name}.{ext}", lambda p, e=ext: fig.savefig(p, format=e, dpi=150, bbox_inches=box))
         for ext in ("png", "pdf")
@@ -54,18 +54,6 @@ def package_versions(names: Sequence[str] = PACKAGES) -> dict[str, str | None]:
         except metadata.PackageNotFoundError:
             out[n] = None
     return out
-
-
-_HASHES: dict[tuple, str] = {}
-
-
-def sha256_cached(path: str | os.PathLike) -> str:
-    """A file's sha256, computed once per (path, size, mtime) in this process."""
-    st = os.stat(path)
-    key = (str(path), st.st_size, st.st_mtime_ns)
-    if key not in _HASHES:
-        _HASHES[key] = sha256_file(Path(path))
-    return _HASHES[key]
 
 
 _SOURCE: list[str] = []

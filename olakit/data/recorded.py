@@ -13,9 +13,9 @@ import os
 import pandas as pd
 
 from olakit.data.datasets import question_hash
-from olakit.data.files import read_json, require
+from olakit.data.files import read_json, require, sha256_cached
 from olakit.data.loaders import data_file, load_questions
-from olakit.data.provenance import sha256_cached, source_digest
+from olakit.data.provenance import source_digest
 from olakit.data.records import check_frame, load_records, prompt_hash, save_records, to_frame
 from olakit.env import index_dir
 from olakit.errors import DataError

@@ -11,10 +11,7 @@ from __future__ import annotations
 import json
 import logging
 from collections import Counter
-from dataclasses import dataclass
-from pathlib import Path
-
-import pandas as pd
+from collections.abc import Callable
 
 from olakit.data.loaders import questions_of
 from olakit.data.records import answer_record
@@ -29,38 +26,14 @@ from olakit.geek.retrievers import make_retriever, recall_at_k
 from olakit.llm import Answerer
 from olakit.llm.two_stage import Answer, answers
 from olakit.majority import majority
+from olakit.registration import Registered
+from olakit.result import GeekExtras, Result
 from olakit.rng import keyed_rng
-from olakit.runlog import RunLog
 from olakit.runner import Run
 from olakit.types import GeekRecord
 
 log = logging.getLogger("olakit")
 LABELS = ["yes", "no"]
-
-
-@dataclass
-class GeekResult:
-    """The records (with traces) and the run log (whose ``extra`` holds recall@k and the corpus label)."""
-
-    records: pd.DataFrame
-    log: RunLog
-    out_dir: Path | None = None
-
-    @property
-    def calls(self) -> dict:
-        return self.log.summary()
-
-    @property
-    def recall(self) -> dict:
-        return self.log.extra["recall"]
-
-    @property
-    def corpus(self) -> str:
-        return self.log.extra["corpus"]
-
-    @property
-    def config(self) -> dict:
-        return {**self.log.config, "corpus_label": self.corpus}
 
 
 def _record(q, row: str, branches: tuple[Trace], found: tuple, cfg: GeekConfig, setting: str, model: str):
@@ -110,19 +83,28 @@ def _record(q, row: str, branches: tuple[Trace], found: tuple, cfg: GeekConfig, 
 def run_geek(
     config: GeekConfig,
     llm: Answerer | None = None,
-    out_dir: str | Path | None = None,
     *,
-    parameters=None,
-    registration: dict | None = None,
-) -> GeekResult:
-    """Every row of the config on the slice; write records.parquet (with traces) and run.json into out_dir when
-    given. ``llm``: the core model's answerer (default: the configured endpoint). ``registration``: the entry of a
-    pre-registered family (olakit.registration), written into out_dir before the first call."""
-    with Run("geek", config, llm, out_dir=out_dir, parameters=parameters, registration=registration) as job:
-        return _run(config, job, out_dir)
+    parameters: dict | None = None,
+    registration: Registered | None = None,
+    concurrency: int | None = None,
+    batch: bool | None = None,
+    export: str | None = None,
+    announce: Callable[[Run], None] | None = None,
+) -> Result:
+    """Every row of the config on the slice: a Result (records with traces, run log, GeekExtras: recall@k and the
+    corpus label). ``llm``: the core model's answerer (default: the configured endpoint, with ``concurrency``,
+    ``batch`` and ``export`` as olakit.runner.Run takes them). ``registration``: a pre-registered family of row
+    comparisons, read before this call. ``announce(job)``: called before the first call."""
+    door = dict(parameters=parameters, concurrency=concurrency, batch=batch, export=export, registration=registration)
+    with Run("geek", config, llm, kind="geek", **door) as job:
+        if registration is not None:
+            registration.check_cells(list(config.rows))
+        if announce is not None:
+            announce(job)
+        return _run(config, job)
 
 
-def _run(config: GeekConfig, job: Run, out_dir) -> GeekResult:
+def _run(config: GeekConfig, job: Run) -> Result:
     cfg = config
     everything = questions_of(cfg)
     not_yes_no = [q.id for q in everything if q.kind != "yes_no"]
@@ -159,6 +141,6 @@ def _run(config: GeekConfig, job: Run, out_dir) -> GeekResult:
         for q in questions:
             pairs = sorted(by_q[q.id], key=lambda p: p[0].branch)
             records.append(_record(q, row, *zip(*pairs), cfg, corpus.setting, counter.endpoint.model))
-    df, run_log = job.finish(records, GeekRecord, out_dir, extra={"recall": recall, "corpus": corpus.label})
-    log.debug("GEEK %s: %s; %s", corpus.label, run_log.calls, recall)  # the caller reports them
-    return GeekResult(records=df, log=run_log, out_dir=Path(out_dir) if out_dir is not None else None)
+    result = job.finish(records, GeekRecord, GeekExtras(recall=recall, corpus=corpus.label))
+    log.debug("GEEK %s: %s; %s", corpus.label, result.calls, recall)  # the caller reports them
+    return result

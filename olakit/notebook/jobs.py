@@ -12,9 +12,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from olakit.data.files import WORKDIR, in_workdir
+from olakit.data.files import WORKDIR
 from olakit.errors import DataError
-from olakit.notebook.parameters import check_parameters
+from olakit.notebook.inputs import unchanged
+from olakit.notebook.parameters import check_parameters, parameter_defaults
 from olakit.runlog import read_log
 
 log = logging.getLogger("olakit")
@@ -27,6 +28,7 @@ class Job:
     parameters: dict
     output: str
     status: str = "pending"
+    """``pending``, ``ok``, ``failed``, or ``kept`` (its result's inputs were unchanged: not executed)."""
     error: str = ""
     """Why it failed, in one line: the exception the notebook raised (``DataError: source 'recordd' ...``)."""
     detail: str = ""
@@ -36,12 +38,25 @@ class Job:
     worker: str = "local"
     """Where it ran: ``local``, or the address of the Dask worker."""
     attempts: int = 0
+    out_dir: str = ""
+    """Where its result goes: its ``out_dir`` parameter (or its parameters cell's), resolved against the working
+    directory of the command that runs it."""
+    cwd: str = ""
+    """The working directory its kernel runs in (the command's): relative paths in its parameters resolve there."""
+
+    def __post_init__(self):
+        self.cwd = self.cwd or os.getcwd()
+        if not self.out_dir and self.parameters.get("out_dir"):
+            self.out_dir = str(Path(self.cwd, self.parameters["out_dir"]))
 
 
 def resolve_notebook(notebook: str) -> Path:
-    """A notebook path as given, or relative to the repository (where olakit is installed on this machine)."""
-    nb = Path(notebook)
-    return nb if nb.is_absolute() else WORKDIR / nb
+    """A notebook path as given (absolute, or relative to the working directory), else one of olakit's own by its
+    path in the repository (``notebooks/template_count.ipynb``)."""
+    nb = Path(notebook).expanduser()
+    if nb.is_absolute() or nb.is_file():
+        return nb.resolve()
+    return WORKDIR / nb
 
 
 KERNEL_START_RACES = ("Kernel died before replying to kernel_info", "Address already in use", "Kernel didn't respond")
@@ -118,7 +133,7 @@ def execute(job: Job, attempts: int = 3, env: dict[str, str] | None = None) -> J
                 kernel_name="python3",
                 progress_bar=False,
                 request_save_on_cell_execute=False,  # written once at the end, not after every cell
-                cwd=str(WORKDIR),
+                cwd=job.cwd,  # the command's: a relative path resolves where the user typed it
                 extra_arguments=["--IPKernelApp.log_level=CRITICAL"],  # no TCP warning, no shutdown chatter
                 **({"kernel_manager_class": _kernel_manager_class(env)} if env else {}),
             )
@@ -130,9 +145,9 @@ def execute(job: Job, attempts: int = 3, env: dict[str, str] | None = None) -> J
                 break
             time.sleep(0.5 * attempt)
     job.wall_s = round(time.perf_counter() - t0, 2)
-    done = read_log(in_workdir(job.parameters["out_dir"])) if job.status == "ok" else None
+    done = read_log(job.out_dir) if job.status == "ok" and job.out_dir else None
     if done is not None:
-        job.calls = done.summary()
+        job.calls = done.summary()["total"]
     log.info("notebook %s: %s in %.1f s", job.name, job.status, job.wall_s)
     return job
 
@@ -146,13 +161,28 @@ def notebook_path(notebook: str) -> Path:
     raise DataError(f"notebook {notebook}: not found (give a path or the name of one in notebooks/)")
 
 
-def run_notebook(notebook: str, parameters: dict, output: str | os.PathLike | None = None) -> Job:
-    """``olakit notebook``: one notebook through papermill, every parameter name and its config checked before the
-    kernel starts (a setting of the notebook's config is a parameter too: papermill alone warns "Passed unknown
-    parameter" for each one the parameters cell does not list). The executed notebook goes to ``output`` (default
-    runs/<notebook>.ipynb)."""
+def keep_or_execute(job: Job, force: bool = False, attempts: int = 3, env: dict[str, str] | None = None) -> Job:
+    """The job's result kept where its inputs are unchanged (olakit.notebook.inputs; status ``kept``, calls none),
+    else the notebook executed; ``force`` executes it whatever."""
+    if not force and job.out_dir and unchanged(resolve_notebook(job.notebook), job.parameters, job.out_dir):
+        job.status, job.calls = "kept", {}
+        log.info("notebook %s: unchanged, kept", job.name)
+        return job
+    return execute(job, attempts, env)
+
+
+def run_notebook(
+    notebook: str, parameters: dict, output: str | os.PathLike | None = None, *, force: bool = False
+) -> Job:
+    """``olakit notebook``: one notebook through papermill in the working directory, every parameter name and its
+    config checked before the kernel starts (a setting of the notebook's config is a parameter too: papermill alone
+    warns "Passed unknown parameter" for each one the parameters cell does not list); its result kept instead when
+    its inputs are unchanged (``force``: executed whatever). The executed notebook goes to ``output`` (default
+    runs/<notebook>.ipynb in the working directory)."""
     path = notebook_path(notebook)
     check_parameters(path, parameters, {}, f"notebook {path.stem}")
-    output = Path(output) if output is not None else WORKDIR / "runs" / f"{path.stem}.ipynb"
+    output = Path(output) if output is not None else Path("runs") / f"{path.stem}.ipynb"
     output.parent.mkdir(parents=True, exist_ok=True)
-    return execute(Job(path.stem, str(path), dict(parameters), str(output)))
+    out_dir = parameters.get("out_dir") or parameter_defaults(path).get("out_dir")  # the parameters cell's default
+    job = Job(path.stem, str(path), dict(parameters), str(output), out_dir=str(Path.cwd() / out_dir) if out_dir else "")
+    return keep_or_execute(job, force)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from olakit.analysis.compare import CompareConfig
 from olakit.config import Config, parse_value
-from olakit.data.files import WORKDIR, in_workdir
+from olakit.data.files import WORKDIR
 from olakit.errors import DataError
 from olakit.geek.config import GeekConfig
 from olakit.olagpt.config import OlaGPTConfig
@@ -108,7 +108,7 @@ def configure(notebook: str, namespace: dict):
     own = {name: namespace[name] for name in parameter_names(path)}
     params = {**own, **(cfg.as_dict() if cfg else {})}
     if params.get("out_dir"):  # a folder holding another run is refused before the first call
-        claim_folder(in_workdir(params["out_dir"]), RunLog(door=f"notebook:{notebook}", parameters=params))
+        claim_folder(params["out_dir"], RunLog(door=f"notebook:{notebook}", parameters=params))
     return cfg, params
 
 

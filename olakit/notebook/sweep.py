@@ -12,11 +12,13 @@ one cache, with the executed notebooks under runs/<run_id>/ and an index of what
         grid: {tie_rule: [first, random]}     # one run per combination
 
 Each run writes its outputs to results/<run_id>/<name> (its ``out_dir`` parameter) and its executed notebook to
-runs/<run_id>/<name>.ipynb; runs/<run_id>/index.json lists every run with its parameters, status, wall time and
-the calls its manifest reports and where it ran. Live notebooks share the cache ($OLAKIT_CACHE_DIR, or Redis at
-$OLAKIT_CACHE_URL) and, when no endpoint is configured, the machine's one embedded model, loaded by the first
-live call that misses the cache (olakit.llm.daemon), so a rerun is served from the cache with no model loaded. With
-``executor: dask`` the runs are Dask tasks (olakit.notebook.cluster).
+runs/<run_id>/<name>.ipynb; runs/<run_id>/index.json (SweepIndex) lists every run with its parameters, status
+(``ok``, ``failed``, or ``kept``: its result's inputs were unchanged, so its notebook was not executed again;
+olakit.notebook.inputs), wall time, the calls its log reports and where it ran; ``force`` makes every result
+again. Live notebooks share the cache ($OLAKIT_CACHE_DIR, or Redis at $OLAKIT_CACHE_URL) and, when no endpoint
+is configured, the machine's one embedded model, loaded by the first live call that misses the cache
+(olakit.llm.daemon), so a rerun is served from the cache with no model loaded. With ``executor: dask`` the runs are
+Dask tasks (olakit.notebook.cluster).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ import re
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -46,6 +48,7 @@ from olakit.llm.endpoint import Endpoint
 from olakit.llm.local import SLOTS, server_metrics
 from olakit.names import plural
 from olakit.notebook import cluster
+from olakit.notebook.inputs import unchanged
 from olakit.notebook.jobs import Job, execute, resolve_notebook
 from olakit.notebook.parameters import check_parameters, config_type, parameter_defaults
 from olakit.olagpt.budget import planned_calls
@@ -138,6 +141,32 @@ def expand(spec: SweepFile, run_id: str, runs_dir: Path, results_dir: Path) -> l
     return jobs
 
 
+@dataclass
+class SweepIndex:
+    """What a sweep did (runs/<run_id>/index.json): its settings, each run (Job: its status ``ok``, ``failed`` or
+    ``kept``), the calls over them, the embedded server's work, the figures copied."""
+
+    run_id: str
+    sweep: str
+    config: dict
+    """The sweep's settings and notebooks (SweepFile), as read, flags applied."""
+    executor: str
+    scheduler: str | None
+    parallel: int
+    threads: dict
+    wall_s: float
+    cache: str
+    calls: dict
+    runs: list[Job]
+    server_log: str | None = None
+    server: dict | None = None
+    figures: list[str] = field(default_factory=list)
+    config_type: str = "SweepFile"
+
+    def as_dict(self) -> dict:
+        return {**asdict(self), "runs": [asdict(j) for j in self.runs]}
+
+
 def _needs_embedded(live: list[Job]) -> bool:
     """Whether the sweep starts the embedded model: live runs and no endpoint configured."""
     return bool(live) and not endpoint_vars()[0].base_url and not environment().embedded_url
@@ -192,13 +221,13 @@ def _what_served(shared, before: dict) -> tuple[dict | None, Path | None]:
 
 
 def collect_figures(jobs: list[Job], figures_dir: Path) -> list[str]:
-    """Copy each successful run's figures to figures_dir/<run name>__<figure file>."""
+    """Copy each successful (or kept) run's figures to figures_dir/<run name>__<figure file>."""
     import shutil
 
     copied = []
     for job in jobs:
-        folder = Path(job.parameters["out_dir"]) / "figures"
-        if job.status != "ok" or not folder.is_dir():
+        folder = Path(job.out_dir) / "figures"
+        if job.status not in ("ok", "kept") or not folder.is_dir():
             continue
         for f in sorted(folder.iterdir()):
             if f.is_file() and f.suffix in (".png", ".pdf"):
@@ -326,9 +355,10 @@ def run_sweep(
     scheduler_file: str | os.PathLike | None = None,
     client=None,
     batch: bool | None = None,
-) -> dict:
-    """Run every job of the sweep file; write runs/<run_id>/index.json; copy figures to figures_dir when given;
-    return the index.
+    force: bool = False,
+) -> SweepIndex:
+    """Run every job of the sweep file whose result's inputs changed (every one with ``force``; the others are kept);
+    write runs/<run_id>/index.json; copy figures to figures_dir when given; return the index.
 
     Scheduling (thread_rules): the runs on recorded outputs first, ``parallel`` at a time, their BLAS/torch pools
     cut to their share of the cores; then the live runs, each in the first slot that frees, at most 2 at a time
@@ -373,7 +403,12 @@ def run_sweep(
     for folder in (runs_dir / run_id, results_dir / run_id):
         folder.mkdir(parents=True, exist_ok=True)
     rules = thread_rules(os.cpu_count() or 1, parallel)
-    jobs_in_order = longest_first(jobs, runs_dir / run_id / "index.json")
+    t0 = time.perf_counter()
+    for job in jobs if not force else ():  # a result made from what it would be made from now is kept
+        if unchanged(resolve_notebook(job.notebook), job.parameters, job.out_dir):
+            job.status = "kept"
+            log.info("notebook %s: unchanged, kept", job.name)
+    jobs_in_order = longest_first([j for j in jobs if j.status != "kept"], runs_dir / run_id / "index.json")
     live = [j for j in jobs_in_order if is_live(j)]
     if spec.batch and _needs_embedded(live):
         raise DataError(
@@ -385,7 +420,6 @@ def run_sweep(
     shared, server_log, served, local_cluster, own_client, where = None, None, None, None, False, None
     before: dict = {}
     embedded = _needs_embedded(live)
-    t0 = time.perf_counter()
     kernel_env: dict[str, str] = {"OLAKIT_BATCH": "1"} if spec.batch else {}  # given to each notebook's kernel
     try:
         if executor == "dask":
@@ -419,25 +453,24 @@ def run_sweep(
         if local_cluster is not None:
             local_cluster.close()
     cache = environment().cache_url or str(default_cache_dir())
-    index = {
-        "run_id": run_id,
-        "sweep": str(path),
-        "config_type": type(spec).__name__,
-        "config": spec.as_dict(),
-        "executor": executor,
-        "scheduler": where,
-        "parallel": parallel,
-        "threads": rules,
-        "wall_s": round(time.perf_counter() - t0, 2),
-        "cache": redact(cache),
-        "calls": {
+    index = SweepIndex(
+        run_id=run_id,
+        sweep=str(path),
+        config=spec.as_dict(),
+        executor=executor,
+        scheduler=where,
+        parallel=parallel,
+        threads=rules,
+        wall_s=round(time.perf_counter() - t0, 2),
+        cache=redact(cache),
+        calls={
             k: sum(j.calls.get(k, 0) for j in jobs) for k in ("requests", "unique_prompts", "paid", "cached", "failed")
-        },
-        "runs": [asdict(j) for j in jobs],
-        "server_log": str(server_log) if server_log else None,
-        "server": served,
-    }
-    if figures_dir is not None:
-        index["figures"] = collect_figures(jobs, Path(figures_dir))
-    write_atomic(runs_dir / run_id / "index.json", lambda tmp: tmp.write_text(json.dumps(index, indent=1)))
+        },  # fmt: skip
+        runs=jobs,
+        server_log=str(server_log) if server_log else None,
+        server=served,
+        figures=collect_figures(jobs, Path(figures_dir)) if figures_dir is not None else [],
+    )
+    text = json.dumps(index.as_dict(), indent=1)
+    write_atomic(runs_dir / run_id / "index.json", lambda tmp: tmp.write_text(text))
     return index

@@ -9,27 +9,28 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import re
 from collections.abc import Sequence
-from pathlib import Path
 
 import numpy as np
 
 from olakit.data.loaders import load_questions
+from olakit.data.records import answer_record
 from olakit.errors import DataError, require_extra
 from olakit.extract import get_extractor
 from olakit.llm import Request
 from olakit.llm.answerer import Answerer, refuse
+from olakit.llm.two_stage import Answer
+from olakit.names import ZERO_SHOT
 from olakit.olagpt.config import NotesConfig
 from olakit.olagpt.controller import build_prompt
 from olakit.olagpt.intent import question_types, show_question
 from olakit.olagpt.notes import NotesLibrary, error_reason, note_from_question
 from olakit.olagpt.templates import templates_for
+from olakit.result import NotesExtras, Result
 from olakit.retrieval.embedder import embed
-from olakit.runlog import LOG_NAME, RunLog, claim_folder, write_log
 from olakit.runner import Run
-from olakit.types import Question
+from olakit.types import OlaGPTRecord, Question
 
 log = logging.getLogger("olakit")
 
@@ -69,7 +70,8 @@ def error_book(
     extractor: str = "strict",
     qtypes: dict[str, str] | None = None,
 ):
-    """Answer each question r times (seeded samples); return (questions wrong every time, their wrong answers).
+    """Answer each question r times (seeded samples); return (questions wrong every time, their wrong answers, every
+    answer as a record: the template, zero-shot, sample 0..r-1).
 
     An unparsed answer counts as wrong. Calls go through the cache, so a larger r reuses the first answers.
     """
@@ -86,13 +88,20 @@ def error_book(
     ]
     results = refuse(llm.batch(reqs, desc="error book"), "error book")  # a failed call is no wrong answer
     fn = get_extractor(extractor)
-    book, wrong = [], {}
+    book, wrong, records = [], {}, []
     for i, q in enumerate(questions):
-        answers = [fn(res.text, list(q.options)) for res in results[i * r : (i + 1) * r]]
+        mine = results[i * r : (i + 1) * r]
+        answers = [fn(res.text, list(q.options)) for res in mine]
+        own = dict(model=llm.endpoint.model, template=template, notes_strategy=ZERO_SHOT, n_notes=0)
+        records += [
+            answer_record(OlaGPTRecord, q, req.message_dicts()[-1]["content"], res, Answer(a, 1), **own, sample=s,
+                          question_type=qtypes[q.id])
+            for s, (req, res, a) in enumerate(zip(reqs[i * r : (i + 1) * r], mine, answers))
+        ]  # fmt: skip
         if all(a != q.gold for a in answers):
             book.append(q)
             wrong[q.id] = answers
-    return book, wrong
+    return book, wrong, records
 
 
 EXPLAIN_PROMPT = (
@@ -177,34 +186,33 @@ def build_library(
     explainer: str = "dataset",
     seed: int = 0,
     max_tokens: int = 256,
-    path: str | os.PathLike | None = None,
-) -> NotesLibrary:
+) -> tuple[NotesLibrary, list]:
     """Active learning end to end: sample the pool (KMeans) when ``size`` is given, answer r times, keep the
-    questions wrong every time, write their notes (with the LLM's question type), optionally save to ``path``."""
+    questions wrong every time, write their notes (with the LLM's question type). (the library, every answer as a
+    record)."""
     questions = sample_pool(pool, size, k=k, seed=seed) if size else list(pool)
     qtypes = question_types(llm, questions)
-    book, wrong = error_book(llm, questions, r=r, template=template, seed=seed, max_tokens=max_tokens, qtypes=qtypes)
+    book, wrong, records = error_book(
+        llm, questions, r=r, template=template, seed=seed, max_tokens=max_tokens, qtypes=qtypes
+    )
     library = write_notes(book, wrong, explainer=explainer, llm=llm, qtypes=qtypes)
     log.info("active learning: %d pool questions, %d wrong in all %d tries", len(questions), len(book), r)
-    if path is not None:
-        library.save(path)
-    return library
+    return library, records
 
 
-def build_notes(
-    config: NotesConfig, out: str | os.PathLike, llm: Answerer | None = None
-) -> tuple[NotesLibrary, RunLog]:
-    """``olakit notes build``: the library of ``config`` written to ``out`` (JSON Lines), its run log beside it
-    (``<out>.run.json``); every call through one run, so a failed call is refused and nothing is written."""
-    cfg, out = config, Path(out)
-    if out.is_dir():
-        raise DataError(f"--out {out}: a folder is there; give the library's file name (JSON Lines)")
-    pool = load_questions(cfg.dataset, cfg.split, cfg.data_dir, cfg.dataset_map)
-    if not cfg.sample:
-        pool = pool[: cfg.pool]
-    with Run("notes build", cfg, llm, out_dir=None, parameters={"out": str(out)}) as job:
-        claim_folder(out.parent, job.draft(), output=out.name)
-        library = build_library(
+LIBRARY = "notes.jsonl"
+"""The library in a notes build's folder (a folder is a library wherever a library is named: olakit.olagpt.notes)."""
+
+
+def build_notes(config: NotesConfig, llm: Answerer | None = None, *, parameters: dict | None = None) -> Result:
+    """``olakit notes build``: a Result of kind ``notes``: the pool's answers as records, the library as its file
+    ``notes.jsonl``; every call through one run, so a failed call is refused and nothing is made."""
+    cfg = config
+    with Run("notes build", cfg, llm, kind="notes", parameters=parameters) as job:
+        pool = load_questions(cfg.dataset, cfg.split, cfg.data_dir, cfg.dataset_map)
+        if not cfg.sample:
+            pool = pool[: cfg.pool]
+        library, records = build_library(
             job.answerer,
             pool,
             r=cfg.r,
@@ -213,7 +221,5 @@ def build_notes(
             seed=cfg.seed,
             max_tokens=cfg.max_tokens,
         )
-        run_log = job.log(extra={"notes": len(library), "pool": len(pool) if not cfg.sample else cfg.sample})
-    library.save(out)
-    write_log(out.parent, run_log.replace(outputs={"library": out.name}), name=f"{out.name}.{LOG_NAME}")
-    return library, run_log
+        extras = NotesExtras(library=LIBRARY, notes=len(library), pool=len(pool) if not cfg.sample else cfg.sample)
+        return job.finish(records, OlaGPTRecord, extras, files={LIBRARY: library.text()})

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from olakit.data.loaders import questions_of
 from olakit.llm.batch import BATCH_RATE
 from olakit.llm.endpoint import PRICES, Endpoint
-from olakit.names import AUTO_COT, LLM_VOTE, SC, ZERO_SHOT, plural
+from olakit.names import AUTO_COT, AUTO_COT_STRATEGY, LLM_VOTE, REGEX_VOTE, SC, ZERO_SHOT, plural
 from olakit.olagpt.config import OlaGPTConfig
 from olakit.olagpt.intent import TYPE_PARAMS
 from olakit.olagpt.templates import templates_for
@@ -108,3 +108,25 @@ def describe(stages: list[Stage], endpoint: Endpoint, batch: bool = False) -> st
         tail += "; prompts extra)" if batch else " if batched; prompts extra)"
     tail += "; answers already in the cache are not paid again"
     return "\n".join([head, *lines, tail])
+
+
+def planned_cells(config: OlaGPTConfig) -> list[str]:
+    """The cells a run of ``config`` will have in its paired tests, as its tables name them (``METHOD | STRATEGY``:
+    each template, the regex vote, SC, the LLM vote under each note strategy; Auto-CoT under ``random``), known
+    before any call: a registered comparison must name two of them.
+
+    >>> planned_cells(OlaGPTConfig(templates=["ST"], strategies=["zero-shot"]))
+    ['ST | zero-shot', 'regex_vote | zero-shot']
+    """
+    cfg = config
+    methods = [t.name for t in templates_for(cfg.dataset, cfg.templates)] + [REGEX_VOTE]
+    methods += [SC] if SC in cfg.baselines else []
+    methods += [LLM_VOTE] if LLM_VOTE in cfg.votes else []
+    cells = [f"{m} | {s}" for m in methods for s in cfg.strategies]
+    return cells + ([f"{AUTO_COT} | {AUTO_COT_STRATEGY}"] if AUTO_COT in cfg.baselines else [])
+
+
+def run_pairs(config: OlaGPTConfig) -> int:
+    """How many paired tests an OlaGPT run's ``paired_tests`` table has: every pair of its planned cells."""
+    cells = len(planned_cells(config))
+    return cells * (cells - 1) // 2

@@ -33,8 +33,8 @@ class OlaGPTConfig(Slice, OwnDataset, Analysis):
     n_notes: Annotated[tuple[Annotated[int, Field(ge=0)], ...], Field(min_length=1)] = (3,)
     """How many notes a prompt carries (several: one cell each; zero-shot always has 0)."""
     library: str | None = "olagpt"
-    """The notes library: ``olagpt`` (the authors' 81 AQuA notes), ``olagpt-ekar`` (their 2 E-KAR notes) or a JSON
-    Lines file of notes."""
+    """The notes library: ``olagpt`` (the authors' 81 AQuA notes), ``olagpt-ekar`` (their 2 E-KAR notes), a JSON
+    Lines file of notes, or a notes build's folder (``olakit notes build --out DIR``)."""
     baselines: tuple[Literal[SC, AUTO_COT], ...] = ()  # type: ignore[valid-type]
     """Baselines beside the templates: ``SC`` (self-consistency) and ``auto_cot``; the turbo baseline is the turbo
     template itself."""

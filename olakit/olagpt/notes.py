@@ -48,9 +48,13 @@ class NotesLibrary:
         return self._by_id[note_id]
 
     # -- persistence
+    def text(self) -> str:
+        """The library as JSON Lines, one note per line."""
+        return "".join(json.dumps(dataclasses.asdict(n), ensure_ascii=False) + "\n" for n in self.notes)
+
     def save(self, path: str | os.PathLike) -> Path:
         """JSON Lines, one note per line, written atomically (also how a person gets drafts to complete)."""
-        text = "".join(json.dumps(dataclasses.asdict(n), ensure_ascii=False) + "\n" for n in self.notes)
+        text = self.text()
         return write_atomic(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
 
     @classmethod
@@ -139,12 +143,14 @@ LIBRARIES = {"olagpt": olagpt_library, "olagpt-ekar": olagpt_ekar_library}
 
 
 def resolve_library(spec: str | None, data_dir=None) -> NotesLibrary | None:
-    """A library by name (``"olagpt"``, ``"olagpt-ekar"``) or file path; None for None."""
+    """A library by name (``"olagpt"``, ``"olagpt-ekar"``), file path or a notes build's folder (its notes.jsonl);
+    None for None."""
     if spec is None:
         return None
     if spec in LIBRARIES:
         return LIBRARIES[spec](data_dir)
-    return NotesLibrary.load(spec)
+    path = Path(spec)
+    return NotesLibrary.load(path / "notes.jsonl" if path.is_dir() else path)
 
 
 def error_reason(wrong: Sequence[str | None], gold: str) -> str:

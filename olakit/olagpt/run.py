@@ -19,14 +19,12 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from pathlib import Path
-
-import pandas as pd
 
 from olakit.data.datasets import question_hash
 from olakit.data.loaders import questions_of
-from olakit.data.records import answer_record, prompt_hash, replicate_disagreement, save_records, to_frame
+from olakit.data.records import answer_record, prompt_hash, replicate_disagreement, to_frame
 from olakit.errors import DataError
 from olakit.extract import get_extractor
 from olakit.llm import Answerer, Reply, Request
@@ -35,6 +33,7 @@ from olakit.llm.two_stage import Answer, answers
 from olakit.majority import majority
 from olakit.names import (
     AUTO_COT,
+    AUTO_COT_STRATEGY,
     CHOSEN_VOTE,
     DIY,
     LLM_VOTE,
@@ -43,6 +42,7 @@ from olakit.names import (
     ZERO_SHOT,
 )
 from olakit.olagpt.baselines import auto_cot_demos, cot_prompt, published_demos
+from olakit.olagpt.budget import planned_cells
 from olakit.olagpt.config import OlaGPTConfig
 from olakit.olagpt.controller import Call, plan
 from olakit.olagpt.integrative import choose_request, chosen_templates, composed_template, diy_request
@@ -51,33 +51,13 @@ from olakit.olagpt.llm_vote import llm_vote_records
 from olakit.olagpt.notes import resolve_library
 from olakit.olagpt.templates import templates_for
 from olakit.olagpt.verify import verify
+from olakit.registration import Registered
+from olakit.result import OlaGPTExtras, Result
 from olakit.rng import keyed_rng
-from olakit.runlog import RunLog
 from olakit.runner import Run
 from olakit.types import OlaGPTRecord, Template
 
 log = logging.getLogger("olakit")
-AUTO_COT_STRATEGY = "random"
-"""The column Table 3 reports Auto-CoT in (the paper's): its demonstrations are not notes retrieved for the question."""
-
-
-@dataclass
-class RunResult:
-    """The records of a run and its run log (config, roles, calls per role, versions, data hashes)."""
-
-    records: pd.DataFrame
-    log: RunLog
-    out_dir: Path | None = None
-
-    @property
-    def calls(self) -> dict:
-        """The calls over every role (requests, unique prompts, paid, cached, failed, tokens, cost, wall_s)."""
-        return self.log.summary()
-
-    @property
-    def config(self) -> dict:
-        """OlaGPTConfig.as_dict(): every setting of the run."""
-        return self.log.config
 
 
 def _record(call: Call, result: Reply, model: str, answer: Answer) -> OlaGPTRecord:
@@ -215,31 +195,41 @@ def _verified_records(cfg, counter, questions, qtypes, names, records, model, ex
 def run(
     config: OlaGPTConfig,
     llm: Answerer | None = None,
-    out_dir: str | Path | None = None,
     *,
-    parameters=None,
-    registration: dict | None = None,
-) -> RunResult:
-    """Run the grid; write records.parquet and run.json into out_dir when given (``parameters``: the command's
-    own flags, for the run log). ``llm``: the answerer (default: the configured endpoint). ``registration``: the
-    entry of a pre-registered family (olakit.registration), written into out_dir before the first call."""
-    with Run("run", config, llm, out_dir=out_dir, parameters=parameters, registration=registration) as job:
-        return _run(config, job, out_dir)
+    parameters: dict | None = None,
+    registration: Registered | None = None,
+    concurrency: int | None = None,
+    batch: bool | None = None,
+    export: str | None = None,
+    announce: Callable[[Run], None] | None = None,
+) -> Result:
+    """Run the grid: its Result (records, run log, OlaGPTExtras, the replicate's records as ``replicate.parquet``);
+    write it with ``result.write(out_dir, report(result))``. ``llm``: the answerer (default: the configured endpoint,
+    with ``concurrency``, ``batch`` and ``export`` as olakit.runner.Run takes them). ``parameters``: the door's own
+    flags, for the log. ``registration``: a pre-registered family, read before this call; its comparisons must name
+    cells the run has. ``announce(job)``: called once the roles are resolved, before the first call (the CLI prints
+    the plan)."""
+    door = dict(parameters=parameters, concurrency=concurrency, batch=batch, export=export, registration=registration)
+    with Run("run", config, llm, kind="olagpt", **door) as job:
+        if registration is not None:
+            registration.check_cells(planned_cells(config))
+        if announce is not None:
+            announce(job)
+        return _run(config, job)
 
 
-def _run(config: OlaGPTConfig, job: Run, out_dir) -> RunResult:
+def _run(config: OlaGPTConfig, job: Run) -> Result:
     records, used = _records(config, job.answerer)
-    again = None
+    files = {}
     if config.replicate:  # the first questions once more, every call past the cache (olakit.llm.answerer.Replicate)
         k = min(config.replicate, len(config.pick(questions_of(config))))
         again, _ = _records(config.replace(n_questions=k, replicate=0), Replicate(job.answerer, 1))
         table = replicate_disagreement(to_frame(records), to_frame(again))
         used["replicate"] = {"questions": k, "index": 1, "cells": table.to_dict("records")}
-    df, run_log = job.finish(records, OlaGPTRecord, out_dir, extra=used)
-    if again is not None and out_dir is not None:
-        save_records(to_frame(again), Path(out_dir) / REPLICATE)
-    log.debug("run %s: %s", config.dataset, run_log.calls)  # the caller reports the calls (olakit run prints them once)
-    return RunResult(records=df, log=run_log, out_dir=Path(out_dir) if out_dir else None)
+        files[REPLICATE] = to_frame(again)
+    result = job.finish(records, OlaGPTRecord, OlaGPTExtras(**used), files=files)
+    log.debug("run %s: %s", config.dataset, result.calls)  # the caller reports the calls (olakit run prints them once)
+    return result
 
 
 REPLICATE = "replicate.parquet"
@@ -331,7 +321,7 @@ def _records(config: OlaGPTConfig, counter) -> tuple[list, dict]:
             prompt=cfg.llm_vote_prompt,
         )
     used = {
-        "templates": [t.name for t in templates],
+        "templates": cfg.order([t.name for t in templates]),
         "question_type_prompt": sorted({type_prompt_name(q) for q in questions}),
         "answer_kinds": sorted({q.kind for q in questions}),
     }  # what a dataset file got by default (docs/datasets.md)

@@ -10,10 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
-
-import pandas as pd
 
 from olakit.data.files import RESOURCES, read_jsonl
 from olakit.data.loaders import questions_of
@@ -23,10 +20,10 @@ from olakit.extract import get_extractor
 from olakit.llm import Answerer, Reply, Request
 from olakit.llm.judge import parse_grade, reference_request
 from olakit.llm.two_stage import Answer, answers
+from olakit.result import Result, ReviewExtras
 from olakit.review.config import ReviewConfig
 from olakit.review.loop import History, Loop
 from olakit.review.parse import states_an_answer
-from olakit.runlog import RunLog
 from olakit.runner import Run
 from olakit.types import Question, ReviewRecord
 
@@ -65,25 +62,6 @@ def open_questions(path: str | Path = OPEN_QUESTIONS) -> list[Question]:
     return out
 
 
-@dataclass
-class ReviewResult:
-    """The records (per iteration, the last with the history), the histories and the run log."""
-
-    records: pd.DataFrame
-    histories: list
-    log: RunLog
-    out_dir: Path | None = None
-
-    @property
-    def calls(self) -> dict:
-        """role -> its calls (answerer, reviewer, direct), and the wall time."""
-        return {**self.log.calls, "wall_s": self.log.wall_s}
-
-    @property
-    def config(self) -> dict:
-        return {**self.log.config, "roles": {r: e["identity"] for r, e in self.log.roles.items()}}
-
-
 def _questions(cfg: ReviewConfig, ask: str | None) -> list[Question]:
     if ask is not None:
         if not ask.strip():
@@ -102,19 +80,21 @@ ROLES = ("answerer", "reviewer", "direct")
 def run_review(
     config: ReviewConfig,
     llms: Answerer | Mapping[str, Answerer] | None = None,
-    out_dir: str | Path | None = None,
     ask: str | None = None,
     *,
     parameters: dict | None = None,
-) -> ReviewResult:
-    """The loop and the direct answer for every question (or one ``ask``ed open question). ``llms``: the answerer,
-    or role -> answerer for ``answerer``, ``reviewer`` and ``direct`` (default: each from its role's environment,
-    else the configured endpoint). records.parquet and run.json go into out_dir when given."""
+    concurrency: int | None = None,
+) -> Result:
+    """The loop and the direct answer for every question (or one ``ask``ed open question): a Result (records,
+    run log with every role's endpoint and calls, the histories in its ReviewExtras). ``llms``: the answerer, or
+    role -> answerer for ``answerer``, ``reviewer`` and ``direct`` (default: each from its role's environment, else
+    the configured endpoint)."""
     cfg = config
-    questions = _questions(cfg, ask)
     params = {**(parameters or {}), **({"ask": ask} if ask is not None else {})}
-    roles = ROLES + (("judge",) if any(q.kind == "text" and q.gold for q in questions) else ())  # graded free text
-    with Run("review", cfg, llms, roles=roles, out_dir=out_dir, parameters=params) as job:
+    with Run("review", cfg, llms, kind="review", roles=ROLES, parameters=params, concurrency=concurrency) as job:
+        questions = _questions(cfg, ask)
+        if any(q.kind == "text" and q.gold for q in questions):  # graded free text
+            job.add_role("judge")
         loop = Loop({"answerer": job["answerer"], "reviewer": job["reviewer"]}, cfg)
         histories = loop.run([ask_text(q) for q in questions])
         direct = job["direct"].batch(
@@ -122,15 +102,14 @@ def run_review(
             "direct answers",
         )
         records = _records(cfg, questions, histories, direct, job)
-        df, run_log = job.finish(records, ReviewRecord, out_dir)
-    return ReviewResult(records=df, histories=histories, log=run_log, out_dir=Path(out_dir) if out_dir else None)
+        return job.finish(records, ReviewRecord, ReviewExtras(histories=histories))
 
 
-def ask_report(result: ReviewResult) -> str:
+def ask_report(result: Result) -> str:
     """What ``olakit review --ask`` prints: the outline with the step count read from it, each review's score and
     decision, the direct answer the loop is compared with, the loop's final answer, and a note when that final answer
     states no answer (``states_an_answer``)."""
-    h = result.histories[0]
+    h = result.extras.histories[0]
     direct = result.records.loc[result.records["loop"] == DIRECT, "raw_output"].iloc[0]
     steps = f"{h.steps} steps" if h.steps else "no step count found: answered in one call"
     lines = [f"outline ({steps}):", h.outline, ""]

@@ -10,10 +10,10 @@ import pandas as pd
 
 from olakit.analysis.compare import COMPARED
 from olakit.analysis.inference import cell_outcomes, holm_matrix, paired_tests
-from olakit.analysis.power import registered_tables
+from olakit.analysis.verdicts import registered_tables
 from olakit.names import natural_order, plural
 from olakit.notebook.explorers.html import esc, html_heatmap, template_names
-from olakit.registration import Registration
+from olakit.registration import Registered
 from olakit.settings import ANALYSIS, Analysis
 
 SHOWN = 15
@@ -37,7 +37,7 @@ def _shown(cell: str) -> str:
 
 class PairExplorer:
     """Every pair of cells by exact McNemar with Holm; a pair's discordant questions, one side or the other. With a
-    ``registration`` (``olakit.registration.registration_of(run folder)``), each pair says whether it is
+    ``registration`` (a run's: ``result.registration``), each pair says whether it is
     confirmatory (registered: Holm over the family alone, ``p_holm_family``) or exploratory, registered ones first."""
 
     def __init__(
@@ -45,7 +45,7 @@ class PairExplorer:
         records: pd.DataFrame,
         templates: Sequence[str] | None = None,
         rule: Analysis = ANALYSIS,
-        registration: Registration | None = None,
+        registration: Registered | None = None,
     ):
         import ipywidgets as w
 

@@ -14,21 +14,21 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from olakit.analysis.power import comparison_cells, outcomes_of
 from olakit.analysis.questions import FILTERS, agreement_summary, filter_questions, question_tables
 from olakit.analysis.tables import ordered_strategies
+from olakit.analysis.verdicts import comparison_cells, outcomes_of
 from olakit.data import overrides as ov
 from olakit.data.datasets import check_versions
-from olakit.data.loaders import run_questions
-from olakit.data.recorded import RECORDED_MODEL, RECORDED_SOURCE, import_olagpt
-from olakit.data.records import save_records
+from olakit.data.loaders import dataset_ref, reading, run_questions
+from olakit.data.recorded import RECORDED_MODEL, RECORDED_SOURCE, RECORDED_TEMPLATES, import_olagpt
 from olakit.errors import DataError
 from olakit.names import LLM_VOTE, natural_order, plural
 from olakit.notebook.explorers.heatmaps import HeatmapExplorer
 from olakit.notebook.explorers.html import esc, template_names
 from olakit.olagpt.notes import NotesLibrary, error_reason, note_from_question
-from olakit.registration import Registration, registration_of
-from olakit.runlog import claim_folder, load_run, make_log, records_summary, write_log
+from olakit.registration import Registered, registration_of
+from olakit.result import ComparisonExtras, ImportExtras, RecordedExtras, Result, extras_of
+from olakit.runlog import load_run, make_log
 from olakit.settings import ANALYSIS, Analysis
 from olakit.vote import GROUP
 
@@ -57,7 +57,7 @@ class QuestionExplorer:
         notes_path: str | Path | None = None,
         rule: Analysis = ANALYSIS,
         about: str = "",
-        registration: Registration | None = None,
+        registration: Registered | None = None,
     ):
         import ipywidgets as w
 
@@ -343,30 +343,33 @@ def open_explorers(
 ):
     """Both explorers over a records file (a live run's, an import's, a comparison's, or the OlaGPT recorded AQuA
     outputs, imported into records_path when it does not exist yet, so corrections have a home beside them), under
-    the vote rule of the run log beside it (the authors' rule where there is none), with the registration beside it
-    (registration.json: its comparisons confirmatory), linked: a heatmap cell opens its questions in the question
+    the vote rule of the run log beside it (the authors' rule where there is none), with the registration its log
+    holds (its comparisons confirmatory), linked: a heatmap cell opens its questions in the question
     explorer. Returns (QuestionExplorer, HeatmapExplorer)."""
     records_path = Path(records_path)
     if not records_path.is_file():
-        records = import_olagpt(data_dir)
-        imported = make_log("recorded", extra={"source": RECORDED_SOURCE, "model": RECORDED_MODEL})
-        claim_folder(records_path.parent, imported)
-        save_records(records, records_path)
-        write_log(records_path.parent, imported.replace(outputs={"records": records_summary(records)}))
+        with reading() as files:
+            records = import_olagpt(data_dir)
+        extras = RecordedExtras(source=RECORDED_SOURCE, model=RECORDED_MODEL, templates=list(RECORDED_TEMPLATES))
+        log = make_log("recorded", kind="recorded", files=list(files), dataset=dataset_ref("aqua", None, data_dir))
+        Result(records, log, extras).write(records_path.parent)
     df, run_log = load_run(records_path)
-    extra = run_log.extra if run_log is not None else {}
-    left_out = (extra.get("import") or {}).get("left_out") or extra.get("left_out") or []
+    extras = extras_of(run_log, str(records_path.parent)) if run_log is not None else None
+    left_out = []
+    if isinstance(extras, ImportExtras) and extras.report is not None:
+        left_out = extras.report.left_out
+    elif isinstance(extras, ComparisonExtras):
+        left_out = extras.left_out
     df = df[~df["question_id"].isin(left_out)]  # imported runs: the questions every run answered, as the tables
     rule = vote_rule(run_log)
-    config = run_log.config if run_log is not None else {}
-    config = extra.get("questions") or config  # a comparison: where its sources' questions come from
-    questions = {q.id: q for q in run_questions(config, list(dict.fromkeys(df["dataset"])), data_dir)}
+    ref = run_log.dataset if run_log is not None else None
+    questions = {q.id: q for q in run_questions(ref, list(dict.fromkeys(df["dataset"])), data_dir)}
     check_versions(df, questions, str(records_path))
-    order = extra.get("templates_in_vote_order")
+    order = getattr(extras, "templates", None)
     templates = [t for t in order if t in set(df["template"])] if order else None
     explorer = QuestionExplorer(
         df, questions, templates=templates, records_path=records_path, notes_path=notes_path, rule=rule,
-        about=describe_run(run_log), registration=registration_of(records_path.parent),
+        about=describe_run(run_log), registration=registration_of(run_log),
     )  # fmt: skip
     heatmaps = HeatmapExplorer(df, templates=templates, rule=rule)
     link(explorer, heatmaps)
@@ -381,10 +384,10 @@ def describe_run(run_log) -> str:
     preset = run_log.config.get("preset")
     if preset:
         parts.append(f"preset: {preset}")
-    if "sources" in run_log.extra:
+    if run_log.kind == "compare":
         parts.append(f"sources: {', '.join(s['label'] for s in run_log.extra.get('sources', []))}")
-    if run_log.door == "import":
-        parts.append(f"runs: {', '.join(r['run'] for r in run_log.extra.get('import', {}).get('runs', []))}")
+    if run_log.kind == "import":
+        parts.append(f"runs: {', '.join(r['run'] for r in run_log.extra.get('report', {}).get('runs', []))}")
     return "; ".join(parts)
 
 

@@ -124,9 +124,9 @@ class TraceExplorer:
 def open_trace_explorer(records_path: str | Path, corpus: str = "strategyqa-facts:open", data_dir=None):
     """The trace explorer over a GEEK records file, with the corpus's paragraphs and the dataset's questions."""
     df, run_log = load_run(records_path)
-    config = run_log.config if run_log is not None else {}
-    if is_dataset_file(config.get("dataset", "")):  # a yes/no file's run: its own questions
-        found = run_questions(config, [], data_dir)
+    ref = run_log.dataset if run_log is not None else None
+    if ref is not None and is_dataset_file(ref.dataset):  # a yes/no file's run: its own questions
+        found = run_questions(ref, [], data_dir)
     else:
         found = load_questions("strategyqa", "dev", data_dir) + load_questions("strategyqa", "train", data_dir)
     questions = {q.id: q for q in found}

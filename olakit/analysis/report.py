@@ -1,0 +1,95 @@
+"""``report(result)``: the one function that builds a result's tables, for every kind (olakit.result.KINDS), so that
+the doors and the notebooks copy nothing:
+
+- ``olagpt`` and ``recorded`` (OlaGPT records): the paper tables over the templates, every method with intervals,
+  the LLM-vote audit, usage (analysis.runs.run_tables), the paired tests between every cell with their Holm matrix,
+  and the replicate's disagreement when the run had one;
+- ``reproduction``: the paper's tables from the recorded outputs, beside its printed numbers (analysis.reproduce);
+- ``geek``: Table 2, the paired tests between rows, cost, actions, steps (analysis.traces), the judge's verdicts;
+- ``review``: accuracy per iteration, the flips between iterations, the cost of each stage (analysis.iterations);
+- ``import`` and ``compare``: the comparison's tables (analysis.compare), and an import's report;
+- ``notes``: the pool's answers.
+
+With a registration (the result's own, or one given), its comparisons are confirmatory in ``paired_tests`` (Holm over
+the family alone) and judged in ``registered``, at the family's level. The analysis settings are the result's own
+(its log's) unless given.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from olakit.analysis.compare import comparison_of, comparison_tables
+from olakit.analysis.inference import cell_outcomes, holm_matrix, paired_tests
+from olakit.analysis.iterations import flips, iteration_accuracy, stage_cost
+from olakit.analysis.reproduce import reproduction_tables
+from olakit.analysis.runs import label_note_counts, run_tables
+from olakit.analysis.tables import method_accuracy
+from olakit.analysis.traces import geek_tables
+from olakit.analysis.verdicts import mark_roles
+from olakit.errors import DataError
+from olakit.names import voting_templates
+from olakit.registration import Registered
+from olakit.result import Result
+from olakit.settings import Analysis
+
+
+def analysis_of(log) -> Analysis:
+    """The analysis settings a log's tables were computed with (its ``analysis``); the default where it has none."""
+    return Analysis(**{k: v for k, v in (log.analysis or {}).items() if k in Analysis.model_fields})
+
+
+def settings_of(result: Result, analysis: Analysis | None = None, registration: Registered | None = None) -> Analysis:
+    """The analysis settings a result's report is computed under: ``analysis`` (default: the result's own), at a
+    registered family's level (``registration``, default the result's own)."""
+    analysis = analysis if analysis is not None else analysis_of(result.log)
+    registration = registration if registration is not None else result.registration
+    return registration.analysis_for(analysis) if registration is not None else analysis
+
+
+def report(
+    result: Result, analysis: Analysis | None = None, registration: Registered | None = None
+) -> dict[str, pd.DataFrame]:
+    """Every table of ``result``'s kind (module docstring), under ``analysis`` (default: the result's own) and
+    ``registration`` (default: the result's own)."""
+    registration = registration if registration is not None else result.registration
+    analysis = settings_of(result, analysis, registration)
+    records, kind = result.records, result.kind
+    if kind in ("olagpt", "recorded"):
+        names = analysis.order(result.templates or voting_templates(records["template"]))
+        tables = run_tables(records, names, analysis)
+        tests = paired_tests(cell_outcomes(label_note_counts(records), names, analysis), analysis=analysis)
+        tables |= {"paired_tests": tests, "holm_matrix": holm_matrix(tests)}
+        if getattr(result.extras, "replicate", None):
+            tables["replicate"] = pd.DataFrame(result.extras.replicate["cells"])
+    elif kind == "reproduction":
+        tables = reproduction_tables(records, analysis)
+    elif kind == "geek":
+        tables = geek_tables(records, analysis)
+        if result.extras.judge:
+            tables["judge"] = pd.DataFrame([result.extras.judge])
+    elif kind == "review":
+        tables = {"iteration_accuracy": iteration_accuracy(records, analysis), "flips": flips(records),
+                  "stage_cost": stage_cost(records)}  # fmt: skip
+    elif kind in ("import", "compare"):
+        vote_over = result.log.config.get("vote_over")
+        tables = comparison_tables(comparison_of(result), vote_over, analysis)
+        if kind == "import":
+            tables["import_report"] = import_table(result.extras.report)
+    elif kind == "notes":
+        tables = {"pool_answers": method_accuracy(records, voting_templates(records["template"]), analysis)}
+    else:
+        raise DataError(f"a result of kind {kind!r}: no report for it")
+    if registration is not None and "paired_tests" in tables and len(tables["paired_tests"]):
+        tables |= mark_roles(tables["paired_tests"], registration, analysis)
+    return tables
+
+
+def import_table(report) -> pd.DataFrame:
+    """The import report, one row per run: rows, matched, skipped, unmatched, duplicates, missing, gold conflicts and
+    the answers the tool scored otherwise (their counts)."""
+    return pd.DataFrame(
+        [{k: v for k, v in r.items() if not isinstance(v, list)}
+         | {"gold_conflicts": len(r["gold_conflicts"]), "score_disagreements": len(r["score_disagreements"])}
+         for r in report.as_dict()["runs"]]
+    )  # fmt: skip

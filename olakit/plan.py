@@ -1,0 +1,325 @@
+"""``olakit plan``: before a run, the questions each comparison needs for a given power with the exact McNemar test
+(olakit.analysis.exact), estimated from the OlaGPT authors' recorded outputs or an earlier run, with the ceiling the
+dataset's size, and the calls and price of a run of that many questions (the run's own plan, olakit.olagpt.budget);
+after a registered run (``--after``), its comparisons decided or not (olakit.analysis.verdicts) and the ones
+examined later, each appended to the run's ``changes.jsonl`` as a change after registration (its run.json is never
+rewritten).
+
+``PlanConfig`` takes the run it plans as a part (``run``: an OlaGPTConfig, whose flags ``olakit plan`` takes too), and
+the level from it: the run's analysis setting ``alpha``.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Annotated
+
+import pandas as pd
+from pydantic import Field, model_validator
+
+from olakit.analysis.exact import BEYOND, n_needed, power
+from olakit.analysis.traces import cost_per_row
+from olakit.analysis.verdicts import _took, comparison_cells, examined, outcomes_of
+from olakit.config import Config, ConfigError
+from olakit.data.loaders import load_questions, questions_of
+from olakit.data.recorded import import_olagpt
+from olakit.errors import DataError
+from olakit.llm.batch import BATCH_RATE
+from olakit.llm.endpoint import Endpoint
+from olakit.names import REGEX_VOTE, plural
+from olakit.olagpt.budget import ceiling_price, planned_calls
+from olakit.olagpt.config import OlaGPTConfig
+from olakit.olagpt.templates import templates_for
+from olakit.registration import CHANGES, Registered, registration_of
+from olakit.runlog import load_run, read_log
+from olakit.settings import ANALYSIS, Analysis
+
+PILOT = 50
+"""Questions of the pilot the planner proposes when no earlier run has both cells of a comparison: enough to see
+the discordance rate within about +-0.14 (95%, at its worst, 0.5)."""
+RECORDED = "recorded"
+RECORDED_DATASET = "aqua"
+"""The dataset of the recorded estimates (the OlaGPT authors' gpt-3.5 outputs on AQuA test)."""
+
+
+class PlanConfig(Config):
+    """``olakit plan``: the comparisons a run is for, the power wanted, and the run itself as a part (its dataset,
+    split, templates and strategies: what the questions cost, and its ``alpha``; its ``n_questions`` is not used,
+    the plan finds it)."""
+
+    comparisons: list[str] = []
+    """The comparisons, each ``METHOD:STRATEGY vs METHOD:STRATEGY`` (e.g. ``DST:retrieval vs turbo:zero-shot``,
+    ``regex_vote:combine vs ST:combine``); Holm corrects over all of them. With ``after``: comparisons examined
+    after that run, beyond its registered ones (exploratory)."""
+    after: str | None = None
+    """A registered run's folder: its registered comparisons decided or not, and the ones given here, which it did
+    not register, as exploratory (each appended to its changes.jsonl as a change after registration)."""
+    estimates: str = RECORDED
+    """Where the discordance rates come from: ``recorded`` (the OlaGPT authors' gpt-3.5 outputs on AQuA), or an
+    earlier run (a run folder or a records file)."""
+    delta: Annotated[float, Field(gt=0, lt=1)] | None = None
+    """The accuracy difference to detect (default: the one the estimates show)."""
+    power: Annotated[float, Field(gt=0, lt=1)] = 0.8
+    """The power wanted for each comparison."""
+    run: OlaGPTConfig = OlaGPTConfig()
+    """The run planned (its settings are ``olakit plan``'s flags too; its dataset, when not given, is the
+    estimates run's)."""
+
+    @model_validator(mode="after")
+    def _something_to_plan(self):
+        if not self.comparisons and self.after is None:
+            raise ValueError("comparisons: give at least one (METHOD:STRATEGY vs METHOD:STRATEGY), or after: a run")
+        return self
+
+
+def estimate_outcomes(
+    estimates: str, data_dir: str | None, analysis: Analysis = ANALYSIS
+) -> tuple[pd.DataFrame, str, pd.DataFrame, object]:
+    """(question x cell correctness to estimate discordance from, where it comes from, the records, the run log or
+    None): ``recorded`` (the OlaGPT authors' outputs) or an earlier run's folder or records file (an OlaGPT or a
+    GEEK run, a comparison)."""
+    if estimates == RECORDED:
+        records, source, log = import_olagpt(data_dir), "the OlaGPT authors' recorded gpt-3.5 outputs (AQuA test)", None
+    else:
+        path = Path(estimates)
+        records, log = load_run(path / "records.parquet" if path.is_dir() else path)
+        source = str(path)
+    return outcomes_of(records, analysis), source, records, log
+
+
+def plan_table(
+    comparisons: Sequence[str],
+    outcomes: pd.DataFrame | None,
+    *,
+    source: str,
+    ceiling: int,
+    analysis: Analysis = ANALYSIS,
+    goal: float = 0.8,
+    delta: float | None = None,
+    within: str = "this split",
+) -> pd.DataFrame:
+    """One row per comparison: the estimate (its source, the questions it saw, a-only and b-only counts), the
+    rates planned for, the per-comparison level (the analysis settings' alpha / m: Holm's strictest step), the
+    questions needed for
+    ``goal`` power (None: cannot be decided within ``ceiling``, the split's size), the power at the ceiling, and
+    what to do. ``delta``: the accuracy difference to detect (default: the one observed), kept with the observed
+    discordance rate."""
+    accuracy = outcomes.mean().to_dict() if outcomes is not None else None
+    cells = list(outcomes.columns) if outcomes is not None else []
+    pairs = [comparison_cells(c, cells, accuracy) for c in comparisons]
+    level = analysis.alpha / max(1, len(pairs))
+    rows = []
+    for text, (a, b) in zip(comparisons, pairs):
+        row = {"comparison": text, "a": a, "b": b, "source": source, "alpha_each": level}
+        have = outcomes is not None and a in outcomes.columns and b in outcomes.columns
+        if not have:
+            missing = [c for c in (a, b) if outcomes is None or c not in outcomes.columns]
+            named = (
+                f"; its cells: {', '.join(map(str, list(outcomes.columns)[:3]))}, ..." if outcomes is not None else ""
+            )
+            verdict = (f"no estimate ({', '.join(missing)} not in {source}{named}): run a pilot of {PILOT} questions "
+                       "with both cells and plan again")  # fmt: skip
+            rows.append(row | {"n_estimate": 0, "verdict": verdict})
+            continue
+        both = outcomes[[a, b]].dropna().astype(bool)
+        x, y = both[a].to_numpy(), both[b].to_numpy()
+        n_est, a_only, b_only = len(both), int((x & ~y).sum()), int((~x & y).sum())
+        discordance = (a_only + b_only) / n_est if n_est else 0.0
+        observed = (a_only - b_only) / n_est if n_est else 0.0
+        diff = observed if delta is None else math.copysign(delta, observed or 1.0)
+        row |= {"n_estimate": n_est, "a_only": a_only, "b_only": b_only, "discordance": discordance,
+                "observed_diff": observed, "planned_diff": diff}  # fmt: skip
+        if discordance == 0:
+            rows.append(row | {"verdict": f"no question of the estimate tells the two apart (no discordant pair): run "
+                               f"a larger pilot ({PILOT} questions) with both cells and plan again"})  # fmt: skip
+            continue
+        if discordance < abs(diff):
+            rows.append(row | {"verdict": f"the discordance {discordance:.3f} is below the difference {diff:+.3f}: "
+                               "no paired design has it; give a smaller --delta or estimate again"})  # fmt: skip
+            continue
+        p10, p01 = (discordance + diff) / 2, (discordance - diff) / 2
+        needed = n_needed(p10, p01, level, goal, ceiling)
+        at_ceiling = power(ceiling, p10, p01, level)
+        row |= {"p10": p10, "p01": p01, "n_needed": needed, "power_at_ceiling": at_ceiling}
+        if needed is not None:
+            row["verdict"] = f"{plural(needed, 'question')} for {goal:.0%} power"
+        else:
+            beyond = n_needed(p10, p01, level, goal, BEYOND, settle=False) if p10 != p01 else None
+            row["n_beyond_split"] = beyond
+            row["verdict"] = f"cannot be decided on {within}: {ceiling} questions give {at_ceiling:.0%} power; " + (
+                f"these rates would need about {beyond:,}" if beyond else f"these rates would need more than {BEYOND:,}"
+            )
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _dataset_of(estimates: str, log) -> str | None:
+    """The dataset the estimates were made on: AQuA for the recorded outputs, a run's own (its log), None unknown."""
+    if estimates == RECORDED:
+        return RECORDED_DATASET
+    return log.dataset.dataset if log is not None and log.dataset is not None else None
+
+
+def plan(cfg: PlanConfig, endpoint: Endpoint) -> tuple[pd.DataFrame, list[str]]:
+    """(plan_table for ``cfg``'s comparisons, warnings): the estimates it names, the planned run's dataset's size as
+    the ceiling (the estimates run's dataset where none was given), and for each comparison decided within it the
+    calls and the price of a run of that many questions:
+    - OlaGPT cells: a run with the templates and strategies its two cells need, at the online and the batch rate
+      (olakit.olagpt.budget: the run's own plan; the completion-token ceiling);
+    - GEEK rows (estimates from a GEEK run): the calls and tokens per question that run paid for the two rows
+      (GEEK's calls depend on the replies), at this endpoint's price.
+    A rate borrowed from another dataset than the planned one is a warning."""
+    run = cfg.run
+    outcomes, source, records, log = estimate_outcomes(cfg.estimates, run.data_dir, run.analysis())
+    estimated_on = _dataset_of(cfg.estimates, log)
+    given = "dataset" in run.model_fields_set
+    if not given and estimated_on is not None and estimated_on != run.dataset:  # the run given: its dataset
+        ref = log.dataset
+        run = run.replace(dataset=ref.dataset, split=ref.split, dataset_map=ref.map)
+    notes = []
+    if estimated_on is None:
+        notes.append(f"{source} says not which dataset it answered: its rates may not be {run.dataset}'s")
+    elif estimated_on != run.dataset:
+        notes.append(f"the rates are borrowed from {estimated_on} ({source}), not {run.dataset}: run a pilot of "
+                     f"{PILOT} questions on {run.dataset} and plan again from it")  # fmt: skip
+    geek = "row" in records.columns
+    if geek:
+        ref = log.dataset if log is not None and log.dataset is not None else None
+        questions = load_questions(ref.dataset, ref.split, run.data_dir, ref.map) if ref else \
+            load_questions("strategyqa", None, run.data_dir)  # fmt: skip
+        ceiling = len(questions) - run.offset
+    else:
+        ceiling = len(questions_of(run)) - run.offset
+    try:
+        table = plan_table(cfg.comparisons, outcomes, source=source, ceiling=ceiling, analysis=run.analysis(),
+                           goal=cfg.power, delta=cfg.delta, within=f"{run.dataset}'s {ceiling} questions")  # fmt: skip
+    except ValueError as exc:
+        raise ConfigError(f"PlanConfig: comparisons: {exc}") from None
+    for i, row in table.iterrows():
+        n = row.get("n_needed")
+        if n is None or pd.isna(n):
+            continue
+        priced = _geek_price(records, row, int(n), endpoint) if geek else _olagpt_price(run, row, int(n), endpoint)
+        if isinstance(priced, str):
+            table.loc[i, "verdict"] = f"{row['verdict']} ({priced})"
+            continue
+        for k, v in priced.items():
+            table.loc[i, k] = v
+    return table, notes
+
+
+def _olagpt_price(run: OlaGPTConfig, row, n: int, endpoint: Endpoint) -> dict | str:
+    """The calls and price of an OlaGPT run of ``n`` questions with the two cells' templates and strategies; why
+    not, for cells of another kind of run (an imported one)."""
+    every = [t.name for t in templates_for(run.dataset, run.templates)]
+    methods = {row["a"].split(" | ")[0], row["b"].split(" | ")[0]}
+    templates = every if REGEX_VOTE in methods else [t for t in every if t in methods]
+    strategies = tuple(dict.fromkeys(c.split(" | ")[-1] for c in (row["a"], row["b"])))
+    try:
+        if not templates:
+            raise ConfigError(f"{' and '.join(sorted(methods))}: no template of {run.dataset}")
+        sized = run.replace(n_questions=n, templates=tuple(templates), strategies=strategies)
+    except ConfigError as exc:
+        return f"not priced as an OlaGPT run: {exc}"
+    stages = planned_calls(sized)
+    out: dict = {"calls": sum(s.calls for s in stages), "price_basis": "completion ceiling; prompts extra"}
+    price = ceiling_price(stages, endpoint)
+    if price is not None:
+        out["usd_online"], out["usd_batch"] = price
+    return out
+
+
+def _geek_price(records: pd.DataFrame, row, n: int, endpoint: Endpoint) -> dict | str:
+    """The calls and price of a GEEK run of ``n`` questions with the two rows, at the calls and tokens per question
+    the estimate run paid for them."""
+    per = cost_per_row(records[records["row"].isin([row["a"], row["b"]])]).set_index("method")
+    tokens = records[records["row"].isin([row["a"], row["b"]])].groupby("row")[["prompt_tokens", "completion_tokens"]]
+    means = tokens.mean()
+    if means.isna().any().any():
+        return "not priced: the estimate run's records lack token counts"
+    out: dict = {"calls": round(n * per["calls_per_question"].sum()), "price_basis": "tokens as the estimate run paid"}
+    price = endpoint.price()
+    if price is not None:
+        online = n * (means["prompt_tokens"].sum() * price[0] + means["completion_tokens"].sum() * price[1]) / 1e6
+        out["usd_online"], out["usd_batch"] = online, online * BATCH_RATE
+    return out
+
+
+def plan_report(table: pd.DataFrame, cfg: PlanConfig, endpoint: Endpoint, notes: Sequence[str] = ()) -> str:
+    """The plan as the terminal shows it: one block per comparison (the estimate and its source, the rates, the
+    verdict, the calls and price of that many questions), then the family."""
+    m, alpha = len(table), cfg.run.alpha
+    lines = [
+        f"plan: {plural(m, 'comparison')}, Holm at {alpha:g} family-wise (each planned at {alpha / m:.4g}),"
+        f" {cfg.power:.0%} power, exact McNemar; estimates from {table['source'].iloc[0]}",
+        *(f"  warning: {n}" for n in notes),
+    ]
+    for _, r in table.iterrows():
+        lines.append(f"  {r['comparison']}{_took(r['comparison'], r['a'], r['b'])}")
+        if r.get("n_estimate", 0):
+            lines.append(
+                f"    estimate: {int(r['a_only'])} a-only and {int(r['b_only'])} b-only of {int(r['n_estimate'])}"
+                " questions "
+                f"(discordance {r['discordance']:.3f}, difference {r['observed_diff']:+.3f})"
+                + (f"; planned for a difference of {r['planned_diff']:+.3f}" if cfg.delta is not None else "")
+            )
+        lines.append(f"    {r['verdict']}")
+        if "calls" in r and not pd.isna(r.get("calls")):
+            cost = (
+                f": ${r['usd_online']:,.2f} online, ${r['usd_batch']:,.2f} batched ({r['price_basis']})"
+                if "usd_online" in r and not pd.isna(r.get("usd_online"))
+                else f" ({endpoint.model} has no known price)"
+            )
+            lines.append(f"    a run of {int(r['n_needed'])} questions with these two cells: "
+                         f"{int(r['calls']):,} calls" + cost)  # fmt: skip
+    return "\n".join(lines)
+
+
+def after_run(folder: str | Path, comparisons: Sequence[str], analysis: Analysis | None = None) -> pd.DataFrame:
+    """A registered run's comparisons after it (olakit.analysis.verdicts.examined, under the run's own analysis
+    settings unless given), any change to its registration file since (computed now), and each comparison examined
+    here that it did not register appended to its ``changes.jsonl`` (the run's own log stays as it was written)."""
+    folder = Path(folder)
+    log = read_log(folder)
+    registered = registration_of(log)
+    if registered is None:
+        raise DataError(f"{folder}: its run log holds no registration (olakit run --registration FILE)")
+    records, _ = load_run(folder / "records.parquet")
+    analysis = analysis or Analysis(**{k: v for k, v in log.analysis.items() if k in Analysis.model_fields})
+    table = examined(records, registered, comparisons, analysis)
+    now = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+    table.attrs["changes"] = registered.changes() + _earlier_changes(folder)
+    added = [c for c in dict.fromkeys(comparisons) if c not in registered.comparisons]
+    if added:
+        with open(folder / CHANGES, "a", encoding="utf-8") as fh:
+            for c in added:
+                fh.write(json.dumps({"at": now, "examined": c, "role": "exploratory"}) + "\n")
+    return table
+
+
+def _earlier_changes(folder: Path) -> list[str]:
+    """The comparisons examined after a registered run before now (its changes.jsonl)."""
+    path = folder / CHANGES
+    if not path.is_file():
+        return []
+    lines = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
+    return [f"{x['at']}: {x['examined']} examined after the run (exploratory)" for x in lines]
+
+
+def registered_plan(registration: Registered, n: int, data_dir: str | None, analysis: Analysis = ANALYSIS) -> str:
+    """What a registered run's printed plan says of its family before the first call: each comparison's power at
+    the run's ``n`` questions (plan_table, the estimates the registration names), at the family's level."""
+    analysis = registration.analysis_for(analysis)
+    try:
+        outcomes, source, _, _ = estimate_outcomes(registration.settings.estimates, data_dir, analysis)
+    except (DataError, OSError) as exc:
+        return f"  registered comparisons: no estimate of their discordance ({exc})"
+    table = plan_table(registration.comparisons, outcomes, source=source, ceiling=n, analysis=analysis,
+                       goal=registration.settings.power, within="this run")  # fmt: skip
+    lines = [f"  registered comparisons (Holm at {analysis.alpha:g}; estimates from {source}):"]
+    lines += [f"    {r['comparison']}: {r['verdict']}" for _, r in table.iterrows()]
+    return "\n".join(lines)
