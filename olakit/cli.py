@@ -240,7 +240,17 @@ def _judged(tables: dict, log) -> None:
 
 
 def _calls(result) -> str:
-    return f"calls {json.dumps(result.calls)}"
+    """The calls a result made, for a person: the total, then each role's paid calls where there are several."""
+    calls = result.calls
+    t = calls.pop("total")
+    line = (f"calls: {t['unique_prompts']:,} made ({t['paid']:,} paid, {t['cached']:,} from the cache, "
+            f"{t['failed']:,} failed), {t['prompt_tokens']:,} prompt and {t['completion_tokens']:,} completion "
+            f"tokens, ${t['cost']:.4f}, {t['wall_s']} s")  # fmt: skip
+    if len(calls) > 1:
+        line += "; per role: " + ", ".join(
+            f"{r} {c['paid']:,} paid of {c['unique_prompts']:,}" for r, c in calls.items()
+        )
+    return line
 
 
 def _announce(cfg, registered, pairs: int, what: str, plan=None):
@@ -394,9 +404,14 @@ def cmd_compare(args) -> int:
 def cmd_reproduce(args) -> int:
     from olakit.analysis.report import report
     from olakit.analysis.reproduce import draw_figures, reproduce_olagpt
+    from olakit.data.recorded import RECORDED_READER
     from olakit.settings import Analysis
 
-    params = {"extractor": args.extractor, "data_dir": args.data_dir, "figures_dir": args.figures_dir}
+    params = {
+        "extractor": args.extractor or RECORDED_READER,
+        "data_dir": args.data_dir,
+        "figures_dir": args.figures_dir,
+    }
     result = reproduce_olagpt(args.data_dir, args.extractor, from_arguments(Analysis, args), parameters=params)
     tables = report(result)
     figures = draw_figures(tables)

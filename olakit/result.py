@@ -37,6 +37,7 @@ from olakit.runlog import (
     claim_folder,
     history_lines,
     log_text,
+    plain,
     read_log,
     read_raw,
     records_summary,
@@ -200,7 +201,7 @@ class Result:
             self.extras = extras_of(self.log)
         elif not isinstance(self.extras, EXTRAS.get(self.log.kind, ())):
             raise TypeError(f"a {self.log.kind!r} result's extras are {EXTRAS[self.log.kind].__name__}")
-        self.log = self.log.replace(extra=self.extras.as_dict())
+        self.log = self.log.replace(extra=plain(self.extras.as_dict()))
 
     @property
     def kind(self) -> str:

@@ -276,7 +276,7 @@ def make_log(
         config_type=type(config).__name__ if config is not None else "",
         config=config.as_dict() if config is not None else {},
         analysis=dict(analysis or {}),
-        parameters=dict(parameters or {}),
+        parameters=plain(parameters or {}),
         created=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         olakit=versions.get("olakit"),
         commit=commit(),
@@ -285,6 +285,11 @@ def make_log(
         data={str(p): sha256_cached(p) for p in files},
         **more,
     )
+
+
+def plain(value):
+    """A value as its JSON reads back (paths as text, tuples as lists): what a log holds, so it reads back equal."""
+    return json.loads(json.dumps(value, default=str))
 
 
 def records_summary(records, name: str = "records.parquet") -> dict:

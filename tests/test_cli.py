@@ -73,7 +73,7 @@ def test_reproduce_cli_end_to_end(tmp_path, data_dir):
     assert list(acc.columns) == ["zero-shot", "random", "retrieval", "combine"]
     assert list(acc.index) == ["DST", "DT", "PT", "ST", "turbo", "regex_vote", "llm_vote"]
     assert log["config"]["unparsed"] == "raw"
-    assert log["extra"]["templates_in_vote_order"] == ["DT", "DST", "PT", "ST", "turbo"]
+    assert log["kind"] == "reproduction" and log["extra"]["templates"] == ["DT", "DST", "PT", "ST", "turbo"]
     for folder, template in (("st", "ST"), ("turbo", "turbo"), ("dst", "DST")):
         for strategy, suffix in STRATEGY_FILES.items():
             assert acc.loc[template, strategy] == pytest.approx(count_correct(data_dir, folder, suffix) / 254)
@@ -303,4 +303,5 @@ def test_the_terminal_shows_one_bar_per_geek_row_and_no_library_logs(tmp_path):
     for out in (geek, run):
         foreign = [ln for ln in out.stderr.splitlines() if re.match(r"(INFO|DEBUG) ", ln) and " olakit" not in ln]
         assert foreign == [], foreign
-    assert run.stdout.count('"paid"') == 1 and "INFO olakit: run " not in run.stderr  # the call summary, once
+    assert run.stdout.count("paid") == 1 and "INFO olakit: run " not in run.stderr  # the call summary, once
+    assert "calls: 3 made (3 paid, 0 from the cache, 0 failed)" in run.stdout

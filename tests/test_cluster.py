@@ -243,17 +243,17 @@ def test_a_dask_sweep_with_a_redis_cache_matches_the_local_executor(redis_url, t
         monkeypatch.setenv("OLAKIT_BASE_URL", srv.base_url)
         monkeypatch.setenv("OLAKIT_MODEL", "fake")
         local = sweep(tmp_path, "local", "local")  # diskcache, local processes
-        assert [r.status for r in local["runs"]] == ["ok", "ok"]
+        assert [r.status for r in local.runs] == ["ok", "ok"]
         paid_locally = srv.requests
         monkeypatch.setenv("OLAKIT_CACHE_URL", redis_url)
         dask = sweep(tmp_path, "dask", "dask")  # Redis, 2 Dask worker processes: every prompt paid again, once
-        assert [r.status for r in dask["runs"]] == ["ok", "ok"], [r.error for r in dask["runs"]]
+        assert [r.status for r in dask.runs] == ["ok", "ok"], [r.error for r in dask.runs]
         assert paid_locally == len(srv.per_prompt)  # calls = unique prompts, locally ...
         assert srv.requests == 2 * paid_locally and set(srv.per_prompt.values()) == {2}  # ... and across workers
-        assert all(r.worker.startswith("tcp://127.0.0.1:") for r in dask["runs"])
-        assert dask["executor"] == "dask" and dask["scheduler"] == "LocalCluster"
+        assert all(r.worker.startswith("tcp://127.0.0.1:") for r in dask.runs)
+        assert dask.executor == "dask" and dask.scheduler == "LocalCluster"
         again = sweep(tmp_path, "dask-again", "dask")  # a rerun makes no call
-        assert srv.requests == 2 * paid_locally and again["calls"]["paid"] == 0
+        assert srv.requests == 2 * paid_locally and again.calls["paid"] == 0
     results = tmp_path / "results"
     assert tables(results, "dask") == tables(results, "local") == tables(results, "dask-again")
     assert len(tables(results, "local")) == 2  # one table per notebook

@@ -120,7 +120,7 @@ def test_note_strategy_with_statistics_on_recorded_slice(tmp_path):
     low, high = sorted(confirmatory["p_mcnemar"])  # Holm over two, by hand: 2 x the smaller, then the running max
     assert sorted(confirmatory["p_holm_family"]) == pytest.approx([min(1, 2 * low), min(1, max(2 * low, high))])
     assert len(pd.read_csv(out / "tables" / "registered.csv")) == 2
-    assert manifest(out)["extra"]["registration"]["sha256"] == hashlib.sha256(family.read_bytes()).hexdigest()
+    assert manifest(out)["registration"]["sha256"] == hashlib.sha256(family.read_bytes()).hexdigest()
     cells = 2 * 6  # 5 templates + the vote, two strategies
     m = cells * (cells - 1) // 2
     assert len(tests) == m
@@ -197,7 +197,7 @@ def test_compare_runs_on_pot_and_the_olagpt_recorded_runs_with_one_question_acro
     save_records(import_olagpt(data_dir, parts=("templates",))[lambda d: d["notes_strategy"] == "zero-shot"],
                  recorded / "records.parquet")  # fmt: skip
     pot = str(Path(__file__).resolve().parent.parent / "imports" / "pot_aqua.yaml")
-    family = tmp_path / "family.yaml"  # registered before the comparison: two of its 45 pairs
+    family = tmp_path / "family.yaml"  # registered before the comparison: two of its 36 pairs
     family.write_text('comparisons: ["PoT vs GPT-4 CoT", "DST vs turbo"]\nalpha: 0.05\n')
     out, nb = run("compare_runs.ipynb", tmp_path, sources=[pot, str(recorded)], labels=["PoT", "OlaGPT"],
                   registration=str(family))  # fmt: skip
@@ -209,10 +209,10 @@ def test_compare_runs_on_pot_and_the_olagpt_recorded_runs_with_one_question_acro
     assert (conditions["n"] == 253).all()  # the questions every run answered: PoT's files lack test-253
     assert pd.read_csv(out / "tables" / "left_out.csv")["question_id"].tolist() == ["test-253"]
     tests = pd.read_csv(out / "tables" / "paired_tests.csv")
-    assert len(tests) == 45  # nine conditions and the vote: every pair, Holm over the 45
-    # the registered two are confirmatory, Holm over them alone (worked here), the other 43 exploratory
+    assert len(tests) == 36  # nine conditions, no vote across them (none asked for): every pair, Holm over the 36
+    # the registered two are confirmatory, Holm over them alone (worked here), the other 34 exploratory
     mine = tests[tests["role"] == "confirmatory"]
-    assert len(mine) == 2 and (tests["role"] == "exploratory").sum() == 43
+    assert len(mine) == 2 and (tests["role"] == "exploratory").sum() == 34
     assert {frozenset(p) for p in zip(mine["a"], mine["b"])} == {
         frozenset(("PoT", "GPT-4 CoT")),
         frozenset(("DST", "turbo")),
@@ -221,7 +221,7 @@ def test_compare_runs_on_pot_and_the_olagpt_recorded_runs_with_one_question_acro
     assert sorted(mine["p_holm_family"]) == pytest.approx([min(1, 2 * low), max(min(1, 2 * low), high)])
     registered = pd.read_csv(out / "tables" / "registered.csv")
     assert list(registered["comparison"]) == ["PoT vs GPT-4 CoT", "DST vs turbo"]
-    assert (out / "registration.json").is_file() and manifest(out)["extra"]["registration"]["changes"] == []
+    assert manifest(out)["registration"]["changes"] == []
     widgets = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs
                if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]  # fmt: skip
     assert len(widgets) == 3
@@ -277,7 +277,7 @@ def test_geek_ablation_notebook_against_a_scripted_endpoint(tmp_path, monkeypatc
     tests = pd.read_csv(out / "tables" / "paired_tests.csv")
     assert (tests["role"] == "confirmatory").sum() == 2 and (tests["role"] == "exploratory").sum() == len(tests) - 2
     assert list(pd.read_csv(out / "tables" / "registered.csv")["comparison"]) == ["+RE vs CoT", "Full vs zero-shot"]
-    assert "registration" in m["extra"] and (out / "registration.json").is_file()
+    assert m["registration"]["settings"]["comparisons"] == ["+RE vs CoT", "Full vs zero-shot"]
     text = "\n".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
     assert "power: 10 pairs of rows" in text and "2 questions cannot decide any pair, whatever the answers" in text
     assert "registered comparisons (Holm at 0.05" in text and "+RE vs CoT: no estimate" in text  # before any call

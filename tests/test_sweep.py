@@ -110,7 +110,8 @@ def test_parallel_live_sweep_pays_each_prompt_once_and_reruns_from_cache(tmp_pat
         assert man["outputs"]["records"]["models"] == ["fake"] and man["calls"]["answerer"]["failed"] == 0
         assert (tmp_path / "results" / "live-test" / "notes_count" / "figures" / "fig9_notes_count.pdf").is_file()
         again = run_sweep(spec, runs_dir=tmp_path / "runs", results_dir=tmp_path / "results")
-        assert srv.requests == unique and again["calls"]["paid"] == 0
+        assert srv.requests == unique and again.calls["paid"] == 0
+        assert [r.status for r in again.runs] == ["kept", "kept"]  # nothing changed: no notebook executed again
 
 
 PROBE = """

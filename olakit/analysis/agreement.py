@@ -50,6 +50,8 @@ def fleiss_kappa(labels: np.ndarray) -> float:
     p_cat = table.sum(axis=0) / table.sum()
     p_subject = ((table * table).sum(axis=1) - raters) / (raters * (raters - 1.0))
     expected = (p_cat * p_cat).sum()
+    if expected == 1:  # one label everywhere: agreement by chance is certain, kappa undefined
+        return float("nan")
     return float((p_subject.mean() - expected) / (1 - expected))
 
 
