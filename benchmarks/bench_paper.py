@@ -1,15 +1,16 @@
-"""`make paper` from a warm cache: `olakit sweep sweeps/paper.yaml` with its own empty answer and embedding caches
-(live calls on the embedded model, embeddings), then again as a user runs it a second time, timed: a new process,
-after the first run's embedded server has stopped (it stops 30 s after its last user), so the time has the
-process's imports (and a model load, were one needed). Three such warm runs; the figure is their median (this
-machine's noise is about +-2 s a run). Goal <= 20 s (issue 30). Then the note_strategy notebook (Table 3 with
-every statistic, on the recorded outputs) alone, through papermill as the sweep runs it: goal <= 10 s.
-Usage: python benchmarks/bench_paper.py [SWEEP_FILE]
+"""`make paper` from a warm cache, as a user types it a second time: the Makefile's steps (the data check,
+compileall, `olakit sweep sweeps/paper.yaml`), each a new process, after the first run's embedded server has stopped
+(it stops 30 s after its last user). A result whose inputs are unchanged is kept, not made again (issue 39), so a warm
+run executes no notebook: goal <= 3 s for the whole command, the median of three runs (it was 19.7 s when every
+notebook ran again). Then one notebook edited (a copy of reproduce_olagpt.ipynb the sweep file names): only that one
+runs again (goal: 1 notebook executed), and its seconds. Then the note_strategy notebook alone (Table 3 with every
+statistic, on the recorded outputs), through papermill as the sweep runs it: goal <= 10 s.
+Usage: python benchmarks/bench_paper.py
 """
 
-import compileall
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -23,6 +24,7 @@ from olakit.notebook.jobs import Job, execute
 
 ROOT = Path(__file__).resolve().parent.parent
 WARM_RUNS = 3
+BIN = Path(sys.executable).parent
 
 
 def wait_for_no_server(limit: float = 120.0) -> float:
@@ -36,25 +38,31 @@ def wait_for_no_server(limit: float = 120.0) -> float:
     sys.exit(f"an embedded server still runs after {limit:.0f} s")
 
 
-compileall.compile_dir(ROOT / "olakit", quiet=1)  # as `make paper` does before its sweep
-sweep_file = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "sweeps" / "paper.yaml"
 for var in ("OLAKIT_BASE_URL", "OLAKIT_EMBEDDED_URL", "OLAKIT_CACHE_URL"):
     os.environ.pop(var, None)
 os.chdir(ROOT)
 
 
-def sweep(run_id: str, folder: Path) -> tuple[dict, float]:
-    """`olakit sweep` in a new process, as `make paper` runs it: (its index, its wall seconds)."""
+def make_paper(sweep_file: Path, run_id: str, folder: Path) -> tuple[dict, float]:
+    """The steps of `make paper` (Makefile), each a new process as make starts it: (the sweep's index, the seconds
+    of all three)."""
     t0 = time.perf_counter()
-    done = subprocess.run(
-        [str(Path(sys.executable).parent / "olakit"), "sweep", str(sweep_file), "--run-id", run_id,
-         "--runs-dir", str(folder / "runs"), "--results-dir", str(folder / "results")],
-        capture_output=True, text=True,
-    )  # fmt: skip
+    steps = [
+        [str(BIN / "python"), "-c", "from olakit.data.loaders import resolve_data_dir as r; print('data:', r())"],
+        [str(BIN / "python"), "-m", "compileall", "-q", "olakit"],
+        [str(BIN / "olakit"), "sweep", str(sweep_file), "--run-id", run_id, "--runs-dir", str(folder / "runs"),
+         "--results-dir", str(folder / "results"), "--figures-dir", str(folder / "figures")],
+    ]  # fmt: skip
+    for step in steps:
+        done = subprocess.run(step, capture_output=True, text=True)
+        if done.returncode:
+            sys.exit(f"{' '.join(step[:3])} failed: {done.stderr[-2000:]}")
     wall = time.perf_counter() - t0
-    if done.returncode:
-        sys.exit(f"olakit sweep failed: {done.stderr[-2000:]}")
     return json.loads((folder / "runs" / run_id / "index.json").read_text()), wall
+
+
+def made(index: dict) -> list[str]:
+    return [r["name"] for r in index["runs"] if r["status"] != "kept"]
 
 
 with tempfile.TemporaryDirectory() as tmp:
@@ -62,45 +70,52 @@ with tempfile.TemporaryDirectory() as tmp:
     os.environ["OLAKIT_CACHE_DIR"] = str(folder / "cache")
     os.environ["OLAKIT_EMBED_CACHE_DIR"] = str(folder / "embeddings")
     os.environ["OLAKIT_INDEX_DIR"] = str(folder / "indexes")  # retrieval indexes and the recorded records, kept
-    cold, _ = sweep("cold", folder)
+    edited = folder / "reproduce_olagpt.ipynb"  # the notebook this benchmark edits: a copy, the sweep names it
+    shutil.copy(ROOT / "notebooks" / "reproduce_olagpt.ipynb", edited)
+    sweep_file = folder / "paper.yaml"
+    sweep_file.write_text((ROOT / "sweeps" / "paper.yaml").read_text().replace(
+        "notebook: notebooks/reproduce_olagpt.ipynb", f"notebook: {edited}"))  # fmt: skip
+    cold, cold_wall = make_paper(sweep_file, "paper", folder)
+    if any(r["status"] != "ok" for r in cold["runs"]):
+        sys.exit(f"runs failed: {[(r['name'], r['error']) for r in cold['runs'] if r['status'] != 'ok']}")
     waited = wait_for_no_server()  # a second `make paper` a minute later finds no server running
-    walls, sweeps = [], []
-    for i in range(WARM_RUNS):
+    walls, warm = [], None
+    for _ in range(WARM_RUNS):
         wait_for_no_server()
-        warm, one = sweep(f"warm{i}", folder)
+        warm, one = make_paper(sweep_file, "paper", folder)
         walls.append(round(one, 2))
-        sweeps.append(warm["wall_s"])
+        if made(warm):
+            sys.exit(f"a warm make paper made {made(warm)} again")
     wall = sorted(walls)[len(walls) // 2]
-    alone = execute(
-        Job(
-            "note_strategy",
-            "notebooks/note_strategy.ipynb",
-            {"source": "recorded", "out_dir": str(folder / "ns")},
-            str(folder / "ns.ipynb"),
-        )
-    )
+    notebook = json.loads(edited.read_text())
+    notebook["cells"][1]["source"].append("\n\n(Edited by benchmarks/bench_paper.py.)")
+    edited.write_text(json.dumps(notebook, indent=1))
+    after, after_wall = make_paper(sweep_file, "paper", folder)
+    alone = execute(Job("note_strategy", "notebooks/note_strategy.ipynb",
+                        {"source": "recorded", "out_dir": str(folder / "ns")}, str(folder / "ns.ipynb")))  # fmt: skip
     if alone.status != "ok":
         sys.exit(f"note_strategy failed: {alone.error}")
-for index in (cold, warm):
-    failed = [r["name"] for r in index["runs"] if r["status"] != "ok"]
-    if failed:
-        sys.exit(f"runs failed: {failed}")
-per_run = {r["name"]: r["wall_s"] for r in warm["runs"]}
 details = {
-    "what": "olakit sweep in a new process, the embedded server not running (a second `make paper`)",
+    "what": "make paper's steps (data check, compileall, olakit sweep), each a new process, the embedded server not "
+    "running: a second `make paper`",
     "command_s_each": walls,
-    "sweep_s_each": sweeps,
-    "model_loaded_when_warm": warm["server"] is not None,
-    "server_stopped_after_s": waited,
+    "kept_when_warm": len(warm["runs"]) - len(made(warm)),
     "notebooks": len(warm["runs"]),
-    "cold_wall_s": cold["wall_s"],
+    "server_stopped_after_s": waited,
+    "cold_s": round(cold_wall, 1),
     "cold_calls": cold["calls"],
-    "warm_calls": warm["calls"],
-    "warm_runs_s": per_run,
+    "cold_runs_s": {r["name"]: r["wall_s"] for r in cold["runs"]},
+    "one_edited_made": made(after),
+    "one_edited_s": round(after_wall, 2),
     "note_strategy_alone_s": alone.wall_s,
 }
-print(f"cold {cold['wall_s']} s; warm: the command {walls} s (median {wall:.1f} s), its sweep {sweeps} s; {per_run}",
-      flush=True)  # fmt: skip
-met = check("paper_warm", wall, 20, higher_is_better=False, unit="s", exit=False, **details)
+print(
+    f"cold {cold_wall:.1f} s; warm: {walls} s (median {wall:.2f} s, {details['kept_when_warm']} of "
+    f"{len(warm['runs'])} kept); one notebook edited: {made(after)} made in {after_wall:.1f} s",
+    flush=True,
+)
+met = check("paper_warm", wall, 3, higher_is_better=False, unit="s", exit=False, **details)
+met &= check("paper_one_edited", len(made(after)), 1, higher_is_better=False, unit="notebooks executed", exit=False,
+             **details)  # fmt: skip
 met &= check("note_strategy_recorded", alone.wall_s, 10, higher_is_better=False, unit="s", exit=False, **details)
 sys.exit(0 if met else 1)

@@ -2,6 +2,7 @@
 one cache, each distinct prompt reaches the endpoint once, and a rerun is served from the cache."""
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -377,3 +378,66 @@ def test_live_runs_take_the_first_free_slot_within_both_limits(monkeypatch):
     assert min(starts[j.name] for j in live) < ends["rec0"]  # no wait for the last recorded run
     assert envs["rec0"]["OMP_NUM_THREADS"] == str(rules["recorded_threads"]) and envs["rec0"]["OLAKIT_X"] == "1"
     assert envs["live0"]["OMP_NUM_THREADS"] == str(rules["live_threads"]) and envs["live0"]["OLAKIT_X"] == "1"
+
+
+def test_a_warm_sweep_keeps_every_unchanged_result_and_makes_again_only_what_changed(tmp_path, monkeypatch):
+    """Incremental results: a second sweep over unchanged inputs executes no notebook (each entry "kept", its folder
+    as it was); after one notebook is edited only that one runs; a changed dataset file or answers gone from the
+    cache make their results again; --force makes everything again."""
+    import shutil
+
+    from olakit.llm.loopback import Loopback
+    from olakit.result import ANSWERS
+
+    repo = Path(__file__).resolve().parent.parent
+    for name in ("template_count", "notes_count"):  # copies, so that one can be edited
+        shutil.copy(repo / "notebooks" / f"{name}.ipynb", tmp_path / f"{name}.ipynb")
+    data = tmp_path / "sums.jsonl"
+    data.write_text("".join(json.dumps({"question": f"{i} + 1?", "answer": i + 1}) + "\n" for i in range(3)))
+    spec = write(
+        tmp_path,
+        f"""
+run_id: incremental
+notebooks:
+  - notebook: {tmp_path / "template_count.ipynb"}
+    parameters: {{source: recorded, n_questions: 4, n_boot: 50}}
+  - notebook: {tmp_path / "notes_count.ipynb"}
+    parameters: {{source: live, dataset: {data}, n_questions: 2, strategies: [zero-shot], n_notes: [1],
+                 max_tokens: 16, n_boot: 50}}
+""",
+    )
+    results = tmp_path / "results" / "incremental"
+
+    def sweep(**kw):
+        index = run_sweep(spec, runs_dir=tmp_path / "runs", results_dir=tmp_path / "results", **kw)
+        return {r.name: r.status for r in index.runs}, index
+
+    def logs():
+        return {n: (results / n / "run.json").read_bytes() for n in ("template_count", "notes_count")}
+
+    with Loopback(reply=replies_numbers) as srv:
+        monkeypatch.setenv("OLAKIT_BASE_URL", srv.base_url)
+        monkeypatch.setenv("OLAKIT_MODEL", "fake")
+        monkeypatch.setenv("OLAKIT_CACHE_DIR", str(tmp_path / "cache"))
+        assert sweep()[0] == {"template_count": "ok", "notes_count": "ok"}
+        paid, before = srv.requests, logs()
+        assert (results / "notes_count" / ANSWERS).is_file() and paid > 0
+        statuses, index = sweep()
+        assert statuses == {"template_count": "kept", "notes_count": "kept"} and logs() == before
+        saved = json.loads((tmp_path / "runs" / "incremental" / "index.json").read_text())
+        assert [r["status"] for r in saved["runs"]] == ["kept", "kept"] and srv.requests == paid
+        notebook = json.loads((tmp_path / "template_count.ipynb").read_text())  # one cell edited
+        notebook["cells"][1]["source"].append("\nEdited.")
+        (tmp_path / "template_count.ipynb").write_text(json.dumps(notebook))
+        assert sweep()[0] == {"template_count": "ok", "notes_count": "kept"}
+        data.write_text(data.read_text().replace('"answer": 3', '"answer": 30'))  # the live run's dataset changed
+        assert sweep()[0] == {"template_count": "kept", "notes_count": "ok"}
+        monkeypatch.setenv("OLAKIT_CACHE_DIR", str(tmp_path / "another-cache"))  # its answers are gone
+        assert sweep()[0] == {"template_count": "kept", "notes_count": "ok"}
+        assert sweep(force=True)[0] == {"template_count": "ok", "notes_count": "ok"}
+
+
+def replies_numbers(prompt, request):
+    from tests.replies import numbers
+
+    return numbers(prompt, request)

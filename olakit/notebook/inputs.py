@@ -21,10 +21,10 @@ from olakit.data.loaders import resolve_data_dir
 from olakit.data.provenance import source_digest
 from olakit.errors import OlakitError
 from olakit.llm.cache import open_cache
-from olakit.llm.endpoint import Endpoint
 from olakit.notebook.parameters import config_type, parameter_defaults, parameter_names
 from olakit.result import ANSWERS
 from olakit.runlog import RunLog, read_log
+from olakit.runner import endpoint
 
 _SOURCES: dict[tuple, str] = {}
 
@@ -113,7 +113,7 @@ def unchanged(path: str | os.PathLike, given: dict, folder: str | os.PathLike) -
     roles = {}
     for role in _roles(log):
         try:
-            roles[role] = Endpoint.from_env(role.rsplit("/", 1)[-1]).identity
+            roles[role] = endpoint(role.rsplit("/", 1)[-1]).identity
         except OlakitError:
             return False
     keys_file = Path(folder) / ANSWERS

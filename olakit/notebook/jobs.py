@@ -123,11 +123,13 @@ def execute(job: Job, attempts: int = 3, env: dict[str, str] | None = None) -> J
     if not any(isinstance(f, _KnownParameters) for f in papermill_log.filters):
         papermill_log.addFilter(_KnownParameters())
     t0 = time.perf_counter()
+    notebook = resolve_notebook(job.notebook)
+    env = {**(env or {}), "OLAKIT_NOTEBOOK": str(notebook)}  # the kernel digests the notebook it runs
     for attempt in range(1, attempts + 1):
         job.attempts = attempt
         try:
             pm.execute_notebook(
-                str(resolve_notebook(job.notebook)),
+                str(notebook),
                 job.output,
                 parameters=job.parameters,
                 kernel_name="python3",
@@ -135,7 +137,7 @@ def execute(job: Job, attempts: int = 3, env: dict[str, str] | None = None) -> J
                 request_save_on_cell_execute=False,  # written once at the end, not after every cell
                 cwd=job.cwd,  # the command's: a relative path resolves where the user typed it
                 extra_arguments=["--IPKernelApp.log_level=CRITICAL"],  # no TCP warning, no shutdown chatter
-                **({"kernel_manager_class": _kernel_manager_class(env)} if env else {}),
+                kernel_manager_class=_kernel_manager_class(env),
             )
             job.status, job.error = "ok", ""
             break

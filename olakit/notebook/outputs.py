@@ -11,7 +11,7 @@ import os
 import pandas as pd
 
 from olakit.notebook.inputs import inputs
-from olakit.notebook.parameters import NOTEBOOKS
+from olakit.notebook.parameters import notebook_file
 from olakit.result import Result
 
 
@@ -19,7 +19,7 @@ def as_notebook(result: Result, notebook: str, parameters: dict) -> Result:
     """A result as the notebook's: its door ``notebook:<name>``, every parameter (papermill's, settings included),
     so ``olakit again`` gives the papermill call that makes it again, and the digest of its inputs."""
     log = result.log.replace(door=f"notebook:{notebook}", parameters=dict(parameters))
-    made_from = inputs(NOTEBOOKS / f"{notebook}.ipynb", dict(parameters), log, result.answers)
+    made_from = inputs(notebook_file(notebook), dict(parameters), log, result.answers)
     return result.replace(log=log.replace(inputs=made_from))
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from olakit.analysis.compare import CompareConfig
 from olakit.config import Config, parse_value
 from olakit.data.files import WORKDIR
+from olakit.env import environment
 from olakit.errors import DataError
 from olakit.geek.config import GeekConfig
 from olakit.olagpt.config import OlaGPTConfig
@@ -100,7 +101,7 @@ def configure(notebook: str, namespace: dict):
     globals: the parameters cell and papermill's injected cell), and every parameter's value for the run log.
     A plain-data global that is neither a parameter nor a setting is refused (a misspelled name), and so is an
     ``out_dir`` that holds another run."""
-    path = NOTEBOOKS / f"{notebook}.ipynb"
+    path = notebook_file(notebook)
     given = [k for k, v in namespace.items() if not k.startswith("_") and k not in _IPYTHON and isinstance(v, _PLAIN)]
     check_names(path, given, f"notebook {notebook}")
     kind = config_type(path)
@@ -110,6 +111,13 @@ def configure(notebook: str, namespace: dict):
     if params.get("out_dir"):  # a folder holding another run is refused before the first call
         claim_folder(params["out_dir"], RunLog(door=f"notebook:{notebook}", parameters=params))
     return cfg, params
+
+
+def notebook_file(notebook: str) -> Path:
+    """The file of the notebook a kernel runs: the one ``olakit notebook`` or a sweep started it on
+    ($OLAKIT_NOTEBOOK), else olakit's own by its name (JupyterLab)."""
+    given = environment().notebook
+    return Path(given) if given is not None else NOTEBOOKS / f"{notebook}.ipynb"
 
 
 def parameter_defaults(path: str | os.PathLike) -> dict:

@@ -53,6 +53,7 @@ from olakit.notebook.jobs import Job, execute, resolve_notebook
 from olakit.notebook.parameters import check_parameters, config_type, parameter_defaults
 from olakit.olagpt.budget import planned_calls
 from olakit.olagpt.config import OlaGPTConfig
+from olakit.runner import endpoint as role_endpoint
 
 log = logging.getLogger("olakit")
 
@@ -302,7 +303,7 @@ def plan_lines(live: list[Job], embedded: bool) -> list[str]:
     when no endpoint is set, that they run on the embedded test model."""
     if not live:
         return []
-    endpoint = Endpoint.embedded() if embedded else Endpoint.from_env()
+    endpoint = Endpoint.embedded() if embedded else role_endpoint()
     lines, calls, ceiling = [f"plan: {plural(len(live), 'live notebook')} on {endpoint.model}"], 0, 0
     for job in live:
         path = resolve_notebook(job.notebook)
