@@ -127,3 +127,31 @@ def grader(prompt, request):
     reference = prompt.split("Reference answer:", 1)[1].split("Answer to grade:", 1)[0].lower().split()
     graded = prompt.split("Answer to grade:", 1)[1].split("Does the answer to grade", 1)[0].lower()
     return "Yes, it says the same." if any(len(w) >= 5 and w in graded for w in reference) else "No, it does not."
+
+
+def docs(prompt, request):
+    """The model behind every command of README.md and docs/ in the suite (tests/test_docs.py): a plausible answer
+    to whatever the prompt asks, by its kind, so each door runs to its end as a user sees it: question types, letters,
+    numbers, yes/no, GEEK's actions, the review loop's outlines and scores, votes, judges, notes."""
+    low = prompt.lower()
+    if "question type" in low or "type of the question" in low or "judge the type" in low:
+        return '{"task_type": "math word problem"}'
+    if "Reply with the letter of the next action only." in prompt:
+        return albany(prompt, request)
+    if prompt.rstrip().endswith(("Sub-question:", "Answer:")) or "Answer the question using only the paragraphs" in prompt:
+        return albany(prompt, request)
+    if prompt.startswith("Please break down"):
+        return "1. Read the question\n2. Work it out\nTotal Steps: 2"
+    if prompt.startswith("Here is the answer to the question"):
+        return review_text(4)
+    if "[Answer 1]" in prompt or "Which chain decomposes the question better" in prompt:
+        return "Answer 1 is better."
+    if "Reference answer:" in prompt:
+        return "Yes, it says the same."
+    if "You are an expert teacher" in prompt:
+        return '{"error_reason": "a slip in the arithmetic", "explanation": "Work it out step by step."}'
+    if "yes" in low and "no" in low and ("yes/no" in low or "one of options[yes,no]" in low or "(yes or no)" in low):
+        return "Step by step: the facts say so. So the answer is yes."
+    if "answer: n" in low or "a number" in low:
+        return "Step by step: 16 - 3 - 4 = 9, and 9 * 2 = 18. Answer: 18"
+    return 'Step by step: the second option fits. {"Answer": "B"}'

@@ -303,5 +303,5 @@ def test_the_terminal_shows_one_bar_per_geek_row_and_no_library_logs(tmp_path):
     for out in (geek, run):
         foreign = [ln for ln in out.stderr.splitlines() if re.match(r"(INFO|DEBUG) ", ln) and " olakit" not in ln]
         assert foreign == [], foreign
-    assert run.stdout.count("paid") == 1 and "INFO olakit: run " not in run.stderr  # the call summary, once
+    assert run.stdout.count("calls: ") == 1 and "INFO olakit: run " not in run.stderr  # the call summary, once
     assert "calls: 3 made (3 paid, 0 from the cache, 0 failed)" in run.stdout

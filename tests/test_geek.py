@@ -225,7 +225,7 @@ def test_three_questions_end_to_end_on_the_embedded_model(tmp_path):
 
     cfg = GeekConfig(n_questions=3, rows=("zero-shot", "+RE"), max_steps=3, max_sub_questions=1, k=2)
     with LocalServer(n_parallel=3, n_ctx=6144) as srv, LLM(endpoint(srv), progress=False) as llm:
-        res = run_geek(cfg, llm=llm, out_dir=tmp_path)
+        res = run_geek(cfg, llm=llm)
     df = res.records
     assert len(df) == 6 and set(df["row"]) == {"zero-shot", "+RE"}
     assert df["extracted"].dropna().isin(["yes", "no"]).all()

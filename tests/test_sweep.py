@@ -195,7 +195,7 @@ def test_a_live_sweep_keeps_the_terminal_quiet_and_follows_the_thread_rules(tmp_
     assert terminal.count(str(server_log)) == 1  # its path, printed once
     lines = [ln for ln in terminal.splitlines() if ln.strip()]
     assert sum("probe__source-recorded" in ln for ln in lines) == 2  # its progress line and its summary row
-    assert lines[-2].startswith("sweep quiet: 2 notebooks in "), lines[-4:]
+    assert lines[-2].startswith("sweep quiet: 2 notebooks (2 made, 0 kept) in "), lines[-4:]
     assert lines[-1].startswith("embedded model: 2 tokens generated at ")  # the probe's one call, 2 tokens
     rules = thread_rules(cores, 2)
     recorded = json.loads((tmp_path / "results" / "quiet" / "probe__source-recorded" / "env.json").read_text())
