@@ -19,6 +19,7 @@ olakit compare --sources RUN,RUN,... --out DIR [CompareConfig settings: --labels
 olakit export RUN --out FILE.jsonl [--data-dir DIR]   (Every Eval Ever instance-level JSON Lines)
 olakit batch status | cancel   (the provider batches journaled for the configured endpoint)
 olakit batch export --requests FILE.jsonl (run | geek) [their settings]   (exit 3: requests written, run them)
+olakit batch run REQUESTS.jsonl --out OUTPUT.jsonl   (an exported file answered by the endpoint: the embedded model)
 olakit batch ingest OUTPUT.jsonl [--engine-model NAME]   (an offline engine's output, vllm run-batch's, into the cache)
 olakit plan --comparisons "A:S vs B:S,..." [--estimates recorded|RUN] [--delta D] [--power P] [run settings, --alpha A]
 olakit plan --after REGISTERED_RUN [--comparisons "..."]   (decided or not; comparisons added after it: exploratory)
@@ -36,33 +37,46 @@ import logging
 import sys
 from pathlib import Path
 
-from olakit.config import ConfigError, add_arguments, from_arguments
 from olakit.errors import DataError, OlakitError
 
 EXPORTED = 3
 """The exit status of ``olakit batch export`` when it wrote requests (the run is not complete yet)."""
 
 
-def _configs():
-    """The config types whose fields are flags (imported when a parser is built)."""
-    from olakit.analysis.compare import CompareConfig
-    from olakit.geek.config import GeekConfig
-    from olakit.notebook.sweep import SweepSettings
-    from olakit.olagpt.config import NotesConfig, OlaGPTConfig
-    from olakit.plan import PlanConfig
-    from olakit.review.config import ReviewConfig
-    from olakit.settings import Analysis
+CONFIGS = {
+    "run": ("olakit.olagpt.config:OlaGPTConfig",),
+    "geek": ("olakit.geek.config:GeekConfig",),
+    "review": ("olakit.review.config:ReviewConfig",),
+    "reproduce-olagpt": ("olakit.settings:Analysis",),
+    "import": ("olakit.settings:Analysis",),
+    "compare": ("olakit.analysis.compare:CompareConfig",),
+    "plan": ("olakit.plan:PlanConfig", "olakit.olagpt.config:OlaGPTConfig"),
+    "notes": ("olakit.olagpt.config:NotesConfig",),
+    "sweep": ("olakit.notebook.sweep:SweepSettings",),
+}
+"""The config types whose fields are each command's flags, imported only for the command given: the parser of
+`olakit --help`, and of an argument error of `olakit run`, imports no heavy package."""
 
-    return dict(OlaGPTConfig=OlaGPTConfig, GeekConfig=GeekConfig, ReviewConfig=ReviewConfig, Analysis=Analysis,
-                CompareConfig=CompareConfig, PlanConfig=PlanConfig, NotesConfig=NotesConfig,
-                SweepSettings=SweepSettings)  # fmt: skip
+
+def _configs(argv: list[str]) -> dict:
+    """The config types the command line's command takes flags from (``{}`` for none)."""
+    import importlib
+
+    names = next((CONFIGS[a] for a in argv if a in CONFIGS), ())
+    if "export" in argv and "batch" in argv:  # `olakit batch export ... run|geek ...`: the run's own
+        names = next((CONFIGS[a] for a in argv if a in ("run", "geek")), names)
+    out = {}
+    for name in names:
+        module, _, cls = name.partition(":")
+        out[cls] = getattr(importlib.import_module(module), cls)
+    return out
 
 
 # ---- the parser
 
 
 def _parser(configs: dict | None = None) -> argparse.ArgumentParser:
-    """The parser; ``configs`` None: the subcommands only, for ``olakit --help`` and unknown commands (fast)."""
+    """The parser, with the flags of the config types in ``configs`` (those of the command given, _configs)."""
     p = argparse.ArgumentParser(prog="olakit", description=__doc__.split("\n\n")[0], allow_abbrev=False)
     sub = p.add_subparsers(dest="cmd", required=True)
     _no_abbreviations(sub)
@@ -70,6 +84,8 @@ def _parser(configs: dict | None = None) -> argparse.ArgumentParser:
 
     def flags(parser, name, **kw):
         if name in c:
+            from olakit.config import add_arguments
+
             add_arguments(parser, c[name], **kw)
 
     data = sub.add_parser("data", help="download or verify the datasets").add_subparsers(dest="data_cmd", required=True)
@@ -179,6 +195,13 @@ def _parser(configs: dict | None = None) -> argparse.ArgumentParser:
                            "some, 0 when the run completed from the cache")  # fmt: skip
     be.add_argument("--requests", required=True, help="the batch input file to write (.jsonl)")
     be.add_argument("command", nargs=argparse.REMAINDER, help="run or geek, with their settings (and --out)")
+    br = bt_cmd.add_parser(
+        "run",
+        help="answer an exported batch input file through the configured endpoint (the "
+        "embedded model by default), as an offline engine does, into a batch output file",
+    )
+    br.add_argument("requests", help="the batch input file `olakit batch export` wrote (.jsonl)")
+    br.add_argument("--out", required=True, help="the batch output file to write (.jsonl), for `olakit batch ingest`")
     bi = bt_cmd.add_parser("ingest", help="store an offline engine's batch output file in the answer cache")
     bi.add_argument("output", help="the engine's output file (.jsonl): one result per exported request")
     bi.add_argument("--engine-model", default=None, help="the name the engine gives the model in its answers when it "
@@ -210,13 +233,6 @@ def _no_abbreviations(subparsers) -> None:
         return make(*args, **{"allow_abbrev": False, **kwargs})
 
     subparsers.add_parser = add_parser
-
-
-def _needs_configs(argv: list[str]) -> bool:
-    """Whether the command line names a subcommand whose flags come from a config type (anything but ``--help`` and
-    an unknown or missing command)."""
-    known = {"run", "geek", "review", "sweep", "import", "compare", "plan", "notes", "reproduce-olagpt", "batch"}
-    return any(a in known for a in argv)
 
 
 # ---- the commands
@@ -293,6 +309,7 @@ def _door(name: str, cfg, args, export):
 
 def cmd_run(args, export=None) -> int:
     from olakit.analysis.report import report
+    from olakit.config import from_arguments
     from olakit.olagpt.budget import describe, planned_calls, run_pairs
     from olakit.olagpt.config import OlaGPTConfig
     from olakit.olagpt.run import run
@@ -315,6 +332,7 @@ def cmd_run(args, export=None) -> int:
 
 def cmd_geek(args, export=None) -> int:
     from olakit.analysis.report import report
+    from olakit.config import from_arguments
     from olakit.geek.config import GeekConfig
     from olakit.geek.run import run_geek
     from olakit.names import plural
@@ -335,6 +353,7 @@ def cmd_geek(args, export=None) -> int:
 def cmd_review(args) -> int:
     from olakit.analysis.exact import sensitivity, sensitivity_line
     from olakit.analysis.report import report
+    from olakit.config import from_arguments
     from olakit.data.loaders import questions_of
     from olakit.review.config import ReviewConfig
     from olakit.review.run import ask_report, run_review
@@ -365,6 +384,7 @@ def cmd_review(args) -> int:
 def cmd_import(args) -> int:
     from olakit.analysis.imports import import_spec
     from olakit.analysis.report import report
+    from olakit.config import from_arguments
     from olakit.settings import Analysis
 
     result = import_spec(args.spec, from_arguments(Analysis, args), parameters={"out": args.out})
@@ -379,6 +399,7 @@ def cmd_import(args) -> int:
 def cmd_compare(args) -> int:
     from olakit.analysis.compare import CompareConfig, compare_runs
     from olakit.analysis.report import report
+    from olakit.config import from_arguments
     from olakit.names import REGEX_VOTE
 
     cfg = from_arguments(CompareConfig, args)
@@ -404,7 +425,8 @@ def cmd_compare(args) -> int:
 def cmd_reproduce(args) -> int:
     from olakit.analysis.report import report
     from olakit.analysis.reproduce import draw_figures, reproduce_olagpt
-    from olakit.data.recorded import RECORDED_READER
+    from olakit.config import from_arguments
+    from olakit.names import RECORDED_READER
     from olakit.settings import Analysis
 
     params = {
@@ -422,6 +444,7 @@ def cmd_reproduce(args) -> int:
 
 
 def cmd_plan(args) -> int:
+    from olakit.config import from_arguments
     from olakit.olagpt.config import OlaGPTConfig
     from olakit.plan import PlanConfig, after_run, plan, plan_report
     from olakit.runner import endpoint
@@ -461,7 +484,15 @@ def cmd_export(args) -> int:
 
 def cmd_batch(args) -> int:
     from olakit.names import plural
-    from olakit.runner import journal
+    from olakit.runner import endpoint, journal
+
+    if args.batch_cmd == "run":
+        from olakit.llm.batch import run_batch_file
+
+        counts = run_batch_file(args.requests, args.out, endpoint())
+        print(f"answered {counts['answered']} of {plural(counts['requests'], 'request')} with {endpoint().model} into "
+              f"{args.out} ({counts['failed']} failed); next: olakit batch ingest {args.out}")  # fmt: skip
+        return 0
 
     with journal() as answerer:
         if args.batch_cmd == "ingest":
@@ -557,6 +588,7 @@ def cmd_cache(args) -> int:
 
 def cmd_notes(args) -> int:
     from olakit.analysis.report import report
+    from olakit.config import from_arguments
     from olakit.olagpt.active_learning import build_notes
     from olakit.olagpt.config import NotesConfig
     from olakit.runlog import RunLog, claim_folder
@@ -620,6 +652,8 @@ def yaml_mapping(text: str) -> dict:
     """A YAML (or JSON) mapping given on the command line; ConfigError when it is something else."""
     import yaml
 
+    from olakit.config import ConfigError
+
     try:
         value = yaml.safe_load(text)
     except yaml.YAMLError as exc:
@@ -631,14 +665,14 @@ def yaml_mapping(text: str) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    args = _parser(_configs() if _needs_configs(argv) else None).parse_args(argv)
+    args = _parser(_configs(argv)).parse_args(argv)
     export = None
     if args.cmd == "batch" and args.batch_cmd == "export":  # the run itself, its requests written to a file
         export, inner = args.requests, [a for a in args.command if a != "--"]
         if not inner or inner[0] not in ("run", "geek"):
             print("olakit batch export: give the run after --requests FILE: run ... or geek ...", file=sys.stderr)
             return 2
-        args = _parser(_configs()).parse_args(inner)
+        args = _parser(_configs(inner)).parse_args(inner)
     # olakit's own progress lines; other libraries only when something is wrong (faiss logs its loader at INFO)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("olakit").setLevel(logging.INFO)

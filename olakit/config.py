@@ -303,7 +303,7 @@ def add_arguments(parser: argparse.ArgumentParser, cls: type[Config], skip=()) -
         choices = typing.get_args(inner) if typing.get_origin(inner) is Literal else None
         text = (field.description or "").replace("%", "%%").replace("``", "")
         extra = f" (one of {', '.join(map(str, choices))})" if choices else ""
-        help_ = f"{text}{extra} [default: {_shown(field.default)}]"
+        help_ = f"{text}{extra} [{'required' if field.is_required() else f'default: {_shown(field.default)}'}]"
         if _kind(field.annotation) == "bool":
             parser.add_argument(*flags, dest=name, action=argparse.BooleanOptionalAction, default=argparse.SUPPRESS,
                                 help=help_)  # fmt: skip

@@ -17,10 +17,12 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from olakit.errors import lookup
+
+if TYPE_CHECKING:  # numpy is not imported for a type: the CLI's parser needs TIE_RULES, and stays light
+    import numpy as np
 
 TIE_RULES = ("first", "random", "none")
 

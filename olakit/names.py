@@ -77,6 +77,10 @@ def setting_label(setting: str) -> str:
     return f"{setting} (upper bound)" if setting == "oracle" else setting
 
 
+RECORDED_READER = "olagpt"
+"""How the OlaGPT authors read their own outputs (their regex): the extractor of recorded runs unless another is
+named."""
+
 BUILTIN_DATASETS = ("aqua", "ekar_zh", "strategyqa")
 """The datasets olakit reads by name (AQuA-RAT, E-KAR Chinese, StrategyQA); any other is named by its file."""
 DATASET_FORMATS = {".jsonl": "jsonl", ".json": "json", ".csv": "csv", ".parquet": "parquet"}

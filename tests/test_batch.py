@@ -450,7 +450,7 @@ def test_a_request_the_engine_failed_is_not_cached_and_the_next_export_writes_it
         assert batch.ingest(tmp_path / "results.jsonl") == {"answers": 5, "failed": 1, "already": 0}
         (failed,) = batch.exported()  # still waiting; never cached
         assert llm.lookup_key(failed) is None
-        with pytest.raises(Exported, match="wrote 1 requests"):
+        with pytest.raises(Exported, match="wrote 1 request "):
             batch.batch(requests())
         (line,) = (tmp_path / "requests.jsonl").read_text().splitlines()
         assert json.loads(line)["custom_id"] == failed
@@ -463,14 +463,16 @@ def test_a_request_the_engine_failed_is_not_cached_and_the_next_export_writes_it
 
 @pytest.mark.real_model
 def test_exported_requests_answered_by_the_embedded_model_complete_the_run_from_the_cache(tmp_path, monkeypatch):
-    """The same path with real answers: each exported request sent as it is to the embedded llama.cpp server (the
-    stand-in for vllm run-batch, tests/offline_engine.py); the run then completes with no call, its records holding
-    exactly the engine's answers."""
+    """The same path with real answers, by the one documented command (docs/batch.md): `olakit batch run` answers the
+    exported file with the embedded model, `olakit batch ingest` takes its output with no --engine-model (the
+    server names the model as `olakit serve` and every log do: one name), and the run then completes with no call,
+    its records holding exactly the engine's answers."""
+    import json
+
     from olakit.cli import EXPORTED, main
     from olakit.data.records import load_records
-    from olakit.llm.daemon import shared_server
+    from olakit.llm.local import embedded_spec
     from olakit.runlog import read_log
-    from tests.offline_engine import run_batch
 
     monkeypatch.delenv("OLAKIT_BASE_URL", raising=False)  # the embedded model's identity: its weights
     monkeypatch.setenv("OLAKIT_CACHE_DIR", str(tmp_path / "cache"))
@@ -480,11 +482,11 @@ def test_exported_requests_answered_by_the_embedded_model_complete_the_run_from_
     answers, rounds = {}, 0
     while (rc := main(export)) == EXPORTED:
         rounds += 1
-        rows = run_batch(tmp_path / "requests.jsonl", tmp_path / "out.jsonl", shared_server().base_url)
+        assert main(["batch", "run", str(tmp_path / "requests.jsonl"), "--out", str(tmp_path / "out.jsonl")]) == 0
+        rows = [json.loads(x) for x in (tmp_path / "out.jsonl").read_text().splitlines()]
         answers |= {r["custom_id"]: r["response"]["body"]["choices"][0]["message"]["content"] for r in rows}
-        named = rows[0]["response"]["body"]["model"]  # llama.cpp names the model by its file
-        assert main(["batch", "ingest", str(tmp_path / "out.jsonl")]) == 2  # refused: another name
-        assert main(["batch", "ingest", str(tmp_path / "out.jsonl"), "--engine-model", named]) == 0
+        assert {r["response"]["body"]["model"] for r in rows} == {embedded_spec()["name"]}  # one name
+        assert main(["batch", "ingest", str(tmp_path / "out.jsonl")]) == 0
         assert rounds < 5
     assert rc == 0 and answers
     log = read_log(tmp_path / "run")

@@ -36,9 +36,9 @@ from olakit.analysis.tables import (
 )
 from olakit.data.files import RESOURCES
 from olakit.data.loaders import reading
-from olakit.data.recorded import RECORDED_MODEL, RECORDED_READER, RECORDED_SOURCE, RECORDED_TEMPLATES, import_olagpt
+from olakit.data.recorded import RECORDED_MODEL, RECORDED_SOURCE, RECORDED_TEMPLATES, import_olagpt
 from olakit.errors import DataError
-from olakit.names import REGEX_LOWER, REGEX_UPPER, REGEX_VOTE, voting_templates
+from olakit.names import RECORDED_READER, REGEX_LOWER, REGEX_UPPER, REGEX_VOTE, voting_templates
 from olakit.result import RecordedExtras, Result
 from olakit.runlog import make_log
 from olakit.settings import ANALYSIS, Analysis

@@ -180,7 +180,10 @@ def get(row: dict, path: str, where: str, default=_MISSING):
         if not isinstance(value, dict) or key not in value:
             if default is not _MISSING:
                 return default
-            raise DataError(f"{where}: field {'.'.join(parts[: i + 1]).removesuffix('[]')!r} missing")
+            found = ", ".join(sorted(map(str, value))) if isinstance(value, dict) else f"a {type(value).__name__}"
+            at = "row" if i == 0 else repr(".".join(parts[:i]))
+            raise DataError(f"{where}: field {'.'.join(parts[: i + 1]).removesuffix('[]')!r} missing (the {at} "
+                            f"has: {found or 'no fields'})")  # fmt: skip
         value = value[key]
         if each:
             if not isinstance(value, list):

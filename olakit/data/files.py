@@ -153,10 +153,22 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
             try:
                 obj = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise DataError(f"{path} line {lineno}: malformed JSON ({exc.msg} at column {exc.colno})") from None
+                raise DataError(f"{path} line {lineno}: malformed JSON: {json_problem(exc)}") from None
             if not isinstance(obj, dict):
                 raise DataError(f"{path} line {lineno}: expected a JSON object, got {type(obj).__name__}")
             yield lineno, obj
+
+
+def json_problem(exc: json.JSONDecodeError) -> str:
+    """What is wrong, and at which column, in one phrase (Python's messages end in "at" or name no place).
+
+    >>> json_problem(json.JSONDecodeError("Unterminated string starting at", '{"a": "b', 6))
+    'unterminated string starting at column 7'
+    >>> json_problem(json.JSONDecodeError("Expecting value", "[1,]", 3))
+    'expecting value at column 4'
+    """
+    msg = exc.msg[:1].lower() + exc.msg[1:]
+    return f"{msg} column {exc.colno}" if msg.endswith(" at") else f"{msg} at column {exc.colno}"
 
 
 def read_json(path: Path) -> Any:
@@ -165,7 +177,7 @@ def read_json(path: Path) -> Any:
         with open(path, encoding="utf-8") as fh:
             return json.load(fh)
     except json.JSONDecodeError as exc:
-        raise DataError(f"{path} line {exc.lineno}: malformed JSON ({exc.msg} at column {exc.colno})") from None
+        raise DataError(f"{path} line {exc.lineno}: malformed JSON: {json_problem(exc)}") from None
 
 
 def require(obj: dict, key: str, where: str):

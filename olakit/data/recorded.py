@@ -20,7 +20,7 @@ from olakit.data.records import check_frame, load_records, prompt_hash, save_rec
 from olakit.env import index_dir
 from olakit.errors import DataError
 from olakit.extract import get_extractor, unparsed_cause
-from olakit.names import LLM_VOTE, TURBO, ZERO_SHOT
+from olakit.names import LLM_VOTE, RECORDED_READER, TURBO, ZERO_SHOT
 from olakit.types import OlaGPTRecord
 
 OLAGPT_TEMPLATES = {"dst": "DST", "dt": "DT", "pt": "PT", "st": "ST", "turbo": TURBO}
@@ -49,8 +49,6 @@ RECORDED_SOURCE = "olagpt-recorded"
 """What a run log says the OlaGPT recorded outputs are (no call was made for them)."""
 RECORDED_MODEL = "gpt-3.5-turbo"
 """The model that made them."""
-RECORDED_READER = "olagpt"
-"""How the authors read their own outputs (their regex): the extractor of recorded runs unless another is named."""
 
 
 def _files(parts) -> list[tuple[str, str, str, int]]:

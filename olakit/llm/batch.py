@@ -225,8 +225,9 @@ class BatchAnswerer(Completes):
         size = sum(len(line) for _, line in lines)
         shown = f"{size / 2**20:.1f} MiB" if size >= 2**20 else f"{max(1, round(size / 2**10))} KiB"
         raise Exported(
-            f"wrote {len(lines)} requests ({shown}) to {path} for {self.endpoint.model}. Run them with"
-            f" an engine that reads the OpenAI batch format, e.g. `vllm run-batch -i {path} -o results.jsonl"
+            f"wrote {len(lines)} request{'s' * (len(lines) != 1)} ({shown}) to {path} for {self.endpoint.model}. Run"
+            f" them with an engine that reads the OpenAI batch format: `olakit batch run {path} --out results.jsonl`"
+            f" (the configured endpoint, or the embedded model), or `vllm run-batch -i {path} -o results.jsonl"
             f" --model {self.endpoint.model}`; then `olakit batch ingest results.jsonl`, and run this command again"
             " (it exports the next stage's requests, or completes from the cache)",
             path,
@@ -397,3 +398,47 @@ def _chunks(lines: list[tuple[str, bytes]]) -> list[list[tuple[str, bytes]]]:
         chunks[-1].append((key, line))
         size += len(line)
     return [c for c in chunks if c]
+
+
+def run_batch_file(source: str | os.PathLike, out: str | os.PathLike, endpoint, progress: bool = True) -> dict:
+    """``olakit batch run``: what an offline engine (``vllm run-batch -i SOURCE -o OUT``) does with an OpenAI batch
+    input file, done by the endpoint given (the embedded model by default): each line's request sent as it is, through
+    the openai client, and the output file written whole in OpenAI's batch output format (``custom_id``,
+    ``response`` with ``status_code``, ``request_id`` and ``body``, ``error``), ready for ``olakit batch ingest``.
+    A request the endpoint refuses is a failed line (its status and message), as engines write it. Returns
+    {"requests", "answered", "failed"}."""
+    import openai
+    from tqdm.auto import tqdm
+
+    source = Path(source)
+    try:
+        lines = [(n, line) for n, line in enumerate(source.read_text(encoding="utf-8").splitlines(), 1) if line.strip()]
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DataError(f"{source}: cannot read it ({exc})") from None
+    requests = []
+    for n, line in lines:
+        try:
+            request = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise DataError(f"{source} line {n}: not JSON ({exc.msg})") from None
+        if not isinstance(request, dict) or request.get("url") != "/v1/chat/completions" or "body" not in request:
+            raise DataError(f"{source} line {n}: not a batch request (custom_id, method POST, url "
+                            "/v1/chat/completions, body)")  # fmt: skip
+        requests.append(request)
+    client = openai.OpenAI(base_url=endpoint.url(), api_key=endpoint.api_key or "none", max_retries=2)
+    rows, counts = [], {"requests": len(requests), "answered": 0, "failed": 0}
+    for request in tqdm(requests, desc="batch requests", disable=not progress):
+        request_id = f"olakit-batch-{hashlib.sha256(request['custom_id'].encode()).hexdigest()[:16]}"
+        try:
+            body = client.chat.completions.create(**request["body"]).model_dump(mode="json")
+            response, error = {"status_code": 200, "request_id": request_id, "body": body}, None
+            counts["answered"] += 1
+        except openai.APIError as exc:
+            response = {"status_code": getattr(exc, "status_code", None) or 500, "request_id": request_id}
+            error, counts["failed"] = {"message": str(exc)}, counts["failed"] + 1
+        rows.append({"id": request_id, "custom_id": request["custom_id"], "response": response, "error": error})
+    out = Path(out)
+    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+    tmp.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    os.replace(tmp, out)  # the output file whole or not at all
+    return counts

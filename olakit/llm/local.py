@@ -193,6 +193,7 @@ class LocalServer:
             params.cpuparams_batch.n_threads = threads
         self.model_path = path
         self.model = embedded_spec()["name"] if model_path is None else path.stem
+        params.model_alias = {self.model}  # the name its answers give the model: the one `olakit serve` prints
         self.n_parallel = n_parallel
         try:
             self._server = xllamacpp.Server(params)

@@ -12,8 +12,7 @@ from typing import Annotated, Literal
 from pydantic import Field, model_validator
 
 from olakit.config import ConfigError, OwnDataset, Slice, is_dataset_file
-from olakit.data.recorded import RECORDED_READER
-from olakit.names import AUTO_COT, LLM_VOTE, REGEX_VOTE, SC, STRATEGIES, TURBO
+from olakit.names import AUTO_COT, LLM_VOTE, RECORDED_READER, REGEX_VOTE, SC, STRATEGIES, TURBO
 from olakit.settings import Analysis
 
 Strategy = Literal[STRATEGIES]  # type: ignore[valid-type]
