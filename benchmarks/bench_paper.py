@@ -74,7 +74,7 @@ with tempfile.TemporaryDirectory() as tmp:
     shutil.copy(ROOT / "notebooks" / "reproduce_olagpt.ipynb", edited)
     sweep_file = folder / "paper.yaml"
     sweep_file.write_text((ROOT / "sweeps" / "paper.yaml").read_text().replace(
-        "notebook: notebooks/reproduce_olagpt.ipynb", f"notebook: {edited}"))  # fmt: skip
+        "notebook: reproduce_olagpt\n", f"notebook: {edited}\n"))  # fmt: skip
     cold, cold_wall = make_paper(sweep_file, "paper", folder)
     if any(r["status"] != "ok" for r in cold["runs"]):
         sys.exit(f"runs failed: {[(r['name'], r['error']) for r in cold['runs'] if r['status'] != 'ok']}")

@@ -225,6 +225,36 @@ def extract(name: str, text: str, labels: Sequence[str]) -> str | None:
     return get_extractor(name)(text, labels)
 
 
+_TEXT_STATEMENT = re.compile(
+    r"(?i:(?:final\s+)?answer(?:\s+is)?)\s*[:=]\s*(.+)$|(?i:the answer is)\s+(.+)$", re.MULTILINE
+)
+_EDGE_PUNCTUATION = " \t\n\"'`.,;:!?()[]{}*_"
+
+
+def normalise_text(text: str | None) -> str:
+    """A free-text answer as compared with its reference: case folded, runs of whitespace as one space, and
+    whitespace and punctuation stripped at both ends (none inside).
+
+    >>> normalise_text("  Yajo. "), normalise_text('"New  York!"'), normalise_text("e.g.")
+    ('yajo', 'new york', 'e.g')
+    """
+    return " ".join(str(text or "").casefold().split()).strip(_EDGE_PUNCTUATION)
+
+
+def extract_text(text: str, labels: Sequence[str] = ()) -> str | None:
+    """The free-text answer an output states, normalised (normalise_text): the last ``Answer: ...`` (or ``the answer
+    is ...``) to the end of its line, else the last non-empty line; None when nothing is left.
+
+    >>> extract_text("Take the last letters.\nAnswer: Yajo."), extract_text("So it is  WEtj")
+    ('yajo', 'so it is wetj')
+    """
+    text = text or ""
+    found = [m.group(1) or m.group(2) for m in _TEXT_STATEMENT.finditer(text)]
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    answer = normalise_text(found[-1] if found else (lines[-1] if lines else ""))
+    return answer or None
+
+
 _ANY_LABEL_STATEMENTS = _statements(r"(?<![A-Za-z])([A-Z]|(?i:yes|no))(?![A-Za-z])", 0)
 """The strict extractor's statements with any capital letter (or yes/no) in place of the question's labels."""
 UNPARSED_CAUSES = ("cut_off", "not_an_option", "no_answer")

@@ -153,7 +153,7 @@ def read_registration(path: str | Path) -> Registered:
     settings = read_config_file(Registration, path, "registration")
     return Registered(
         settings,
-        str(path.resolve()),
+        str(path.absolute()),
         hashlib.sha256(path.read_bytes()).hexdigest(),
         _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
     )

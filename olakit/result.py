@@ -120,8 +120,10 @@ class GeekExtras(Extras):
 
 @dataclass(frozen=True)
 class ReviewExtras(Extras):
-    """A review loop: its histories (in memory; the records' traces hold them)."""
+    """A review loop: how its answers are scored, and its histories (in memory; the records' traces hold them)."""
 
+    scored_by: str = ""
+    """How a free-text answer is scored: ``exact match (normalised)`` or ``judge: MODEL``; empty without any."""
     histories: list = field(default_factory=list, metadata={"log": False})
 
 

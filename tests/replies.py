@@ -121,6 +121,16 @@ def numbers(prompt, request):
     return 'Step by step: 16 - 3 - 4 = 9 eggs, 9 * 2 = 18. {"Answer": "$18"}'
 
 
+def last_letters(prompt, request):
+    """A last-letters task answered as a weak model does: wrong for Daniel's names, right (in other case and with a
+    full stop) for Kelly's; reviews score 4."""
+    if prompt.startswith("Here is the answer to the question"):
+        return review_text(4)
+    if prompt.startswith("Please break down"):
+        return "1. Take each last letter\nTotal Steps: 1"
+    return "The last letters are joined.\nAnswer: WEtj" if "Daniel" in prompt else "Joined.\nAnswer: YoAo."
+
+
 def grader(prompt, request):
     """A judge that grades a free-text answer right when it shares a word of five letters or more with the
     reference."""

@@ -451,23 +451,38 @@ def test_an_answer_of_1_or_0_is_a_number_not_yes_or_no(tmp_path):
     assert (q.kind, q.gold) == ("number", "1")
 
 
-def test_free_text_answers_are_graded_against_their_reference_by_the_judge_role(tmp_path, monkeypatch):
-    """The review loop on a free-text file: every answer (direct and each iteration) goes to the judge role with the
-    file's reference answer; the record's verdict is yes or no, and correct is a yes."""
+def test_free_text_answers_are_scored_by_normalised_exact_match_unless_a_judge_is_asked_for(tmp_path, monkeypatch):
+    """The review loop on a free-text file. By default the answer each output states, normalised, must equal the
+    reference: a last-letters answer "WEtj" against gold "yajo" once counted right (the embedded model judged its own
+    answers: accuracy 1.0). A model judge is opt-in (--free-text judge), its verdict the record's, and named in the
+    table and the log."""
+    import pandas as pd
+
     from olakit.cli import main
     from olakit.data.records import load_records
 
-    rows = [{"id": "idiom", "question": "What does face the music mean?", "answer": "To accept the consequences"},
-            {"id": "sky", "question": "Why is the sky blue?", "answer": "Rayleigh scattering"}]  # fmt: skip
-    path = write_jsonl(tmp_path / "open.jsonl", rows)
-    scripted(monkeypatch, "idiom")  # always an answer about accepting consequences
+    rows = [{"id": "wrong", "question": "Take the last letters of: Daniel Bruce Wyatt Raj", "answer": "yajo"},
+            {"id": "right", "question": "Take the last letters of: Kelly Mario Rita Jo", "answer": "yoao"}]  # fmt: skip
+    path = write_jsonl(tmp_path / "letters.jsonl", rows)
+    monkeypatch.setenv("OLAKIT_BASE_URL", "scripted://tests.replies:last_letters")
+    monkeypatch.setenv("OLAKIT_MODEL", "scripted")
+    assert main(["review", "--dataset", str(path), "--max-iterations", "1", "--out", str(tmp_path / "exact")]) == 0
+    df = load_records(tmp_path / "exact" / "records.parquet")
+    direct = df[df["loop"] == "direct"].set_index("question_id")
+    assert direct.loc["wrong", "extracted"] == "wetj" and not direct.loc["wrong", "correct"]
+    assert direct.loc["right", "extracted"] == "yoao" and bool(direct.loc["right", "correct"])  # "Answer: YoAo."
+    log = json.loads((tmp_path / "exact" / "run.json").read_text())
+    assert "judge" not in log["roles"] and log["extra"]["scored_by"] == "exact match (normalised)"
+    table = pd.read_csv(tmp_path / "exact" / "tables" / "iteration_accuracy.csv")
+    assert set(table["scored_by"]) == {"exact match (normalised)"} and set(table["accuracy"]) == {0.5}
+    # a judge asked for: every answer (direct and each iteration) goes to the judge role with the reference
     monkeypatch.setenv("OLAKIT_JUDGE_BASE_URL", "scripted://tests.replies:grader")
     monkeypatch.setenv("OLAKIT_JUDGE_MODEL", "grader")
-    assert main(["review", "--dataset", str(path), "--max-iterations", "1", "--out", str(tmp_path / "r")]) == 0
-    df = load_records(tmp_path / "r" / "records.parquet")
-    direct = df[df["loop"] == "direct"].set_index("question_id")
-    assert direct.loc["idiom", "extracted"] == "yes" and bool(direct.loc["idiom", "correct"])
-    assert direct.loc["sky", "extracted"] == "no" and not direct.loc["sky", "correct"]
-    assert direct.loc["sky", "gold"] == "Rayleigh scattering"
-    log = json.loads((tmp_path / "r" / "run.json").read_text())
+    argv = ["review", "--dataset", str(path), "--max-iterations", "1", "--free-text", "judge"]
+    assert main([*argv, "--out", str(tmp_path / "judged")]) == 0
+    df = load_records(tmp_path / "judged" / "records.parquet")
+    log = json.loads((tmp_path / "judged" / "run.json").read_text())
     assert log["roles"]["judge"]["model"] == "grader" and log["calls"]["judge"]["requests"] == len(df)
+    assert log["extra"]["scored_by"] == "judge: grader"
+    table = pd.read_csv(tmp_path / "judged" / "tables" / "iteration_accuracy.csv")
+    assert set(table["scored_by"]) == {"judge: grader"}

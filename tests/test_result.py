@@ -226,7 +226,7 @@ def test_two_runs_in_one_kernel_list_only_their_own_data_files(data_dir):
     model = ScriptedModel(replies.steady)
     first = run(OlaGPTConfig(n_questions=1, templates=["ST"], strategies=["zero-shot"]), model)
     second = run_geek(GeekConfig(n_questions=1, rows=["zero-shot"]), model)
-    names = lambda log: {str(Path(p).relative_to(data_dir.resolve())) for p in log.data}  # noqa: E731
+    names = lambda log: {str(Path(p).relative_to(data_dir)) for p in log.data}  # noqa: E731
     assert names(first.log) == {"aqua/test.json"}
     assert "aqua/test.json" not in names(second.log) and "strategyqa/dev.json" in names(second.log)
     third = run(OlaGPTConfig(n_questions=1, templates=["ST"], strategies=["zero-shot"]), model)

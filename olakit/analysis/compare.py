@@ -32,6 +32,7 @@ from olakit.analysis.inference import holm_matrix, paired_tests
 from olakit.analysis.intervals import accuracy_row
 from olakit.analysis.runs import run_tables
 from olakit.analysis.verdicts import mark_roles
+from olakit.data.files import find_file
 from olakit.data.imported import import_runs, load_import_spec
 from olakit.data.loaders import dataset_ref, reading
 from olakit.data.records import COLUMNS, answers_differ, check_frame, condition_columns, kind_of, normalise
@@ -96,6 +97,11 @@ def _read(source, label: str | None) -> tuple[str, pd.DataFrame, dict]:
     if isinstance(source, pd.DataFrame):
         return label or "frame", source, {"kind": "frame", "path": ""}
     path = Path(source).expanduser()
+    if not path.exists():  # an import spec of olakit's by name (pot_aqua), or nothing: said below
+        try:
+            path = find_file(source, own="imports", suffix=".yaml")
+        except DataError:
+            pass
     if path.is_dir() or path.suffix == ".parquet":
         records_path = path / "records.parquet" if path.is_dir() else path
         if not records_path.is_file():

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from olakit.analysis.compare import compare
+from olakit.data.files import find_file
 from olakit.data.imported import import_runs, load_import_spec
 from olakit.data.loaders import dataset_ref, reading
 from olakit.result import ImportExtras, Result
@@ -23,7 +24,7 @@ DOOR = "import"
 def import_spec(spec_path: str | Path, analysis: Analysis = ANALYSIS, *, parameters: dict | None = None) -> Result:
     """Import the spec's runs as a Result (records, run log with the spec, the files read and the dataset, the import
     report with the questions the tables leave out); nothing is written, and a bad file is one error."""
-    spec_path = Path(spec_path)
+    spec_path = find_file(spec_path, own="imports", suffix=".yaml")  # a path, or one of olakit's by name: pot_aqua
     with reading() as files:
         spec = load_import_spec(spec_path)
         records, report = import_runs(spec)

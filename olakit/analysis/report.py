@@ -71,6 +71,8 @@ def report(
     elif kind == "review":
         tables = {"iteration_accuracy": iteration_accuracy(records, analysis), "flips": flips(records),
                   "stage_cost": stage_cost(records)}  # fmt: skip
+        if result.extras.scored_by:  # free-text answers: how they were scored, named in the table
+            tables["iteration_accuracy"]["scored_by"] = result.extras.scored_by
     elif kind in ("import", "compare"):
         vote_over = result.log.config.get("vote_over")
         tables = comparison_tables(comparison_of(result), vote_over, analysis)

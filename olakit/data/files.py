@@ -37,6 +37,27 @@ WORKDIR = CHECKOUT or Path.cwd()
 """Where olakit's own notebooks, sweeps and import specs are (the checkout), else the current directory."""
 
 
+def find_file(
+    given: str | os.PathLike, *, base: str | os.PathLike | None = None, own: str = "", suffix: str = ""
+) -> Path:
+    """A file named by a path or by name, by the one rule for paths: an absolute path as given; a relative one is
+    the working directory's (a command line's), or, inside a file, that file's folder's (``base``); else one of
+    olakit's own by its path in the repository or its name in the repository's folder ``own`` (``pot_aqua`` for
+    imports/pot_aqua.yaml). DataError naming where it looked when there is none."""
+    path = Path(given).expanduser()
+    if path.is_absolute():
+        candidates = [path]
+    else:
+        candidates = [Path(base) / path if base is not None else Path.cwd() / path, WORKDIR / path]
+        if own:
+            candidates += [WORKDIR / own / path, WORKDIR / own / f"{path}{suffix}"]
+    for candidate in dict.fromkeys(candidates):
+        if candidate.is_file():
+            return candidate.absolute()
+    looked = ", ".join(str(c) for c in dict.fromkeys(candidates))
+    raise DataError(f"{given}: not found (looked at {looked})")
+
+
 def sha256_file(path: Path) -> str:
     """Hex sha256 of a file's bytes."""
     h = hashlib.sha256()

@@ -32,7 +32,7 @@ from typing import Annotated, Literal
 import pandas as pd
 from pydantic import Field
 
-from olakit.config import Config, OwnDataset, read_config_file
+from olakit.config import Config, OwnDataset, is_dataset_file, read_config_file
 from olakit.data.datasets import _norm, get, question_hash, read_rows
 from olakit.data.eee import eee_rows
 from olakit.data.loaders import load_questions, note_read, resolve_data_dir
@@ -548,9 +548,14 @@ def import_runs(spec: ImportSpec, base: Path | None = None) -> tuple[pd.DataFram
 
 
 def load_import_spec(path: str | Path) -> ImportSpec:
-    """An import spec file (YAML or JSON); a run's file is found beside the spec, else in the data directory."""
+    """An import spec file (YAML or JSON); a path inside it is the spec's (a file beside the spec), else the data
+    directory's: each run's file, and a dataset file."""
     path = Path(path)
     spec = read_config_file(ImportSpec, path, "import spec")
+    if is_dataset_file(spec.dataset) and not Path(spec.dataset).expanduser().is_absolute():
+        beside = path.parent / Path(spec.dataset).expanduser()
+        if beside.is_file():
+            spec = spec.replace(dataset=str(beside.absolute()))
     runs = []
     for run in spec.runs:
         file = Path(run.file).expanduser()

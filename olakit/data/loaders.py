@@ -80,7 +80,7 @@ def note_read(path: Path) -> None:
     """Note a data file as read, in every open ``reading()`` scope (a dataset or run file of one's own too)."""
     with _LOCK:
         for scope in _SCOPES:
-            scope[Path(path).resolve()] = None
+            scope[Path(path).absolute()] = None  # a symlinked data folder kept as reached
 
 
 def data_file(data_dir: str | os.PathLike | None, rel: str) -> Path:
@@ -213,7 +213,7 @@ def dataset_ref(dataset: str, split: str | None = None, data_dir=None, mapping=N
     if not path.is_file():
         raise DataError(f"{dataset}: dataset file {path} not found")
     text = mapping if mapping is None or isinstance(mapping, str) else str(mapping)
-    return DatasetRef(dataset, split, text, str(path.resolve()), sha256_cached(path))
+    return DatasetRef(dataset, split, text, str(path.absolute()), sha256_cached(path))
 
 
 def ref_of(config) -> DatasetRef:

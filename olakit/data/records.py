@@ -124,11 +124,14 @@ def _total(values):
     return None if any(v is None for v in values) else sum(values)
 
 
-def answer_record(kind: type[Record], question, prompt: str, first, answer, *, model: str, calls=None, **own):
+def answer_record(
+    kind: type[Record], question, prompt: str, first, answer, *, model: str, calls=None, correct=None, **own
+):
     """The one constructor of a live answer's record: the question, the prompt sent, the first call's result (its
     text and finish reason), the answer read from it (``label``, ``stage`` and the ``second`` call of
     olakit.llm.two_stage, or None when nothing was read), and ``calls``, every result whose usage the record
-    counts (default: the first and second calls). ``own``: the kind's own columns."""
+    counts (default: the first and second calls). ``correct``: the verdict where the question's kind does not make
+    it (a free-text answer: exact match or a judge's). ``own``: the kind's own columns."""
     label = answer.label if answer is not None else None
     second = answer.second if answer is not None else None
     calls = [r for r in (calls if calls is not None else (first, second)) if r is not None]
@@ -136,8 +139,8 @@ def answer_record(kind: type[Record], question, prompt: str, first, answer, *, m
     labels = list(question.options)
     open_ended = question.kind == "text"
     unparsed = open_ended or (stage == 1 and label is not None)
-    # a free-text answer's label is the judge's verdict against the reference (the gold): yes, no or unclear (None)
-    correct = label == "yes" if question.kind == "text" else label is not None and label == question.gold
+    if correct is None:
+        correct = label is not None and label == question.gold
     return kind(
         dataset=question.dataset,
         question_id=question.id,

@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from olakit.data.files import WORKDIR
+from olakit.data.files import find_file
 from olakit.errors import DataError
 from olakit.notebook.inputs import unchanged
 from olakit.notebook.parameters import check_parameters, parameter_defaults
@@ -50,13 +50,10 @@ class Job:
             self.out_dir = str(Path(self.cwd, self.parameters["out_dir"]))
 
 
-def resolve_notebook(notebook: str) -> Path:
-    """A notebook path as given (absolute, or relative to the working directory), else one of olakit's own by its
-    path in the repository (``notebooks/template_count.ipynb``)."""
-    nb = Path(notebook).expanduser()
-    if nb.is_absolute() or nb.is_file():
-        return nb.resolve()
-    return WORKDIR / nb
+def resolve_notebook(notebook: str, base: str | os.PathLike | None = None) -> Path:
+    """A notebook by path (the working directory's, or ``base``'s for a path inside a file) or one of olakit's own by
+    its name (``template_count``) or repository path (olakit.data.files.find_file); DataError when there is none."""
+    return find_file(notebook, base=base, own="notebooks", suffix=".ipynb")
 
 
 KERNEL_START_RACES = ("Kernel died before replying to kernel_info", "Address already in use", "Kernel didn't respond")
@@ -157,10 +154,10 @@ def execute(job: Job, attempts: int = 3, env: dict[str, str] | None = None) -> J
 def notebook_path(notebook: str) -> Path:
     """A notebook named as ``template_count`` (one of olakit's notebooks) or by its path; DataError when there is
     none."""
-    for path in (resolve_notebook(notebook), WORKDIR / "notebooks" / f"{notebook}.ipynb"):
-        if path.is_file():
-            return path
-    raise DataError(f"notebook {notebook}: not found (give a path or the name of one in notebooks/)")
+    try:
+        return resolve_notebook(notebook)
+    except DataError as exc:
+        raise DataError(f"notebook {exc} (give a path, or the name of one of olakit's notebooks)") from None
 
 
 def keep_or_execute(job: Job, force: bool = False, attempts: int = 3, env: dict[str, str] | None = None) -> Job:

@@ -39,7 +39,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, field_validator
 
 from olakit.config import Config, read_config_file
-from olakit.data.files import write_atomic
+from olakit.data.files import find_file, write_atomic
 from olakit.env import endpoint_vars, environment
 from olakit.errors import DataError
 from olakit.llm.cache import default_cache_dir, open_cache, redact
@@ -107,17 +107,20 @@ class SweepFile(SweepSettings):
 
 def load_spec(path: str | os.PathLike) -> SweepFile:
     """Read and check a sweep file; one DataError or ConfigError says what is wrong and where."""
-    path = Path(path)
+    path = find_file(path, own="sweeps", suffix=".yaml")
     spec = read_config_file(SweepFile, path, "sweep file")
+    entries = []
     for i, entry in enumerate(spec.notebooks):
         where = f"{path}: notebooks[{i}]"
-        notebook = resolve_notebook(entry.notebook)
-        if not notebook.is_file():
-            raise DataError(f"{where}: notebook {entry.notebook} not found")
+        try:  # a path in the file is the file's; a name, one of olakit's notebooks
+            notebook = resolve_notebook(entry.notebook, base=path.parent)
+        except DataError as exc:
+            raise DataError(f"{where}: notebook {exc}") from None
         if "out_dir" in entry.parameters or "out_dir" in entry.grid:
             raise DataError(f"{where}: out_dir is set by the sweep (results/<run_id>/<name>)")
         check_parameters(notebook, entry.parameters, entry.grid, where)
-    return spec
+        entries.append(entry.replace(notebook=str(notebook), name=entry.name or Path(entry.notebook).stem))
+    return spec.replace(notebooks=entries)
 
 
 def _slug(value) -> str:

@@ -42,3 +42,8 @@ class ReviewConfig(Slice, OwnDataset, Stats):
     """Token limit of the direct answer the loop is compared with."""
     answer_stages: Literal[1, 2] = 1
     """1: the strict reader; 2: an answer cut off or without an answer statement gets a second call."""
+    free_text: Literal["exact", "judge"] = "exact"
+    """How a free-text answer is scored against its reference: ``exact`` (the answer it states, normalised: case,
+    surrounding whitespace and punctuation, equal to the reference, olakit.extract.normalise_text) or ``judge`` (a
+    model, the ``judge`` role, says whether it says the same: named in the tables and the log; never the answerer
+    grading itself unless its endpoint is the judge's)."""

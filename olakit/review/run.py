@@ -16,7 +16,7 @@ from olakit.data.files import RESOURCES, read_jsonl
 from olakit.data.loaders import questions_of
 from olakit.data.records import answer_record
 from olakit.errors import DataError
-from olakit.extract import get_extractor
+from olakit.extract import extract_text, get_extractor, normalise_text
 from olakit.llm import Answerer, Reply, Request
 from olakit.llm.judge import parse_grade, reference_request
 from olakit.llm.two_stage import Answer, answers
@@ -35,6 +35,8 @@ def ask_text(q: Question) -> str:
     """The question as the loop sees it: with its choices and how to end, for questions with options."""
     if q.kind == "number":
         return f'{q.text}\nEnd with "Answer: N", N a number.'
+    if q.kind == "text" and q.gold:  # a reference to score against: the answer stated where the reader finds it
+        return f'{q.text}\nEnd with "Answer: " and your answer.'
     if not q.options or q.kind == "text":
         return q.text
     if set(q.options) == {"yes", "no"}:
@@ -93,7 +95,7 @@ def run_review(
     params = {**(parameters or {}), **({"ask": ask} if ask is not None else {})}
     with Run("review", cfg, llms, kind="review", roles=ROLES, parameters=params, concurrency=concurrency) as job:
         questions = _questions(cfg, ask)
-        if any(q.kind == "text" and q.gold for q in questions):  # graded free text
+        if cfg.free_text == "judge" and any(q.kind == "text" and q.gold for q in questions):  # asked for
             job.add_role("judge")
         loop = Loop({"answerer": job["answerer"], "reviewer": job["reviewer"]}, cfg)
         histories = loop.run([ask_text(q) for q in questions])
@@ -102,7 +104,12 @@ def run_review(
             "direct answers",
         )
         records = _records(cfg, questions, histories, direct, job)
-        return job.finish(records, ReviewRecord, ReviewExtras(histories=histories))
+        scored_by = ""
+        if any(q.kind == "text" and q.gold for q in questions):
+            scored_by = (
+                f"judge: {job['judge'].endpoint.model}" if cfg.free_text == "judge" else "exact match (normalised)"
+            )
+        return job.finish(records, ReviewRecord, ReviewExtras(scored_by=scored_by, histories=histories))
 
 
 def ask_report(result: Result) -> str:
@@ -156,13 +163,18 @@ def _records(cfg, questions, histories, direct, job: Run) -> list[ReviewRecord]:
     found = dict(
         zip(graded, answers(firsts, job["answerer"], stages=cfg.answer_stages, extract=get_extractor("strict")))
     )
-    # a free-text answer with a reference (a dataset file's ``text`` kind) is graded by the judge role: yes or no;
-    # an open question (the shipped ones, --ask) has no reference
-    judged = [k for k, (q, *_) in enumerate(items) if q.kind == "text" and q.gold]
-    if judged:
-        reqs = [reference_request(q.text, q.gold, res.text or "") for q, _, _, res in (items[k] for k in judged)]
+    # a free-text answer with a reference (a dataset file's ``text`` kind): the answer it states, normalised, equal
+    # to the reference's (free_text "exact"), or the judge role's verdict ("judge"); an open question (the shipped
+    # ones, --ask) has no reference
+    scored = [k for k, (q, *_) in enumerate(items) if q.kind == "text" and q.gold]
+    verdicts: dict[int, bool] = {}
+    for k in scored:
+        found[k] = Answer(extract_text(items[k][3].text or ""), 1)
+        verdicts[k] = found[k].label == normalise_text(items[k][0].gold)
+    if scored and cfg.free_text == "judge":
+        reqs = [reference_request(q.text, q.gold, res.text or "") for q, _, _, res in (items[k] for k in scored)]
         replies = job["judge"].batch(reqs, "judged answers")
-        found.update({k: Answer(parse_grade(r.text), 1) for k, r in zip(judged, replies)})
+        verdicts = {k: parse_grade(r.text) == "yes" for k, r in zip(scored, replies)}
     hist = {q.id: h for q, h in zip(questions, histories)}
     out = []
     for k, (q, name, i, res) in enumerate(items):
@@ -175,6 +187,7 @@ def _records(cfg, questions, histories, direct, job: Run) -> list[ReviewRecord]:
                 res,
                 found.get(k),
                 model=job["direct" if name == DIRECT else "answerer"].endpoint.model,
+                correct=verdicts.get(k),
                 trace=_trace(h) if name == loop and i == len(h.answers) - 1 else "",
                 loop=name,
                 iteration=i,
