@@ -1,0 +1,109 @@
+"""Every command block of README.md and docs/*.md runs as a test, as a user types it (conftest.py wires this module
+into pytest through Sybil).
+
+Why Sybil: it is the kept tool that reads Markdown fenced blocks into pytest items with the file and line of each,
+runs them in document order with a namespace per document, and takes an evaluator of one's own, so a block runs
+the way a user runs it: in a subprocess, not in the test process. (pytest-codeblocks runs bash blocks in the test
+process's working directory and environment; mktestdocs and phmdoctest test Python only.)
+
+A block runs:
+- in a subprocess (bash for ``bash`` blocks, the venv's python for ``python`` ones), in a fresh temporary working
+  directory outside the repository, one per document and shared by its blocks in order (a user follows a page top
+  to bottom in one shell);
+- with the user's environment: no MPLBACKEND, no OLAKIT_ variable, a fresh HOME (no caches), the venv's bin first on
+  PATH (``source .venv/bin/activate``);
+- with one change: the model, swapped for a scripted endpoint through the OLAKIT_ variables
+  (``scripted://tests.replies:docs``; PYTHONPATH names the repository so that the reply function imports).
+
+What a block needs is said in an HTML comment just before it, ``<!-- docs-test: ... -->``, parts joined by ``;``:
+- ``slow``: minutes of work, or the embedded model: it runs in the slow tier;
+- ``real-model``: it runs on the embedded model (no scripted endpoint), in the slow tier;
+- ``fails "MESSAGE"``: it must exit non-zero and print MESSAGE;
+- ``not-run "REASON"``: it is not run here, for REASON (tests/test_docs.py keeps that list short and says why).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+DIRECTIVE = re.compile(r"<!--\s*docs-test:\s*(.*?)\s*-->", re.S)
+FENCE = re.compile(r"^\s*(`{3,}|~{3,})", re.M)
+PART = re.compile(r'([a-z][a-z-]*)(?:\s+"([^"]*)")?')
+TIMEOUT = 600
+
+
+def directive(example) -> dict:
+    """The parts of the ``docs-test`` comment just before the example's block (between the block before it and
+    it): {"slow": True, "fails": "MESSAGE", "not-run": "REASON", "real-model": True}."""
+    text = example.document.text[: example.start]
+    fences = list(FENCE.finditer(text))
+    since = fences[-1].end() if fences else 0
+    found = DIRECTIVE.findall(text[since:])
+    return {name: text or True for name, text in PART.findall(found[-1])} if found else {}
+
+
+def environment(home: Path, real_model: bool = False) -> dict[str, str]:
+    """A user's environment for a block (module docstring)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OLAKIT_", "PYTEST_")) and k != "MPLBACKEND"}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    env["VIRTUAL_ENV"] = str(Path(sys.executable).parent.parent)
+    env["HOME"] = str(home)
+    for name in ("XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME"):
+        env.pop(name, None)
+    env["PYTHONPATH"] = str(REPO)
+    if real_model:  # the joined model file a user who has run it once has; the server is this HOME's own
+        from olakit.llm.local import model_dir
+
+        env["OLAKIT_MODEL_DIR"] = str(model_dir())
+    else:
+        env["OLAKIT_BASE_URL"] = "scripted://tests.replies:docs"
+        env["OLAKIT_MODEL"] = "scripted-docs"
+    return env
+
+
+def setup(namespace: dict) -> None:
+    """A document's working directory and HOME, fresh and outside the repository."""
+    folder = Path(tempfile.mkdtemp(prefix="olakit-docs-"))
+    (folder / "home").mkdir()
+    (folder / "work").mkdir()
+    namespace["_folder"] = folder
+
+
+def teardown(namespace: dict) -> None:
+    import shutil
+
+    shutil.rmtree(namespace.get("_folder", ""), ignore_errors=True)
+
+
+def run_block(example) -> None:
+    """Run one bash or python block as the module docstring says; AssertionError with its output when it does not
+    do what its directive says."""
+    import pytest
+
+    said = directive(example)
+    if "not-run" in said:
+        pytest.skip(f"not run here: {said['not-run']}")
+    folder = example.namespace["_folder"]
+    language = example.region.lexemes["arguments"].split()[0]
+    source = example.parsed
+    if language == "python":
+        script = folder / "work" / f"_block_{example.line}.py"
+        script.write_text(source)
+        argv = [sys.executable, str(script)]
+    else:
+        argv = ["bash", "-e", "-o", "pipefail", "-c", source]
+    env = environment(folder / "home", real_model="real-model" in said)
+    done = subprocess.run(argv, cwd=folder / "work", env=env, capture_output=True, text=True, timeout=TIMEOUT)
+    output = done.stdout + done.stderr
+    where = f"{Path(example.path).name} line {example.line}"
+    if "fails" in said:
+        assert done.returncode != 0, f"{where}: meant to fail, it exited 0:\n{output[-3000:]}"
+        assert said["fails"] in output, f"{where}: its error does not say {said['fails']!r}:\n{output[-3000:]}"
+        return
+    assert done.returncode == 0, f"{where}: exit {done.returncode}:\n{output[-4000:]}"
