@@ -18,12 +18,15 @@ A block runs:
 What a block needs is said in an HTML comment just before it, ``<!-- docs-test: ... -->``, parts joined by ``;``:
 - ``slow``: minutes of work, or the embedded model: it runs in the slow tier;
 - ``real-model``: it runs on the embedded model (no scripted endpoint), in the slow tier;
+- ``loopback``: it needs a provider's API beyond chat completions (the Batch API): the model is the loopback server
+  (olakit.llm.loopback, with the batch endpoints) answering with the same reply function, on 127.0.0.1;
 - ``fails "MESSAGE"``: it must exit non-zero and print MESSAGE;
 - ``not-run "REASON"``: it is not run here, for REASON (tests/test_docs.py keeps that list short and says why).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import subprocess
@@ -36,6 +39,8 @@ DIRECTIVE = re.compile(r"<!--\s*docs-test:\s*(.*?)\s*-->", re.S)
 FENCE = re.compile(r"^\s*(`{3,}|~{3,})", re.M)
 PART = re.compile(r'([a-z][a-z-]*)(?:\s+"([^"]*)")?')
 TIMEOUT = 600
+SERVERS = ("0.0.0.0", "redis-server", "dask scheduler", "dask worker", "jupyter lab", "vllm serve", "olakit serve")
+"""What a block run here must not start: servers, above all one listening beyond 127.0.0.1."""
 
 
 def directive(example) -> dict:
@@ -92,6 +97,11 @@ def run_block(example) -> None:
     folder = example.namespace["_folder"]
     language = example.region.lexemes["arguments"].split()[0]
     source = example.parsed
+    servers = [w for w in SERVERS if w in source]
+    assert not servers, (
+        f"{Path(example.path).name} line {example.line}: a block that starts {servers} is never run "
+        "here (it would listen beyond 127.0.0.1): mark it not-run with the test that covers it"
+    )
     if language == "python":
         script = folder / "work" / f"_block_{example.line}.py"
         script.write_text(source)
@@ -99,7 +109,14 @@ def run_block(example) -> None:
     else:
         argv = ["bash", "-e", "-o", "pipefail", "-c", source]
     env = environment(folder / "home", real_model="real-model" in said)
-    done = subprocess.run(argv, cwd=folder / "work", env=env, capture_output=True, text=True, timeout=TIMEOUT)
+    with contextlib.ExitStack() as stack:
+        if "loopback" in said:
+            from olakit.llm.loopback import Loopback
+            from tests.replies import docs
+
+            srv = stack.enter_context(Loopback(reply=docs))
+            env |= {"OLAKIT_BASE_URL": srv.base_url, "OLAKIT_MODEL": "gpt-4o-mini", "OLAKIT_BATCH_POLL": "0.05"}
+        done = subprocess.run(argv, cwd=folder / "work", env=env, capture_output=True, text=True, timeout=TIMEOUT)
     output = done.stdout + done.stderr
     where = f"{Path(example.path).name} line {example.line}"
     if "fails" in said:

@@ -148,7 +148,10 @@ def docs(prompt, request):
         return '{"task_type": "math word problem"}'
     if "Reply with the letter of the next action only." in prompt:
         return albany(prompt, request)
-    if prompt.rstrip().endswith(("Sub-question:", "Answer:")) or "Answer the question using only the paragraphs" in prompt:
+    if (
+        prompt.rstrip().endswith(("Sub-question:", "Answer:"))
+        or "Answer the question using only the paragraphs" in prompt
+    ):
         return albany(prompt, request)
     if prompt.startswith("Please break down"):
         return "1. Read the question\n2. Work it out\nTotal Steps: 2"

@@ -44,6 +44,17 @@ _SCIPY_IN_SEABORN = {  # seaborn module -> (the scipy module it imports at its t
 }
 
 
+
+def error_bars(rows) -> np.ndarray:
+    """The (below, above) lengths of accuracy error bars from an interval, never negative: at an accuracy of 0 or 1
+    a Wilson bound sits on the point up to floating noise (matplotlib refuses a negative length).
+
+    >>> error_bars({"accuracy": 1.0, "ci_low": 0.5, "ci_high": 0.9999999999999999}).tolist()
+    [[0.5], [0.0]]
+    """
+    acc, lo, hi = (np.atleast_1d(np.asarray(rows[k], dtype=float)) for k in ("accuracy", "ci_low", "ci_high"))
+    return np.clip(np.vstack([acc - lo, hi - acc]), 0, None)
+
 def seaborn_deferred():
     """seaborn, imported (when nothing has imported it yet) without importing scipy.stats and scipy.cluster, then
     given back what it took from them as stand-ins that import them on first use: seaborn behaves as it does with
@@ -108,7 +119,7 @@ def before_after_voting(long: pd.DataFrame, *, votes=VOTES, exclude=BASELINES, a
             width,
             label=f"{vote.replace('_', ' ')} (95% CI)",
             color=colours[(i - 1) % len(colours)],
-            yerr=[voted["accuracy"] - voted["ci_low"], voted["ci_high"] - voted["accuracy"]],
+            yerr=error_bars(voted),
             capsize=3,
         )
     for i, s in enumerate(strategies):
@@ -201,7 +212,7 @@ def notes_count(table: pd.DataFrame, *, ax=None):
         ax.errorbar(
             g["n_notes"],
             g["accuracy"],
-            yerr=[g["accuracy"] - g["ci_low"], g["ci_high"] - g["accuracy"]],
+            yerr=error_bars(g),
             marker="o",
             capsize=3,
             label=strategy,
@@ -237,7 +248,7 @@ def vote_types(table: pd.DataFrame, *, x: str = "notes_strategy", ax=None):
                 ax.errorbar(
                     x,
                     r["accuracy"],
-                    yerr=[[r["accuracy"] - r["ci_low"]], [r["ci_high"] - r["accuracy"]]],
+                    yerr=error_bars(r),
                     color="black",
                     capsize=2,
                     lw=1,
@@ -394,7 +405,7 @@ def accuracy_by_iteration(table: pd.DataFrame, *, ax=None):
         ax.errorbar(
             g["iteration"],
             g["accuracy"],
-            yerr=[g["accuracy"] - g["ci_low"], g["ci_high"] - g["accuracy"]],
+            yerr=error_bars(g),
             marker="o",
             capsize=3,
             label=loop,
