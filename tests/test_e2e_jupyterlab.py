@@ -242,3 +242,59 @@ def test_compare_runs_in_jupyterlab_one_question_across_the_pot_runs(tmp_path):
         page.locator(".olakit-answers").first.scroll_into_view_if_needed()
         page.screenshot(path=str(artifacts / "compare_runs_jupyterlab.png"), full_page=False)
         browser.close()
+
+
+def test_every_notebook_runs_all_in_jupyterlab(tmp_path, monkeypatch):
+    """Run All on each of olakit's notebooks, as a person opens them: JupyterLab rooted in a folder holding
+    notebooks/ as a checkout does, the kernel in the notebook's own folder (relative paths are its), the default
+    backend, the model a scripted endpoint. Each notebook, saved after its run, has every code cell executed and no
+    error output."""
+    from playwright.sync_api import sync_playwright
+
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} missing: `make test` installs Debian's chromium (make browser)")
+    (tmp_path / "notebooks").mkdir()
+    names = sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb"))
+    for name in names:
+        shutil.copy(ROOT / "notebooks" / name, tmp_path / "notebooks" / name)
+    monkeypatch.setenv("OLAKIT_BASE_URL", "scripted://tests.replies:docs")
+    monkeypatch.setenv("OLAKIT_MODEL", "scripted-docs")
+    monkeypatch.delenv("MPLBACKEND", raising=False)
+    failed = {}
+    artifacts = Path(os.environ.get("OLAKIT_TEST_ARTIFACTS", ROOT / "test-artifacts"))
+    artifacts.mkdir(parents=True, exist_ok=True)
+    with serve(tmp_path) as url, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
+        for name in names:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            try:
+                run_all(page, f"{url}/lab/workspaces/{Path(name).stem}/tree/notebooks/{name}?reset")
+                failed[name] = saved_after_run(page, tmp_path / "notebooks" / name)
+            except Exception as e:  # noqa: BLE001 - one notebook's failure is reported with the others'
+                page.screenshot(path=str(artifacts / f"run_all_{Path(name).stem}.png"))
+                failed[name] = f"{type(e).__name__}: {str(e)[:300]}"
+            page.close()
+        browser.close()
+    assert {k: v for k, v in failed.items() if v} == {}
+
+
+def saved_after_run(page, path: Path, timeout: float = 600) -> str:
+    """Save the notebook (Ctrl+S) until every code cell has run or one shows an error (Run All stops there), the
+    kernel idle; '' when every cell ran without error, else what went wrong."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        page.wait_for_timeout(2000)
+        page.keyboard.press("Control+s")
+        page.wait_for_timeout(800)
+        try:
+            code = [c for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "code"]
+        except json.JSONDecodeError:
+            continue  # caught mid-save
+        errors = [o.get("ename", "") + ": " + o.get("evalue", "")[:300] for c in code for o in c.get("outputs", [])
+                  if o.get("output_type") == "error"]  # fmt: skip
+        if errors:
+            return "; ".join(errors)
+        idle = page.locator("text=Python 3 (ipykernel) | Idle").count() > 0
+        if idle and all(c.get("execution_count") is not None for c in code):
+            return ""
+    return "Run All did not finish in time"
