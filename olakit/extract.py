@@ -245,7 +245,7 @@ def extract_text(text: str, labels: Sequence[str] = ()) -> str | None:
     """The free-text answer an output states, normalised (normalise_text): the last ``Answer: ...`` (or ``the answer
     is ...``) to the end of its line, else the last non-empty line; None when nothing is left.
 
-    >>> extract_text("Take the last letters.\nAnswer: Yajo."), extract_text("So it is  WEtj")
+    >>> extract_text("Take the last letters.\\nAnswer: Yajo."), extract_text("So it is  WEtj")
     ('yajo', 'so it is wetj')
     """
     text = text or ""

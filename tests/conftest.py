@@ -45,13 +45,12 @@ def _repository_untouched():
 def _isolated(monkeypatch, tmp_path_factory):
     """Every test gets its own answer cache and no endpoint from the shell: a test never writes into the user's
     cache, and never calls a configured (possibly paid) endpoint. The joined model file (OLAKIT_MODEL_DIR) stays
-    shared. Figures render off-screen."""
+    shared. Matplotlib keeps the user's default backend (none is set here)."""
     monkeypatch.setenv("OLAKIT_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
     monkeypatch.setenv("OLAKIT_INDEX_DIR", str(tmp_path_factory.getbasetemp() / "indexes"))  # shared: built once
     monkeypatch.setenv("OLAKIT_EMBED_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "embeddings"))  # shared too
     for name in ENDPOINT_VARS:
         monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("MPLBACKEND", os.environ.get("MPLBACKEND", "Agg"))
 
 
 @pytest.fixture(scope="session")

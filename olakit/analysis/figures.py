@@ -44,7 +44,6 @@ _SCIPY_IN_SEABORN = {  # seaborn module -> (the scipy module it imports at its t
 }
 
 
-
 def error_bars(rows) -> np.ndarray:
     """The (below, above) lengths of accuracy error bars from an interval, never negative: at an accuracy of 0 or 1
     a Wilson bound sits on the point up to floating noise (matplotlib refuses a negative length).
@@ -54,6 +53,7 @@ def error_bars(rows) -> np.ndarray:
     """
     acc, lo, hi = (np.atleast_1d(np.asarray(rows[k], dtype=float)) for k in ("accuracy", "ci_low", "ci_high"))
     return np.clip(np.vstack([acc - lo, hi - acc]), 0, None)
+
 
 def seaborn_deferred():
     """seaborn, imported (when nothing has imported it yet) without importing scipy.stats and scipy.cluster, then

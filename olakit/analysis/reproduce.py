@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 
 import pandas as pd
 
@@ -68,11 +67,7 @@ def paper_comparison(tables: dict[str, pd.DataFrame], dataset: str = "aqua") -> 
 
 def draw_figures(tables: dict[str, pd.DataFrame]) -> dict[str, object]:
     """Matplotlib figures for Fig 6, Fig 7 and Fig 12 (not saved)."""
-    import matplotlib
-
-    if not os.environ.get("MPLBACKEND") and "inline" not in matplotlib.get_backend():
-        matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # the user's backend, whatever it is: olakit never switches it
 
     out = {}
     with figures.paper_style():
