@@ -663,6 +663,29 @@ def yaml_mapping(text: str) -> dict:
     return value
 
 
+class Terminal(logging.Formatter):
+    """Log lines for people: olakit's progress as plain sentences, a warning or error says so, another library's
+    line names it; no timestamps, levels or logger names otherwise.
+
+    >>> import logging
+    >>> f = Terminal()
+    >>> f.format(logging.makeLogRecord({"name": "olakit", "levelno": 20, "levelname": "INFO", "msg": "3 notes"}))
+    '3 notes'
+    >>> f.format(logging.makeLogRecord({"name": "faiss", "levelno": 30, "levelname": "WARNING", "msg": "slow"}))
+    'faiss: warning: slow'
+    """
+
+    def format(self, record: logging.LogRecord) -> str:
+        text = record.getMessage()
+        if record.levelno >= logging.WARNING:
+            text = f"{record.levelname.lower()}: {text}"
+        if record.name != "olakit" and not record.name.startswith("olakit."):
+            text = f"{record.name}: {text}"
+        if record.exc_info:
+            text = f"{text}\n{self.formatException(record.exc_info)}"
+        return text
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = _parser(_configs(argv)).parse_args(argv)
@@ -674,7 +697,9 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         args = _parser(_configs(inner)).parse_args(inner)
     # olakit's own progress lines; other libraries only when something is wrong (faiss logs its loader at INFO)
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    handler = logging.StreamHandler()
+    handler.setFormatter(Terminal())
+    logging.basicConfig(level=logging.WARNING, handlers=[handler])
     logging.getLogger("olakit").setLevel(logging.INFO)
     logging.getLogger("papermill").setLevel(logging.ERROR)  # four lines per notebook, and a warning per setting given
     from olakit.llm.batch import Exported

@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import shutil
+import sys
 import threading
 import uuid
 from collections.abc import Iterator
@@ -34,7 +35,10 @@ def _checkout() -> Path | None:
 CHECKOUT = _checkout()
 """The source checkout olakit runs from (an editable install), or None for an installed wheel."""
 WORKDIR = CHECKOUT or Path.cwd()
-"""Where olakit's own notebooks, sweeps and import specs are (the checkout), else the current directory."""
+"""The checkout, else the current directory (where ../shared/data is looked for)."""
+SHIPPED = CHECKOUT or Path(sys.prefix) / "share" / "olakit"
+"""Where olakit's own notebooks/, sweeps/ and imports/ are: the checkout, or, for an installed wheel, its data files
+(``share/olakit`` in the environment: pyproject's ``tool.setuptools.data-files``)."""
 
 
 def find_file(
@@ -48,9 +52,9 @@ def find_file(
     if path.is_absolute():
         candidates = [path]
     else:
-        candidates = [Path(base) / path if base is not None else Path.cwd() / path, WORKDIR / path]
+        candidates = [Path(base) / path if base is not None else Path.cwd() / path, SHIPPED / path]
         if own:
-            candidates += [WORKDIR / own / path, WORKDIR / own / f"{path}{suffix}"]
+            candidates += [SHIPPED / own / path, SHIPPED / own / f"{path}{suffix}"]
     for candidate in dict.fromkeys(candidates):
         if candidate.is_file():
             return candidate.absolute()

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
 
-from olakit.data.files import WORKDIR, write_atomic
+from olakit.data.files import CHECKOUT, write_atomic
 
 PACKAGES = (
     "olakit",
@@ -72,11 +72,14 @@ def source_digest() -> str:
 
 
 def commit() -> str | None:
-    """The git commit of the checkout olakit runs from, or None (an installed wheel, no git)."""
+    """The git commit of the checkout olakit runs from, or None (an installed wheel, no git): never the commit of
+    whatever repository the user's working directory is in."""
+    if CHECKOUT is None:
+        return None
     try:
         return (
             subprocess.run(
-                ["git", "-C", str(WORKDIR), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10
+                ["git", "-C", str(CHECKOUT), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10
             ).stdout.strip()
             or None
         )

@@ -37,7 +37,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from olakit.errors import DataError, OlakitError
-from olakit.llm.answerer import Completes
+from olakit.llm.answerer import SCRIPTED, Completes
+from olakit.llm.endpoint import LLMError
 from olakit.llm.request import Reply, Request, cache_key
 from olakit.llm.response import first_choice
 
@@ -410,6 +411,11 @@ def run_batch_file(source: str | os.PathLike, out: str | os.PathLike, endpoint, 
     import openai
     from tqdm.auto import tqdm
 
+    if endpoint.base_url.startswith(SCRIPTED):
+        raise LLMError(
+            f"{endpoint.base_url}: olakit batch run sends each request to an OpenAI-compatible server; a scripted "
+            "model is none (serve it, or unset OLAKIT_BASE_URL for the embedded model)"
+        )
     source = Path(source)
     try:
         lines = [(n, line) for n, line in enumerate(source.read_text(encoding="utf-8").splitlines(), 1) if line.strip()]

@@ -27,7 +27,7 @@ from olakit.llm.local import QUEUE_WAIT, SLOTS, progressing
 from olakit.llm.prefix import lanes, prompt_text
 from olakit.llm.request import Reply, Request, cache_key
 from olakit.llm.response import describe, first_choice, parse_body
-from olakit.llm.retry import REFUSED_ATTEMPTS, REFUSED_WAIT, ConnectionRefused, backoff, refused, retryable
+from olakit.llm.retry import REFUSED_ATTEMPTS, REFUSED_WAIT, ConnectionRefused, Stalled, backoff, refused, retryable
 
 log = logging.getLogger("olakit")
 
@@ -304,9 +304,6 @@ class LLM(Completes):
         queues calls beyond its slots, from this process and from others sharing it), a call that takes longer than
         the timeout goes on waiting while the server makes progress (tokens processed since the last look, up to
         QUEUE_WAIT), and times out only when it makes none."""
-        import httpx
-        import openai
-
         if not self.endpoint.local:
             return await client.post("/chat/completions", cast_to=bytes, body=body)
         task = asyncio.ensure_future(
@@ -320,7 +317,7 @@ class LLM(Completes):
                     return task.result()
                 moving, done = await asyncio.to_thread(progressing, str(client.base_url), done)
                 if not moving:
-                    raise openai.APITimeoutError(request=httpx.Request("POST", str(client.base_url)))
+                    raise Stalled(f"{client.base_url}: no progress on the call in {self.timeout:g} s")
         finally:
             if not task.done():
                 task.cancel()

