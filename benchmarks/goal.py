@@ -11,12 +11,21 @@ OUT = Path(__file__).resolve().parent.parent / "results" / "benchmarks"
 
 
 def check(
-    name: str, figure: float, goal: float, *, higher_is_better: bool, unit: str, exit: bool = True, **details
+    name: str,
+    figure: float,
+    goal: float,
+    *,
+    higher_is_better: bool,
+    unit: str,
+    exit: bool = True,
+    out: Path | None = None,
+    **details,
 ) -> bool:
-    """Print the verdict, write OUT/name.json, and exit 1 when ``figure`` misses ``goal`` (with ``exit=False``
-    return whether it was met, so that a benchmark with several goals writes them all first)."""
+    """Print the verdict, write OUT/name.json (or the file ``out``), and exit 1 when ``figure`` misses ``goal``
+    (with ``exit=False`` return whether it was met, so that a benchmark with several goals writes them all first)."""
     met = figure >= goal if higher_is_better else figure <= goal
-    OUT.mkdir(parents=True, exist_ok=True)
+    path = out or OUT / f"{name}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
     record = {
         "benchmark": name,
         "figure": round(figure, 4),
@@ -28,10 +37,10 @@ def check(
         "measured": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "machine": f"{platform.machine()}, {platform.python_version()}",
     }
-    (OUT / f"{name}.json").write_text(json.dumps(record, indent=1) + "\n")
+    path.write_text(json.dumps(record, indent=1) + "\n")
     print(
         f"{name}: {figure:.4g} {unit} (goal {'>=' if higher_is_better else '<='} {goal:g}) -> "
-        f"{'met' if met else 'MISSED'}; wrote {OUT / (name + '.json')}"
+        f"{'met' if met else 'MISSED'}; wrote {path}"
     )
     if not met and exit:
         sys.exit(1)

@@ -49,8 +49,8 @@ CONFIGS = {
     "review": ("olakit.review.config:ReviewConfig",),
     "reproduce-olagpt": ("olakit.settings:Analysis",),
     "import": ("olakit.settings:Analysis",),
-    "compare": ("olakit.analysis.compare:CompareConfig",),
-    "plan": ("olakit.plan:PlanConfig", "olakit.olagpt.config:OlaGPTConfig"),
+    "compare": ("olakit.analysis.config:CompareConfig",),
+    "plan": ("olakit.olagpt.config:PlanConfig", "olakit.olagpt.config:OlaGPTConfig"),
     "notes": ("olakit.olagpt.config:NotesConfig",),
     "sweep": ("olakit.notebook.sweep:SweepSettings",),
 }

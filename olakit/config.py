@@ -313,20 +313,22 @@ def add_arguments(parser: argparse.ArgumentParser, cls: type[Config], skip=()) -
 
 
 def parse_value(cls: type[Config], name: str, text):
-    """A command-line string as the field expects it: ``none`` as None where allowed, JSON for mappings; the rest
-    (a comma-separated list included: Config._same_forms splits it, as at every door) to the field's validation.
+    """A command-line string as the field expects it: ``none`` as None where allowed (and ``all`` for a number whose
+    None is the whole: ``--n-questions all``), JSON for mappings; the rest (a comma-separated list included:
+    Config._same_forms splits it, as at every door) to the field's validation. A list's ``all`` is its own value
+    (``--vote-over all``: every condition).
 
     >>> from olakit.config import Slice
-    >>> parse_value(Slice, "n_questions", "none") is None
-    True
+    >>> parse_value(Slice, "n_questions", "none") is None, parse_value(Slice, "n_questions", "all") is None
+    (True, True)
     """
     if not isinstance(text, str):
         return text
     annotation = cls.model_fields[name].annotation
     _, allows_none = _origin(annotation)
-    if allows_none and text.strip().lower() in ("none", "all"):
-        return None
     kind = _kind(annotation)
+    if allows_none and text.strip().lower() in (("none", "all") if kind == "scalar" else ("none",)):
+        return None
     if kind == "json":
         try:
             return json.loads(text)

@@ -16,15 +16,13 @@ import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated
 
 import pandas as pd
-from pydantic import Field, model_validator
 
 from olakit.analysis.exact import BEYOND, n_needed, power
 from olakit.analysis.traces import cost_per_row
 from olakit.analysis.verdicts import _took, comparison_cells, examined, outcomes_of
-from olakit.config import Config, ConfigError
+from olakit.config import ConfigError
 from olakit.data.loaders import load_questions, questions_of
 from olakit.data.recorded import import_olagpt
 from olakit.errors import DataError
@@ -32,7 +30,7 @@ from olakit.llm.batch import BATCH_RATE
 from olakit.llm.endpoint import Endpoint
 from olakit.names import REGEX_VOTE, plural
 from olakit.olagpt.budget import ceiling_price, planned_calls
-from olakit.olagpt.config import OlaGPTConfig
+from olakit.olagpt.config import RECORDED, OlaGPTConfig, PlanConfig
 from olakit.olagpt.templates import templates_for
 from olakit.registration import CHANGES, Registered, registration_of
 from olakit.runlog import load_run, read_log
@@ -41,39 +39,8 @@ from olakit.settings import ANALYSIS, Analysis
 PILOT = 50
 """Questions of the pilot the planner proposes when no earlier run has both cells of a comparison: enough to see
 the discordance rate within about +-0.14 (95%, at its worst, 0.5)."""
-RECORDED = "recorded"
 RECORDED_DATASET = "aqua"
 """The dataset of the recorded estimates (the OlaGPT authors' gpt-3.5 outputs on AQuA test)."""
-
-
-class PlanConfig(Config):
-    """``olakit plan``: the comparisons a run is for, the power wanted, and the run itself as a part (its dataset,
-    split, templates and strategies: what the questions cost, and its ``alpha``; its ``n_questions`` is not used,
-    the plan finds it)."""
-
-    comparisons: list[str] = []
-    """The comparisons, each ``METHOD:STRATEGY vs METHOD:STRATEGY`` (e.g. ``DST:retrieval vs turbo:zero-shot``,
-    ``regex_vote:combine vs ST:combine``); Holm corrects over all of them. With ``after``: comparisons examined
-    after that run, beyond its registered ones (exploratory)."""
-    after: str | None = None
-    """A registered run's folder: its registered comparisons decided or not, and the ones given here, which it did
-    not register, as exploratory (each appended to its changes.jsonl as a change after registration)."""
-    estimates: str = RECORDED
-    """Where the discordance rates come from: ``recorded`` (the OlaGPT authors' gpt-3.5 outputs on AQuA), or an
-    earlier run (a run folder or a records file)."""
-    delta: Annotated[float, Field(gt=0, lt=1)] | None = None
-    """The accuracy difference to detect (default: the one the estimates show)."""
-    power: Annotated[float, Field(gt=0, lt=1)] = 0.8
-    """The power wanted for each comparison."""
-    run: OlaGPTConfig = OlaGPTConfig()
-    """The run planned (its settings are ``olakit plan``'s flags too; its dataset, when not given, is the
-    estimates run's)."""
-
-    @model_validator(mode="after")
-    def _something_to_plan(self):
-        if not self.comparisons and self.after is None:
-            raise ValueError("comparisons: give at least one (METHOD:STRATEGY vs METHOD:STRATEGY), or after: a run")
-        return self
 
 
 def estimate_outcomes(

@@ -248,6 +248,26 @@ def test_olakit_run_on_the_gsm8k_file(tmp_path, monkeypatch, capsys, data_dir):
     }
 
 
+def test_a_data_folder_reached_through_a_symlink_is_logged_as_reached(tmp_path, monkeypatch, capsys, data_dir):
+    """../shared is often a symlink: the run log keys each data file by the path the user reached it by (absolute,
+    the symlink kept), one form in the log, the tables and this test; its sha256 is the real file's."""
+    import hashlib
+
+    from olakit.cli import main
+
+    link = tmp_path / "shared-link"
+    link.symlink_to(data_dir, target_is_directory=True)
+    monkeypatch.setenv("OLAKIT_DATA_DIR", str(link))
+    monkeypatch.chdir(tmp_path)
+    scripted(monkeypatch, "numbers")
+    argv = ["run", "--dataset", "gsm8k/test.jsonl", "-n", "2", "--templates", "ST", "--strategies", "zero-shot"]
+    assert main([*argv, "--out", "gsm"]) == 0
+    log = json.loads((tmp_path / "gsm" / "run.json").read_text())
+    reached = str(link / "gsm8k" / "test.jsonl")
+    assert list(log["data"]) == [reached], log["data"]
+    assert log["data"][reached] == hashlib.sha256((data_dir / "gsm8k" / "test.jsonl").read_bytes()).hexdigest()
+
+
 def test_olakit_run_and_review_on_files_of_ones_own(tmp_path, monkeypatch, capsys):
     """A multiple-choice CSV with its mapping given as a flag, and a yes/no file for the review loop."""
     from olakit.cli import main

@@ -47,6 +47,8 @@ def fleiss_kappa(labels: np.ndarray) -> float:
     for j in range(labels.shape[1]):
         np.add.at(table, (np.arange(labels.shape[0]), [cats[x] for x in labels[:, j]]), 1)
     raters = table.sum(axis=1).max()
+    if raters < 2:  # one rater: agreement between raters is undefined
+        return float("nan")
     p_cat = table.sum(axis=0) / table.sum()
     p_subject = ((table * table).sum(axis=1) - raters) / (raters * (raters - 1.0))
     expected = (p_cat * p_cat).sum()

@@ -22,12 +22,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
-from typing import Annotated
 
 import pandas as pd
-from pydantic import Field
 
 from olakit.analysis.agreement import agreement
+from olakit.analysis.config import CompareConfig
 from olakit.analysis.inference import holm_matrix, paired_tests
 from olakit.analysis.intervals import accuracy_row
 from olakit.analysis.runs import run_tables
@@ -49,22 +48,6 @@ ALL = "all"
 """``vote_over: all``: every condition that is not itself a vote or a baseline of another kind (voters())."""
 SPEC_SUFFIXES = (".yaml", ".yml", ".json")
 _SHORT = {"n_notes": "n={}", "k": "k={}", "iteration": "iteration {}"}
-
-
-class CompareConfig(Analysis):
-    """Runs side by side (``olakit compare``, notebooks/compare_runs.ipynb), with the analysis settings."""
-
-    sources: Annotated[list[str], Field(min_length=1)]
-    """The runs: run folders, records files (.parquet) or import specs (.yaml), compared question by question."""
-    labels: list[str] | None = None
-    """A name for each source (default: a folder's or a spec's name)."""
-    vote_over: list[str] | None = None
-    """A regex vote across conditions, added as a condition of its own (in the tables and every Holm family): the
-    conditions it combines, or ``all`` (every condition that is not itself a vote or SC); none: no vote."""
-    registration: str | None = None
-    """A pre-registered family (a YAML file, docs/plan.md) whose comparisons name the conditions as the tables do
-    (``"PoT/AQuA vs CoT/AQuA"``): those pairs are confirmatory in ``paired_tests`` (Holm over the family alone)
-    and judged in the ``registered`` table; every other pair is exploratory. Its hash goes into the run log."""
 
 
 @dataclass
@@ -273,7 +256,7 @@ def comparison_tables(
         "conditions": conditions,
         "replicates": replicates(shared, conditions),
         "paired_tests": tests.sort_values("p_mcnemar_holm", kind="stable").reset_index(drop=True),
-        "holm_matrix": holm_matrix(tests).loc[cells, cells],
+        "holm_matrix": holm_matrix(tests).reindex(index=cells, columns=cells),
         "cohen_kappa": agree["cohen_kappa"],
         "fleiss_kappa": agree["fleiss_kappa"],
         "error_overlap": agree["error_overlap"],

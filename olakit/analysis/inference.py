@@ -143,12 +143,16 @@ def paired_tests(outcomes: pd.DataFrame, cells: Sequence[str] | None = None, ana
                 "p_bootstrap": p_bs,
             }
         )
-    out = pd.DataFrame(rows)
-    if len(out):
-        out["p_mcnemar_holm"] = holm(out["p_mcnemar"])
-        out["p_bootstrap_holm"] = holm(out["p_bootstrap"])
-        out["significant"] = out["p_mcnemar_holm"] < analysis.alpha
+    out = pd.DataFrame(rows, columns=list(PAIRED_COLUMNS[:-3]))  # one cell: no pair, the table's columns all the same
+    out["p_mcnemar_holm"] = holm(out["p_mcnemar"]) if len(out) else []
+    out["p_bootstrap_holm"] = holm(out["p_bootstrap"]) if len(out) else []
+    out["significant"] = (out["p_mcnemar_holm"] < analysis.alpha).astype(bool)
     return out
+
+
+PAIRED_COLUMNS = ("a", "b", "n", "acc_a", "acc_b", "a_only", "b_only", "p_mcnemar", "diff", "diff_ci_low",
+                  "diff_ci_high", "p_bootstrap", "p_mcnemar_holm", "p_bootstrap_holm", "significant")  # fmt: skip
+"""The columns of paired_tests, in order (also when there is no pair)."""
 
 
 def holm_matrix(tests: pd.DataFrame, value: str = "p_mcnemar_holm") -> pd.DataFrame:

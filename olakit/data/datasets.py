@@ -318,7 +318,8 @@ def _options(row: dict, where: str, m: DatasetMap) -> dict[str, str]:
     if isinstance(m.choices, tuple):  # one column per option; an empty cell is no option
         missing = [col for col in m.choices if col not in row]
         if missing:
-            raise DataError(f"{where}: option column(s) {missing} missing")
+            named = ", ".join(map(repr, missing))
+            raise DataError(f"{where}: option column(s) {named} missing (the row has: {', '.join(map(str, row))})")
         options = {col: str(row[col]).strip() for col in m.choices if str(row[col] or "").strip()}
     else:
         options = _listed_options(row, where, m)

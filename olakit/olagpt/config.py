@@ -11,7 +11,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from olakit.config import ConfigError, OwnDataset, Slice, is_dataset_file
+from olakit.config import Config, ConfigError, OwnDataset, Slice, is_dataset_file
 from olakit.names import AUTO_COT, LLM_VOTE, RECORDED_READER, REGEX_VOTE, SC, STRATEGIES, TURBO
 from olakit.settings import Analysis
 
@@ -153,3 +153,37 @@ class NotesConfig(OwnDataset):
     """Seed of the pool sample and the answers' sampling."""
     data_dir: str | None = None
     """The data directory (default: $OLAKIT_DATA_DIR, then the places olakit.data.loaders names)."""
+
+
+RECORDED = "recorded"
+"""``PlanConfig.estimates``: the OlaGPT authors' recorded gpt-3.5 outputs on AQuA."""
+
+
+class PlanConfig(Config):
+    """``olakit plan``: the comparisons a run is for, the power wanted, and the run itself as a part (its dataset,
+    split, templates and strategies: what the questions cost, and its ``alpha``; its ``n_questions`` is not used,
+    the plan finds it)."""
+
+    comparisons: list[str] = []
+    """The comparisons, each ``METHOD:STRATEGY vs METHOD:STRATEGY`` (e.g. ``DST:retrieval vs turbo:zero-shot``,
+    ``regex_vote:combine vs ST:combine``); Holm corrects over all of them. With ``after``: comparisons examined
+    after that run, beyond its registered ones (exploratory)."""
+    after: str | None = None
+    """A registered run's folder: its registered comparisons decided or not, and the ones given here, which it did
+    not register, as exploratory (each appended to its changes.jsonl as a change after registration)."""
+    estimates: str = RECORDED
+    """Where the discordance rates come from: ``recorded`` (the OlaGPT authors' gpt-3.5 outputs on AQuA), or an
+    earlier run (a run folder or a records file)."""
+    delta: Annotated[float, Field(gt=0, lt=1)] | None = None
+    """The accuracy difference to detect (default: the one the estimates show)."""
+    power: Annotated[float, Field(gt=0, lt=1)] = 0.8
+    """The power wanted for each comparison."""
+    run: OlaGPTConfig = OlaGPTConfig()
+    """The run planned (its settings are ``olakit plan``'s flags too; its dataset, when not given, is the
+    estimates run's)."""
+
+    @model_validator(mode="after")
+    def _something_to_plan(self):
+        if not self.comparisons and self.after is None:
+            raise ValueError("comparisons: give at least one (METHOD:STRATEGY vs METHOD:STRATEGY), or after: a run")
+        return self
