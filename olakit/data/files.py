@@ -53,8 +53,8 @@ def find_file(
         candidates = [path]
     else:
         candidates = [Path(base) / path if base is not None else Path.cwd() / path, SHIPPED / path]
-        if own:
-            candidates += [SHIPPED / own / path, SHIPPED / own / f"{path}{suffix}"]
+        if own and len(path.parts) == 1:
+            candidates += [SHIPPED / own / path] + ([SHIPPED / own / f"{path}{suffix}"] if not path.suffix else [])
     for candidate in dict.fromkeys(candidates):
         if candidate.is_file():
             return candidate.absolute()

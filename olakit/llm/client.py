@@ -317,7 +317,7 @@ class LLM(Completes):
                     return task.result()
                 moving, done = await asyncio.to_thread(progressing, str(client.base_url), done)
                 if not moving:
-                    raise Stalled(f"{client.base_url}: no progress on the call in {self.timeout:g} s")
+                    raise Stalled(f"{client.base_url}: timed out: no progress on the call in {self.timeout:g} s")
         finally:
             if not task.done():
                 task.cancel()
