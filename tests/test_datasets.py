@@ -143,7 +143,8 @@ def test_bad_files_and_mappings(tmp_path):
     path = write_jsonl(tmp_path / "m.jsonl", [{"question": "q?", "answer": 1}])
     with pytest.raises(DataError, match=r"m.jsonl line 1: field 'body' missing"):
         load_file(path, "question=body.text")
-    with pytest.raises(DataError, match=r"m.jsonl line 1: option column\(s\) 'B' missing \(the row has: question, A, answer\)"):
+    missing = r"m.jsonl line 1: option column\(s\) 'B' missing \(the row has: question, A, answer\)"
+    with pytest.raises(DataError, match=missing):
         load_file(write_jsonl(tmp_path / "m.jsonl", [{"question": "q?", "A": "x", "answer": "A"}]), "choices=A|B")
     with pytest.raises(DataError, match=r"1 option\(s\) in \('A', 'B'\); a choice needs at least 2"):
         load_file(
