@@ -18,6 +18,7 @@ import re
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 
+from olakit.answers import TEXT_STEPS, canonical_number, read_text
 from olakit.errors import lookup
 
 OLAGPT_PATTERN = re.compile(r"\{*?.*?[Aa]nswer[^A-Z]*?([A-F])[^a-zA-Z]+")
@@ -99,8 +100,6 @@ def _canonical(found: str, labels: Sequence[str]) -> str:
 
 NUMBER = r"-?\d{1,3}(?:,\d{3})+(?:\.\d+)?|-?\d+(?:\.\d+)?(?:\s*/\s*\d+)?|-?\.\d+"
 """A number as written in an answer: ``1,600``, ``-3``, ``0.25``, ``.5``, ``3/4``."""
-PLACES = 6
-"""Numeric answers are compared, and voted, after rounding to this many decimal places (the stated tolerance)."""
 _MONEY = r"(?:\\?\$|USD\s*|€|£)?"
 _NOT_AN_EXPRESSION = r"(?!\s*[-+*/×^=]\s*\$?\d)(?!\s*x\s*\d)"
 """A number followed by an operator and another number is an unevaluated expression (``Answer: 50 * 35``), not an
@@ -118,49 +117,9 @@ _NUMBER_STATEMENTS = [
 _LAST_LINE_NUMBER = re.compile(rf"^\W*{_MONEY}\s*({NUMBER})\s*(?:[A-Za-z%]+\.?)?\W*$")
 
 
-def canonical_number(text: str | float | int) -> str | None:
-    """A number as one string, so equal numbers are one answer: commas and spaces dropped, fractions divided,
-    rounded to PLACES decimals, no trailing zeros; None when ``text`` is no number.
-
-    >>> [canonical_number(x) for x in ("1,600", "18.00", "-0", "3/4", "1/3", 2.5, "x")]
-    ['1600', '18', '0', '0.75', '0.333333', '2.5', None]
-    """
-    from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
-    from fractions import Fraction
-
-    raw = str(text).replace(",", "").replace(" ", "").strip().rstrip(".")
-    try:
-        value = Fraction(raw) if "/" in raw else Fraction(Decimal(raw))
-        number = Decimal(value.numerator) / Decimal(value.denominator)
-    except (ValueError, ZeroDivisionError, InvalidOperation):
-        return None
-    if not number.is_finite():
-        return None
-    rounded = number.quantize(Decimal(1).scaleb(-PLACES), rounding=ROUND_HALF_EVEN).normalize()
-    shown = format(rounded, "f")
-    return "0" if shown in ("-0", "0") else shown
-
-
-def gold_number(value) -> str | None:
-    """A numeric gold as given by a dataset: a number, a numeric string, or a worked solution ending in
-    ``#### N`` (GSM8K: the number after the last ``####``); None when it holds no number.
-
-    >>> gold_number("She makes 9 * 2 = $18.\\n#### 1,800"), gold_number(18.0), gold_number("$5")
-    ('1800', '18', '5')
-    """
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int | float):
-        return canonical_number(repr(value))
-    text = str(value)
-    if "####" in text:
-        text = text.rsplit("####", 1)[1]
-    return canonical_number(re.sub(r"^\s*(?:\\?\$|USD|€|£)", "", text.strip()))
-
-
 def extract_number(text: str, labels: Sequence[str] = ()) -> str | None:
-    """The number an output states as its answer (canonical_number), for a question without options: the last
-    explicit statement (``{"Answer": 18}``, ``Answer: $18``, ``the answer is 1,600``, ``\\boxed{18}``,
+    """The number an output states as its answer (olakit.answers.canonical_number), for a question without options:
+    the last explicit statement (``{"Answer": 18}``, ``Answer: $18``, ``the answer is 1,600``, ``\\boxed{18}``,
     ``#### 18``, ``答案是18``), else a last line that is just a number (with a unit or ``$``); nothing else is
     guessed.
 
@@ -228,22 +187,12 @@ def extract(name: str, text: str, labels: Sequence[str]) -> str | None:
 _TEXT_STATEMENT = re.compile(
     r"(?i:(?:final\s+)?answer(?:\s+is)?)\s*[:=]\s*(.+)$|(?i:the answer is)\s+(.+)$", re.MULTILINE
 )
-_EDGE_PUNCTUATION = " \t\n\"'`.,;:!?()[]{}*_"
 
 
-def normalise_text(text: str | None) -> str:
-    """A free-text answer as compared with its reference: case folded, runs of whitespace as one space, and
-    whitespace and punctuation stripped at both ends (none inside).
-
-    >>> normalise_text("  Yajo. "), normalise_text('"New  York!"'), normalise_text("e.g.")
-    ('yajo', 'new york', 'e.g')
-    """
-    return " ".join(str(text or "").casefold().split()).strip(_EDGE_PUNCTUATION)
-
-
-def extract_text(text: str, labels: Sequence[str] = ()) -> str | None:
-    """The free-text answer an output states, normalised (normalise_text): the last ``Answer: ...`` (or ``the answer
-    is ...``) to the end of its line, else the last non-empty line; None when nothing is left.
+def extract_text(text: str, labels: Sequence[str] = (), normalise: Sequence[str] = TEXT_STEPS) -> str | None:
+    """The free-text answer an output states, normalised by ``normalise`` (olakit.answers.read_text): the last
+    ``Answer: ...`` (or ``the answer is ...``) to the end of its line, else the last non-empty line; None when
+    nothing is left.
 
     >>> extract_text("Take the last letters.\\nAnswer: Yajo."), extract_text("So it is  WEtj")
     ('yajo', 'so it is wetj')
@@ -251,8 +200,7 @@ def extract_text(text: str, labels: Sequence[str] = ()) -> str | None:
     text = text or ""
     found = [m.group(1) or m.group(2) for m in _TEXT_STATEMENT.finditer(text)]
     lines = [ln for ln in text.splitlines() if ln.strip()]
-    answer = normalise_text(found[-1] if found else (lines[-1] if lines else ""))
-    return answer or None
+    return read_text(found[-1] if found else (lines[-1] if lines else ""), normalise).value
 
 
 _ANY_LABEL_STATEMENTS = _statements(r"(?<![A-Za-z])([A-Z]|(?i:yes|no))(?![A-Za-z])", 0)

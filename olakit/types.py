@@ -8,7 +8,7 @@ from typing import ClassVar
 
 ANSWER_KINDS = ("choice", "yes_no", "number", "text")
 """What a question's answer is: an option label (``choice``), ``yes``/``no``, a number (no options; the gold a
-canonical number, olakit.extract.canonical_number) or free ``text`` (judged, never extracted)."""
+canonical number, olakit.answers.canonical_number) or free ``text`` (judged, never extracted)."""
 
 
 @dataclass(frozen=True)
@@ -63,7 +63,16 @@ class Record:
     gold: str
     """The correct option label."""
     correct: bool
-    """extracted == gold (an unparsed answer is never correct)."""
+    """extracted == gold (an unparsed answer is never correct); an imported run's: by its spec's ``score`` rule."""
+    olakit_correct: bool | None = None
+    """olakit's verdict where ``correct`` may be another's (an imported run: its reading of the answer equals the
+    gold's); None: the same as ``correct``."""
+    source_correct: bool | None = None
+    """The source's own verdict on the answer (an imported run's verdict field, or its spec's ``exact`` or own score
+    rule); None where the source gave none (olakit's own runs: olakit is the source)."""
+    read_rule: str = ""
+    """The rule that read ``extracted`` from the answer as given (olakit.answers: ``choice:parenthesised``,
+    ``number:unit``, ``none``); empty where olakit extracted it from the output itself (olakit.extract)."""
     prompt_tokens: int | None = None
     """Prompt tokens reported by the endpoint (None when unknown, e.g. recorded runs)."""
     prompt_chars: int | None = None

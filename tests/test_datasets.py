@@ -9,11 +9,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from olakit.answers import canonical_number, read_number
 from olakit.config import ConfigError
 from olakit.data.datasets import DatasetMap, load_file, parse_map, question_hash
 from olakit.data.loaders import load_questions
 from olakit.errors import DataError
-from olakit.extract import canonical_number, extract_number, get_extractor, gold_number
+from olakit.extract import extract_number, get_extractor
 from olakit.majority import majority
 
 
@@ -171,7 +172,7 @@ def test_numbers_are_read_compared_and_voted_as_numbers():
     assert [canonical_number(x) for x in ("1,600", "-0.0", "07", "2/3", "1e3", "12.")] == [
         "1600", "0", "7", "0.666667", "1000", "12",
     ]  # fmt: skip
-    assert gold_number("worked out\n#### 1,234") == "1234" and gold_number(True) is None
+    assert read_number("worked out\n#### 1,234").value == "1234" and read_number(True).value is None
     outputs = {
         '{"Answer": "18"}': "18",
         "So the answer is $1,600.": "1600",
@@ -188,7 +189,9 @@ def test_numbers_are_read_compared_and_voted_as_numbers():
     assert {text: read(text, []) for text in outputs} == outputs  # no options: the number reader
     assert {text: extract_number(text) for text in outputs} == outputs
     assert get_extractor("olagpt")("Answer: 3 apples", []) == "3"  # whatever the extractor's name
-    assert majority([canonical_number(x) for x in ("18", "18.0", "1,8", "18.000")]) == "18"  # equal numbers: one answer
+    assert (
+        majority([canonical_number(x) for x in ("18", "18.0", "1,8", "18.000")]) == "18"
+    )  # equal numbers: one answer (1,8 none)
 
 
 def test_pot_recorded_gsm8k_values_scored_against_their_gold(data_dir):
@@ -201,7 +204,8 @@ def test_pot_recorded_gsm8k_values_scored_against_their_gold(data_dir):
         rows = [r for r in rows if "question" in r]
         assert len(rows) == want_rows
         ours = sum(
-            gold_number(r["executed"]) is not None and gold_number(r["executed"]) == gold_number(r["answer"])
+            canonical_number(r["executed"]) is not None
+            and canonical_number(r["executed"]) == canonical_number(r["answer"])
             for r in rows
         )
         numeric = [r for r in rows if isinstance(r["executed"], int | float) and not isinstance(r["executed"], bool)]

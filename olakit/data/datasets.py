@@ -25,10 +25,10 @@ from typing import Any, Literal
 
 from pydantic import field_validator
 
+from olakit.answers import read_number, read_yes_no
 from olakit.config import Config, ConfigError
 from olakit.data.files import read_json, read_jsonl
 from olakit.errors import DataError
-from olakit.extract import gold_number
 from olakit.names import DATASET_FORMATS
 from olakit.types import Question
 
@@ -38,7 +38,6 @@ ANSWER_FORMS = ("auto", "label", "index", "option_text", "yes_no", "number", "te
 text (``option_text``), a ``yes_no`` (true/false, yes/no), a ``number`` (or a solution ending ``#### N``), free
 ``text``; ``auto`` tells them apart (a label first, then an index, then an option's text)."""
 SPLIT_WORDS = {"test", "dev", "train", "validation", "val", "eval"}
-_YES, _NO = {"yes", "true", "1", "y"}, {"no", "false", "0", "n"}
 
 
 class DatasetMap(Config):
@@ -50,13 +49,19 @@ class DatasetMap(Config):
     id: str | None = None
     """The id field (default: ``id``, ``qid`` or ``question_id`` when there is one, else the row's position), or a
     pattern of ``{index}`` (the position) and ``{split}`` (AQuA's ``{split}-{index}``)."""
-    question: str = "question"
-    """The question text's field (kept as given, whitespace included: the prompts, and so the cache, see it so)."""
+    question: str | tuple[str, ...] = "question"
+    """The question text's field (kept as given, whitespace included: the prompts, and so the cache, see it so), or
+    several fields joined by ``question_join`` (SVAMP's ``[Body, Question]``)."""
+    question_join: str = " "
+    """What joins a question given as several fields."""
     choices: str | tuple[str, ...] | None = None
     """The options: a field holding a list (labelled A, B, C, ...; ``"A)text"`` items keep their labels), a label ->
     text mapping, or with ``labels`` the texts; or several column names, one per option (empty cells skipped)."""
     labels: str | None = None
     """The field of the option labels, parallel to ``choices`` (``choices.label``)."""
+    scores: str | None = None
+    """A field of option text -> score (BIG-bench's ``target_scores``): the options are its texts, in order,
+    labelled A, B, ...; the gold is the one highest-scored (``answer`` is not read)."""
     answer: str = "answer"
     """The answer's field."""
     answer_form: Literal["auto", "label", "index", "option_text", "yes_no", "number", "text"] = "auto"
@@ -67,6 +72,11 @@ class DatasetMap(Config):
     """What joins a rationale given as a list (StrategyQA's facts: a space)."""
     meta: tuple[str, ...] = ()
     """Further fields to keep with each question (``Question.meta``), by path."""
+
+    @field_validator("question", mode="before")
+    @classmethod
+    def _joined(cls, value):
+        return tuple(value) if isinstance(value, list) else value
 
     @field_validator("choices", mode="before")
     @classmethod
@@ -126,9 +136,12 @@ def read_rows(source) -> tuple[str, list[tuple[str, dict]]]:
             rows = [(f"{path} line {n}", obj) for n, obj in read_jsonl(path)]
         elif fmt == "json":
             data = read_json(path)
-            data = data.get("data", data) if isinstance(data, dict) else data
+            if isinstance(data, dict):  # {"data": [...]}, or a BIG-bench task's {"examples": [...]}
+                data = data.get("data", data.get("examples", data))
             if not isinstance(data, list) or not all(isinstance(x, dict) for x in data):
-                raise DataError(f"{path}: expected a JSON array of objects (or {{'data': [...]}})")
+                raise DataError(
+                    f"{path}: expected a JSON array of objects (or {{'data': [...]}}, {{'examples': [...]}})"
+                )
             rows = [(f"{path} item {i}", obj) for i, obj in enumerate(data)]
         else:
             import pandas as pd
@@ -156,9 +169,18 @@ def _is_json_lines(path: Path) -> bool:
     with open(path, encoding="utf-8") as fh:
         first = fh.readline()
     try:
-        return isinstance(json.loads(first), dict)
+        obj = json.loads(first)
     except ValueError:
         return False
+    wrapped = isinstance(obj, dict) and any(isinstance(obj.get(k), list) for k in ("data", "examples"))
+    return isinstance(obj, dict) and not (wrapped and not _has_second_line(path))
+
+
+def _has_second_line(path: Path) -> bool:
+    """Whether a file has a second non-empty line."""
+    with open(path, encoding="utf-8") as fh:
+        fh.readline()
+        return any(line.strip() for line in fh)
 
 
 def _records(df) -> list[dict]:
@@ -170,13 +192,41 @@ def _records(df) -> list[dict]:
 _MISSING = object()
 
 
+_INDEX = re.compile(r"^(.*?)\[(\d+)\]$")
+
+
+def _parts(path: str) -> list[str]:
+    """A path's steps: ``a.b``, ``a[].b`` (each element), ``a[0]`` and ``a.0`` (the list's element 0)."""
+    parts = []
+    for part in path.split("."):
+        indexes = []
+        while (m := _INDEX.match(part)) is not None:
+            part, indexes = m[1], [m[2], *indexes]
+        parts += ([part] if part else []) + indexes
+    return parts
+
+
 def get(row: dict, path: str, where: str, default=_MISSING):
-    """The value at ``path`` (``a.b``, ``a[].b``); DataError naming the field when it is missing."""
+    """The value at ``path`` (``a.b``, ``a[].b``: ``b`` of every element of the list ``a``; ``a[0]`` or ``a.0``:
+    its first element); DataError naming the field when it is missing.
+
+    >>> get({"lSolutions": [39.0], "q": {"a": [{"b": 1}, {"b": 2}]}}, "lSolutions[0]", "row 1"), get(
+    ...     {"q": {"a": [{"b": 1}, {"b": 2}]}}, "q.a.1.b", "row 1")
+    (39.0, 2)
+    """
     value: Any = row
-    parts = path.split(".")
+    parts = _parts(path)
     for i, part in enumerate(parts):
         each = part.endswith("[]")
         key = part[:-2] if each else part
+        if isinstance(value, list) and key.isdigit():
+            if int(key) < len(value):
+                value = value[int(key)]
+                continue
+            if default is not _MISSING:
+                return default
+            raise DataError(f"{where}: field {path!r}: {'.'.join(parts[:i]) or 'the row'} has {len(value)} "
+                            f"element(s), no element {key}")  # fmt: skip
         if not isinstance(value, dict) or key not in value:
             if default is not _MISSING:
                 return default
@@ -208,6 +258,8 @@ def recognise(row: dict, where: str) -> DatasetMap:
     text_field = next((k for k in ("question", "problem", "input") if isinstance(row.get(k), str)), None)
     if text_field is None:
         raise _unknown(row, where)
+    if isinstance(row.get("target_scores"), dict):  # BIG-bench multiple choice: option text -> score
+        return DatasetMap(id=ident, question=text_field, scores="target_scores")
     answer = next((k for k in ("answerKey", "answer", "correct", "label", "target", "gold") if k in keys), None)
     rationale = next((k for k in ("rationale", "explanation", "solution") if k in keys), None)
     base = {"id": ident, "question": text_field, "rationale": rationale}
@@ -222,9 +274,9 @@ def recognise(row: dict, where: str) -> DatasetMap:
     if len(letters) >= 2 and letters == list(string.ascii_uppercase[: len(letters)]):  # OpenCompass / EvalScope
         return DatasetMap(**base, choices=tuple(letters), answer=answer)
     value = row[answer]
-    if isinstance(value, bool) or str(value).strip().lower() in (_YES | _NO) - {"1", "0"}:
+    if read_yes_no(value).value is not None:
         return DatasetMap(**base, answer=answer, answer_form="yes_no")
-    if gold_number(value) is not None:  # a number, or GSM8K's worked solution ending "#### N"
+    if read_number(value).value is not None:  # a number, or GSM8K's worked solution ending "#### N"
         solution = isinstance(value, str) and "####" in value
         return DatasetMap(**{**base, "rationale": rationale or (answer if solution else None)}, answer=answer,
                           answer_form="number")  # fmt: skip
@@ -271,7 +323,9 @@ def load_file(
 def _paths(m: DatasetMap) -> list[str]:
     """Every field path a mapping reads."""
     choices = list(m.choices) if isinstance(m.choices, tuple) else [m.choices]
-    return [p for p in (m.id, m.question, m.labels, m.answer, m.rationale, *choices, *m.meta) if p]
+    questions = list(m.question) if isinstance(m.question, tuple) else [m.question]
+    answer = m.scores or m.answer
+    return [p for p in (m.id, *questions, m.labels, answer, m.rationale, *choices, *m.meta) if p]
 
 
 def dataset_name(source) -> str:
@@ -285,20 +339,29 @@ def dataset_name(source) -> str:
 
 
 def _question(row: dict, where: str, index: int, m: DatasetMap, dataset: str, split: str = "") -> Question:
-    text = get(row, m.question, where)
-    if not isinstance(text, str) or not text.strip():
-        raise DataError(f"{where}: field {m.question!r} is empty or not text")
+    fields = m.question if isinstance(m.question, tuple) else (m.question,)
+    for field in fields:
+        part = get(row, field, where)
+        if not isinstance(part, str) or not part.strip():
+            raise DataError(f"{where}: field {field!r} is empty or not text")
+    text = m.question_join.join(str(get(row, field, where)).strip() for field in fields) if len(fields) > 1 else part
     if m.id and "{" in m.id:
         ident = m.id.format(index=index, split=split)
     elif m.id:
         ident = get(row, m.id, where)
     else:
         ident = next((row[k] for k in ("id", "qid", "question_id") if k in row), index)
-    options = _options(row, where, m)
-    raw = get(row, m.answer, where)
-    if raw is None or (isinstance(raw, str) and not raw.strip()):
-        raise DataError(f"{where}: field {m.answer!r} (the answer) is empty")
-    kind, gold = _gold(raw, options, m.answer_form, where, m.answer)
+    alternatives = None
+    if m.scores:
+        options, kind, gold = _scored(row, where, m.scores)
+    else:
+        options = _options(row, where, m)
+        raw = get(row, m.answer, where)
+        if isinstance(raw, list):  # several accepted answers (BIG-bench's target list): the first is the gold
+            alternatives, raw = [str(x) for x in raw], raw[0] if raw else None
+        if raw is None or (isinstance(raw, str) and not raw.strip()):
+            raise DataError(f"{where}: field {m.answer!r} (the answer) is empty")
+        kind, gold = _gold(raw, options, m.answer_form, where, m.answer)
     if kind == "yes_no":
         options = {"yes": "yes", "no": "no"}
     rationale = get(row, m.rationale, where, "") if m.rationale else ""
@@ -308,8 +371,27 @@ def _question(row: dict, where: str, index: int, m: DatasetMap, dataset: str, sp
     if kind == "number" and "####" in rationale:
         rationale = rationale.rsplit("####", 1)[0].strip()
     meta = {p.split(".")[-1]: get(row, p, where, None) for p in m.meta}
+    if alternatives and len(alternatives) > 1:
+        meta["alternatives"] = alternatives
     return Question(id=str(ident), dataset=dataset, text=text, options=options, gold=gold,
                     rationale=rationale, meta=meta, kind=kind)  # fmt: skip
+
+
+def _scored(row: dict, where: str, field: str) -> tuple[dict[str, str], str, str]:
+    """(options, kind, gold) of a row whose options are a text -> score mapping: labelled A, B, ... in its order,
+    the gold the one highest-scored."""
+    scores = get(row, field, where)
+    if not isinstance(scores, dict) or len(scores) < 2:
+        raise DataError(f"{where}: field {field!r} is not a mapping of at least 2 options to scores")
+    try:
+        values = [float(v) for v in scores.values()]
+    except (TypeError, ValueError):
+        raise DataError(f"{where}: field {field!r}: a score is not a number ({list(scores.values())})") from None
+    best = [i for i, v in enumerate(values) if v == max(values)]
+    if len(best) != 1:
+        raise DataError(f"{where}: field {field!r}: {len(best)} options share the highest score; one gold is needed")
+    options = {string.ascii_uppercase[i]: str(text) for i, text in enumerate(list(scores)[:26])}
+    return options, "choice", string.ascii_uppercase[best[0]]
 
 
 def _options(row: dict, where: str, m: DatasetMap) -> dict[str, str]:
@@ -350,12 +432,13 @@ def _listed_options(row: dict, where: str, m: DatasetMap) -> dict[str, str]:
 
 def _gold(raw, options: dict[str, str], form: str, where: str, field: str) -> tuple[str, str]:
     """(kind, gold) of a row's answer."""
-    if form in ("yes_no", "auto") and not options and _yes_no(raw) is not None:
-        return "yes_no", _yes_no(raw)
+    yes_no = read_yes_no(raw).value
+    if form in ("yes_no", "auto") and not options and yes_no is not None:
+        return "yes_no", yes_no
     if form == "yes_no":
         raise DataError(f"{where}: answer {raw!r} in {field!r} is not yes/no (true/false)")
     if form in ("number", "auto") and not options:
-        number = gold_number(raw)
+        number = read_number(raw).value
         if number is not None:
             return "number", number
         if form == "number":
@@ -372,13 +455,6 @@ def _gold(raw, options: dict[str, str], form: str, where: str, field: str) -> tu
         if len(hits) == 1:
             return "choice", hits[0]
     raise DataError(f"{where}: answer {raw!r} in {field!r} is not among its options {sorted(options)}")
-
-
-def _yes_no(raw) -> str | None:
-    if isinstance(raw, bool):
-        return "yes" if raw else "no"
-    value = str(raw).strip().lower()
-    return "yes" if value in _YES - {"1"} else "no" if value in _NO - {"0"} else None
 
 
 def _norm(text) -> str:

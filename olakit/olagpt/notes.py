@@ -16,10 +16,10 @@ from pathlib import Path
 
 import numpy as np
 
+from olakit.answers import canonical_number
 from olakit.data.files import read_jsonl, write_atomic
 from olakit.data.loaders import load_olagpt_notes
 from olakit.errors import DataError
-from olakit.extract import canonical_number
 from olakit.retrieval.dense import flat_index, search
 from olakit.retrieval.embedder import embed
 from olakit.types import Note, Question

@@ -8,6 +8,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
+from olakit.answers import TEXT_STEPS, TextNormalise
 from olakit.config import OwnDataset, Slice, Stats
 
 
@@ -44,6 +45,10 @@ class ReviewConfig(Slice, OwnDataset, Stats):
     """1: the strict reader; 2: an answer cut off or without an answer statement gets a second call."""
     free_text: Literal["exact", "judge"] = "exact"
     """How a free-text answer is scored against its reference: ``exact`` (the answer it states, normalised: case,
-    surrounding whitespace and punctuation, equal to the reference, olakit.extract.normalise_text) or ``judge`` (a
+    surrounding whitespace and punctuation, equal to the reference, olakit.answers.read_text) or ``judge`` (a
     model, the ``judge`` role, says whether it says the same: named in the tables and the log; never the answerer
     grading itself unless its endpoint is the judge's)."""
+    normalise: TextNormalise = TEXT_STEPS
+    """``exact``: what is normalised before a free-text answer and its reference are compared: ``case`` folded, runs
+    of ``space`` as one, ``punctuation`` and whitespace stripped at both ends (olakit.answers); ``[]``: compared as
+    written."""

@@ -12,11 +12,12 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
+from olakit.answers import read_text
 from olakit.data.files import RESOURCES, read_jsonl
 from olakit.data.loaders import questions_of
 from olakit.data.records import answer_record
 from olakit.errors import DataError
-from olakit.extract import extract_text, get_extractor, normalise_text
+from olakit.extract import extract_text, get_extractor
 from olakit.llm import Answerer, Reply, Request
 from olakit.llm.judge import parse_grade, reference_request
 from olakit.llm.two_stage import Answer, answers
@@ -169,8 +170,8 @@ def _records(cfg, questions, histories, direct, job: Run) -> list[ReviewRecord]:
     scored = [k for k, (q, *_) in enumerate(items) if q.kind == "text" and q.gold]
     verdicts: dict[int, bool] = {}
     for k in scored:
-        found[k] = Answer(extract_text(items[k][3].text or ""), 1)
-        verdicts[k] = found[k].label == normalise_text(items[k][0].gold)
+        found[k] = Answer(extract_text(items[k][3].text or "", (), cfg.normalise), 1)
+        verdicts[k] = found[k].label == read_text(items[k][0].gold, cfg.normalise).value
     if scored and cfg.free_text == "judge":
         reqs = [reference_request(q.text, q.gold, res.text or "") for q, _, _, res in (items[k] for k in scored)]
         replies = job["judge"].batch(reqs, "judged answers")

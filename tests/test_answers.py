@@ -1,0 +1,209 @@
+"""The answer readers (olakit.answers), property-based: generated numbers in the forms runs write them, labels in
+every wrapper, booleans and yes/no words, free text with noise; each expected value built here from the generated
+parts, never by the reader. And the cases of the recorded outputs in ../shared/data."""
+
+import json
+import string
+from decimal import Decimal
+from fractions import Fraction
+
+from hypothesis import assume, example, given, settings
+from hypothesis import strategies as st
+
+from olakit.answers import (
+    Reading,
+    option_text,
+    read_answer,
+    read_choice,
+    read_number,
+    read_text,
+    read_yes_no,
+)
+from olakit.types import Question
+
+settings.register_profile("olakit", max_examples=300, deadline=None)
+settings.load_profile("olakit")
+
+
+def written(units: int, places: int) -> tuple[str, str]:
+    """(the number units / 10**places as plainly written, its canonical form), by integer arithmetic."""
+    sign = "-" if units < 0 else ""
+    digits = str(abs(units)).rjust(places + 1, "0")
+    whole, frac = (digits[:-places], digits[-places:]) if places else (digits, "")
+    plain = f"{sign}{whole}" + (f".{frac}" if places else "")
+    frac = frac.rstrip("0")
+    canonical = f"{sign}{int(whole)}" + (f".{frac}" if frac else "")
+    return plain, "0" if canonical in ("0", "-0") else canonical
+
+
+numbers = st.tuples(st.integers(-(10**9), 10**9), st.integers(0, 4))
+
+
+@given(numbers)
+@example((-0, 2))
+@example((1800, 0))
+def test_a_plain_number_reads_as_itself(n):
+    plain, canonical = written(*n)
+    assert read_number(plain) == read_answer(plain, Question("q", "d", "?", {}, "0", kind="number"))
+    assert read_number(plain).value == canonical and read_number(plain).rule == "number:plain"
+    assert read_number(f"+{plain}" if not plain.startswith("-") else plain).value == canonical
+
+
+@given(st.integers(1000, 10**12), st.sampled_from(["$", "\\$", "USD ", "€", "£"]), st.sampled_from(["", "."]))
+def test_thousands_and_currency(n, currency, end):
+    grouped = f"{n:,}"  # Python's own grouping: commas between groups of three
+    got = read_number(f"{currency}{grouped}{end}")
+    assert got.value == str(n) and got.rule == "number:currency+thousands"
+    assert read_number(grouped) == Reading(str(n), "number:thousands")
+
+
+@given(st.integers(1, 10**6), st.integers(2, 9))
+def test_commas_not_in_groups_of_three_are_no_number(n, width):
+    assume(width != 3)
+    text = f"{n},{'7' * width}"
+    assert read_number(text).value is None
+
+
+@given(numbers, st.sampled_from(["hours", "seconds", "km/h", "apples", "square meters", "dollars"]))
+def test_a_number_with_its_unit_or_percent(n, unit):
+    plain, canonical = written(*n)
+    assert read_number(f"{plain} {unit}") == read_number(f"{plain} {unit}.")
+    assert read_number(f"{plain} {unit}").value == canonical and read_number(f"{plain} {unit}").rule == "number:unit"
+    assert read_number(f"{plain}%").value == canonical and read_number(f"{plain}%").rule == "number:percent"
+
+
+@given(numbers, st.lists(st.integers(0, 99), min_size=1, max_size=4), st.sampled_from([" + ", " - ", " * ", "/"]))
+def test_an_equation_reads_what_follows_its_last_equals_sign(n, terms, op):
+    plain, canonical = written(*n)
+    equation = op.join(map(str, terms)) + " = " + plain
+    assert read_number(equation).value == canonical and read_number(equation).rule.startswith("number:equation")
+    assert read_number(f"She pays {equation} dollars.\n#### {plain}").value == canonical  # a solution: after ####
+
+
+@given(st.integers(0, 50), st.integers(1, 50))
+def test_fractions_are_divided(top, bottom):
+    want = Decimal(top) / Decimal(bottom)
+    got = read_number(f"{top}/{bottom}")
+    assert abs(Decimal(got.value) - want) <= Decimal("0.0000005") and got.rule == "number:fraction"
+
+
+@given(st.text(alphabet=string.ascii_letters + " ", min_size=1).filter(lambda t: t.strip()))
+def test_words_are_no_number(text):
+    assert read_number(text).value is None
+
+
+@given(st.booleans(), st.integers(-5, 5), st.floats(allow_nan=True))
+def test_json_values(flag, n, x):
+    assert read_number(flag).value is None  # a boolean is no number
+    assert read_number(n).value == str(n)
+    if x == x and abs(x) != float("inf"):
+        # the decimal the float is written as (JSON's text of it), rounded to 6 places
+        assert abs(Fraction(read_number(x).value) - Fraction(repr(x))) <= Fraction(1, 2 * 10**6)
+    else:
+        assert read_number(x).value is None
+
+
+# ---- yes/no
+
+edges = st.text(alphabet=" \t.!?\"'", max_size=3)
+
+
+@given(st.sampled_from(["yes", "true", "no", "false"]), st.data(), edges, edges)
+def test_yes_no_words_in_any_case_and_booleans(word, data, left, right):
+    cased = "".join(c.upper() if data.draw(st.booleans()) else c for c in word)
+    want = "yes" if word in ("yes", "true") else "no"
+    assert read_yes_no(left + cased + right).value == want and read_yes_no(cased).rule == "yes_no:word"
+    assert read_yes_no(word == "yes").value == ("yes" if word == "yes" else "no")
+    assert read_yes_no(True).rule == "yes_no:boolean"
+
+
+@given(st.text(max_size=12))
+def test_anything_else_is_no_yes_no(text):
+    assume(text.strip(" \t\n\"'`.,;:!?()[]{}*_").casefold() not in ("yes", "no", "true", "false"))
+    assert read_yes_no(text).value is None
+    assert read_yes_no(1).value is None and read_yes_no(0).value is None
+
+
+# ---- choices
+
+labels = st.integers(2, 8).map(lambda n: list(string.ascii_uppercase[:n]))
+
+
+@given(labels, st.data())
+def test_a_label_in_every_wrapper_reads_as_that_label(options, data):
+    label = data.draw(st.sampled_from(options))
+    for text, rule in ((label, "label"), (f"({label})", "parenthesised"), (f"{label})", "label_paren"),
+                       (f" {label.lower()} ", "label"), (f"( {label} )", "parenthesised")):  # fmt: skip
+        assert read_choice(text, options).value == label, text
+        assert read_choice(text, options).rule == f"choice:{rule}"
+
+
+@given(labels, st.data(), st.sampled_from([").\n\nQ", ".", " is right", ") because", "]"]))
+def test_a_label_with_more_after_it_is_no_label(options, data, tail):
+    label = data.draw(st.sampled_from(options))
+    assert read_choice(label + tail, options).value is None
+
+
+@given(labels, st.text(max_size=20))
+def test_whatever_is_read_is_one_of_the_labels(options, text):
+    assert read_choice(text, options).value in (*options, None)
+
+
+@given(st.permutations(["ten km", "twelve km", "nine km", "eleven km"]), st.integers(0, 3))
+def test_a_letter_names_the_option_as_the_run_showed_it(shown, i):
+    """A run that showed the options in another order: its letter i is the question's option with that text."""
+    labels_, texts = list("ABCD"), ["ten km", "twelve km", "nine km", "eleven km"]
+    want = labels_[texts.index(shown[i])]
+    got = read_choice("ABCD"[i], labels_, texts, shown=[option_text(t) for t in shown])
+    assert got.value == want
+    assert got.rule == ("choice:label" if list(shown) == texts else "choice:shown_order")
+    # a letter written with the option's text names that text's option, wherever the question has it
+    assert read_choice(f"{'ABCD'[i]}) {shown[i]}", labels_, texts).value == want
+    assert read_choice(shown[i].upper() + ".", labels_, texts) == Reading(want, "choice:option_text")
+
+
+# ---- free text
+
+words = st.lists(st.text(alphabet=string.ascii_letters, min_size=1, max_size=6), min_size=1, max_size=4)
+
+
+@given(words, st.data())
+def test_free_text_is_compared_without_case_spacing_or_edge_punctuation(parts, data):
+    sep = [data.draw(st.sampled_from([" ", "  ", "\t", " \n "])) for _ in parts[1:]]
+    noisy = parts[0] + "".join(s + p for s, p in zip(sep, parts[1:]))
+    noisy = data.draw(st.sampled_from(["", " ", '"', "("])) + noisy + data.draw(st.sampled_from(["", ".", "!", ' "']))
+    want = " ".join(p.lower() for p in parts)
+    assert read_text(noisy).value == want.casefold()
+    assert read_text(noisy, ()).value == noisy and read_text(noisy, ()).rule == "text:exact"
+    assert read_text(noisy, ("case",)).value == noisy.casefold()
+
+
+# ---- the recorded outputs
+
+
+def test_pot_gsm8k_recorded_executions_and_golds(data_dir):
+    """Every PoT GSM8K row: a float or int execution reads as that number rounded to 6 places (counted here with
+    Decimal), a tuple or None as none; every gold (a whole number) as itself."""
+    folder = data_dir / "external" / "pot" / "outputs"
+    for name in ("gsm8K_s0_e-1_11_17_10_20.jsonl", "gsm8K_zs_s0_e-1_11_19_09_55.jsonl"):
+        for row in map(json.loads, (folder / name).read_text().splitlines()):
+            if "question" not in row:
+                continue
+            value = row["executed"]
+            if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
+                assert read_number(value).value is None, value
+            else:
+                want = Decimal(repr(value)).quantize(Decimal("0.000001")).normalize()
+                assert Decimal(read_number(value).value) == want
+            assert Fraction(read_number(row["answer"]).value) == Fraction(row["answer"])
+
+
+def test_aqua_golds_and_option_texts_read_as_labels(data_dir):
+    """The OlaGPT files' options ("A)21") and gold letters: each gold reads as its own label."""
+    rows = [json.loads(x) for x in (data_dir / "aqua" / "test.json").open()]
+    for row in rows:
+        options = dict(o.split(")", 1) for o in row["options"])
+        assert read_choice(row["correct"], list(options), list(options.values())).value == row["correct"]
+        for label, text in options.items():  # each option's own text names it, unless two options share it
+            if list(map(option_text, options.values())).count(option_text(text)) == 1:
+                assert read_choice(text, list(options), list(options.values())).value == label
