@@ -107,6 +107,11 @@ class Analysis(VoteRule, Stats):
     every analysis function and recorded in every run log. ``VoteRule`` settings and ``analysis_seed``, ``n_boot``,
     ``level``, ``alpha``, by the same names at every door."""
 
+    verdict: Literal["records", "olakit", "source"] = "records"
+    """Which verdict the tables count: the records' own (``correct``: olakit's, or an imported run's by its spec's
+    ``score``), olakit's reading (``olakit``) or the source's own (``source``: an imported run's verdict field or
+    score rule); a record without that verdict counts its own (olakit.scoring.with_verdict)."""
+
     def analysis(self) -> Analysis:
         """Just the analysis settings of a larger config (an OlaGPTConfig is one)."""
         return Analysis(**{k: getattr(self, k) for k in Analysis.model_fields})

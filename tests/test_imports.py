@@ -58,8 +58,21 @@ def test_pot_on_aqua_imported_and_counted_as_the_files_say(tmp_path, data_dir, c
     assert again.startswith(f"olakit import {REPO / 'imports' / 'pot_aqua.yaml'} --out {tmp_path / 'again'} --")
     assert main(shlex.split(again)[1:]) == 0
     assert load_records(tmp_path / "again" / "records.parquet").equals(df)
-    ours = df.groupby("template")["correct"].sum().to_dict()
-    assert {k: v[0] for k, v in counts.items()} == ours
+    ours = df.groupby("template")["olakit_correct"].sum().to_dict()
+    assert {k: v[0] for k, v in counts.items()} == ours  # olakit's reading, against the official gold
+    # the records' verdict: as PoT's scripts scored each run (the spec's score rules), against the run's own gold
+    source = {"PoT": counts["PoT"][1], "PoT-SC": counts["PoT-SC"][1]}
+    zs = raw_rows(spec.runs[2].file)
+    source["PoT zero-shot"] = sum(("A" if r["prediction"] == "None" else r["prediction"]) == r["answer"] for r in zs)
+    gpt4 = raw_rows(spec.runs[3].file)
+    source["GPT-4 CoT"] = sum(f"{r['answer']})" in r["generated_prediction"] for r in gpt4)
+    assert df.groupby("template")["correct"].sum().to_dict() == source
+    assert source == {"PoT": 137, "PoT-SC": 147, "PoT zero-shot": 111, "GPT-4 CoT": 184}  # README .541 .582 .438 .727
+    disagree = list(csv.DictReader(open(tmp_path / "pot" / "tables" / "score_disagreements.csv")))
+    assert {(d["run"], d["question_id"]) for d in disagree if d["run"] != "PoT zero-shot"} == {
+        (run, "test-139") for run in ("PoT", "PoT-SC", "GPT-4 CoT")
+    }  # the gold: D in PoT's copy, E in the official file
+    assert sum(d["run"] == "PoT zero-shot" for d in disagree) == 15  # 14 "None" counted as A, and test-139
     assert counts["GPT-4 CoT"][2] == 22  # SOURCES.md: 22 of 253 replies name no letter
     # exact McNemar, PoT against PoT-SC: the discordant questions counted here, the p-value from the binomial
     only_a = sum(right["PoT"][q] and not right["PoT-SC"][q] for q in right["PoT"])
@@ -78,7 +91,7 @@ def test_pot_on_aqua_imported_and_counted_as_the_files_say(tmp_path, data_dir, c
     assert set(methods) == set(POT)
     # the README's numbers, scored as PoT did (the run's own gold: question 139 is D there)
     spec_run_gold = spec.replace(gold_from="run")
-    by_run, _ = import_runs(spec_run_gold)
+    by_run, _ = import_runs(spec_run_gold.replace(runs=[r.replace(score="olakit") for r in spec.runs]))
     acc = by_run.groupby("template")["correct"].mean().round(3).to_dict()
     assert acc["PoT"] == 0.542 and round(counts["PoT"][1] / 253, 3) == 0.542  # README 0.541 (137/253 = 0.5415)
     assert acc["GPT-4 CoT"] == 0.727  # README 72.7%

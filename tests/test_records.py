@@ -47,7 +47,7 @@ def test_format_version_checked(tmp_path):
     df = to_frame([rec()])
     table = pa.Table.from_pandas(df, preserve_index=False).replace_schema_metadata({b"olakit_records_format": b"99"})
     pq.write_table(table, tmp_path / "future.parquet")
-    with pytest.raises(DataError, match=r"records format version 99, this olakit reads 6 \(and 5\)"):
+    with pytest.raises(DataError, match=r"records format version 99, this olakit reads 7 \(and 5, 6\)"):
         load_records(tmp_path / "future.parquet")
     # a version-5 file (no run column; its key without run and model) reads as one run's records
     old = pa.Table.from_pandas(df.drop(columns=["run"]), preserve_index=False)

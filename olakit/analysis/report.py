@@ -17,6 +17,8 @@ the family alone) and judged in ``registered``, at the family's level. The analy
 
 from __future__ import annotations
 
+import dataclasses
+
 import pandas as pd
 
 from olakit.analysis.compare import comparison_of, comparison_tables
@@ -31,6 +33,7 @@ from olakit.errors import DataError
 from olakit.names import voting_templates
 from olakit.registration import Registered
 from olakit.result import Result
+from olakit.scoring import with_verdict
 from olakit.settings import Analysis
 
 
@@ -54,6 +57,8 @@ def report(
     ``registration`` (default: the result's own)."""
     registration = registration if registration is not None else result.registration
     analysis = settings_of(result, analysis, registration)
+    if analysis.verdict != "records":  # the verdict the tables count (olakit's reading, or the source's own)
+        result = dataclasses.replace(result, records=with_verdict(result.records, analysis.verdict))
     records, kind = result.records, result.kind
     if kind in ("olagpt", "recorded"):
         names = analysis.order(result.templates or voting_templates(records["template"]))
@@ -77,7 +82,7 @@ def report(
         vote_over = result.log.config.get("vote_over")
         tables = comparison_tables(comparison_of(result), vote_over, analysis)
         if kind == "import":
-            tables["import_report"] = import_table(result.extras.report)
+            tables |= import_tables(result.extras.report)
     elif kind == "notes":
         tables = {"pool_answers": method_accuracy(records, voting_templates(records["template"]), analysis)}
     else:
@@ -87,11 +92,24 @@ def report(
     return tables
 
 
-def import_table(report) -> pd.DataFrame:
-    """The import report, one row per run: rows, matched, skipped, unmatched, duplicates, missing, gold conflicts and
-    the answers the tool scored otherwise (their counts)."""
-    return pd.DataFrame(
-        [{k: v for k, v in r.items() if not isinstance(v, list)}
+def import_tables(report) -> dict[str, pd.DataFrame]:
+    """An import's own tables: ``import_report``, one row per run (rows, matched, skipped, unmatched, duplicates,
+    missing, what scores the records and what the source's verdicts are, and the counts of gold conflicts and of the
+    answers olakit's reading scores otherwise than the source); ``score_disagreements``, each such answer (run,
+    question, repeat, the answer as given, olakit's reading and its rule, the gold, both verdicts); ``read_rules``,
+    how many answers of each run each reading rule read (olakit.answers)."""
+    runs = report.as_dict()["runs"]
+    summary = pd.DataFrame(
+        [{k: v for k, v in r.items() if not isinstance(v, list | dict)}
          | {"gold_conflicts": len(r["gold_conflicts"]), "score_disagreements": len(r["score_disagreements"])}
-         for r in report.as_dict()["runs"]]
+         for r in runs]
     )  # fmt: skip
+    columns = ["run", "question_id", "sample", "answer", "read", "rule", "gold", "olakit", "source"]
+    disagreements = pd.DataFrame(
+        [{"run": r["run"], **d} for r in runs for d in r["score_disagreements"]], columns=columns
+    )
+    rules = pd.DataFrame(
+        [{"run": r["run"], "rule": rule, "answers": n} for r in runs for rule, n in sorted(r["read_rules"].items())],
+        columns=["run", "rule", "answers"],
+    )
+    return {"import_report": summary, "score_disagreements": disagreements, "read_rules": rules}

@@ -24,7 +24,6 @@ scores the records is the spec's stated choice (``gold_from``).
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Annotated, Literal
@@ -32,14 +31,16 @@ from typing import Annotated, Literal
 import pandas as pd
 from pydantic import Field
 
+from olakit.answers import NONE, TEXT_STEPS, Reading, TextNormalise, option_text, read_answer
 from olakit.config import Config, OwnDataset, is_dataset_file, read_config_file
 from olakit.data.datasets import _norm, get, question_hash, read_rows
 from olakit.data.eee import eee_rows
 from olakit.data.loaders import load_questions, note_read, resolve_data_dir
 from olakit.data.records import check_frame, prompt_hash, to_frame
 from olakit.errors import DataError
-from olakit.extract import EXTRACTORS, get_extractor, gold_number, unparsed_cause
+from olakit.extract import EXTRACTORS, get_extractor, unparsed_cause
 from olakit.names import IMPORTED
+from olakit.scoring import OLAKIT, SOURCE, read_verdict, score_rule
 from olakit.types import OlaGPTRecord, Question
 
 EXAMPLES = 3
@@ -48,14 +49,14 @@ EXAMPLES = 3
 # one sample of the log (its first scorer, or the one named), an lm-eval row one line of its samples file.
 DEFAULTS: dict[str, dict[str, str | None]] = {
     "table": {"question": "question", "choices": None, "id": None, "sample": None, "answer": None, "output": None,
-              "gold": None, "score": None, "finish_reason": None},
+              "gold": None, "verdict": None, "finish_reason": None},
     "inspect": {"question": "input", "choices": "choices", "id": "id", "sample": "repeat", "answer": "answer",
-                "output": "output", "gold": "target", "score": "correct", "finish_reason": "stop_reason"},
+                "output": "output", "gold": "target", "verdict": "correct", "finish_reason": "stop_reason"},
     "lm-eval": {"question": "doc.question", "choices": "doc.choices", "id": None, "sample": None,
-                "answer": "filtered_resps", "output": "resps", "gold": "target", "score": "metric",
+                "answer": "filtered_resps", "output": "resps", "gold": "target", "verdict": "metric",
                 "finish_reason": None},
     "eee": {"question": "question", "choices": "choices", "id": "id", "sample": "repeat", "answer": "answer",
-            "output": "output", "gold": "target", "score": "correct", "finish_reason": None},
+            "output": "output", "gold": "target", "verdict": "correct", "finish_reason": None},
 }  # fmt: skip
 
 
@@ -91,8 +92,11 @@ class RunFile(Config):
     """The output text (kept in the records; read by ``reextract`` when given)."""
     gold: str | None = None
     """The run's gold, compared with the dataset's."""
+    verdict: str | None = None
+    """The source's own verdict field (correct or not: true/false, 1/0, a score where below 1 is not correct,
+    Inspect's C/I/P), compared with olakit's reading question by question."""
     score: str | None = None
-    """The tool's own verdict (correct or not), compared with the records'."""
+    """How this run's records are scored, when not as the spec says (ImportSpec.score)."""
     finish_reason: str | None = None
     """Why the output ended (a cut-off answer is reported as such)."""
     scorer: str | None = None
@@ -122,6 +126,14 @@ class ImportSpec(OwnDataset):
     """Which gold scores the records when a run's disagrees: the dataset's (default) or the run's own."""
     runs: Annotated[list[RunFile], Field(min_length=1)]
     """The runs."""
+    score: str = OLAKIT
+    """How the records are scored (their ``correct``, what every table counts), olakit.scoring: ``olakit`` (olakit's
+    reading of the answer equals the gold's, olakit.answers), ``source`` (the run's own ``verdict`` field), ``exact``
+    (the answer and the gold as given, compared as strings, as many papers' scripts do) or ``module:function`` (your
+    own ``(answer, gold, row) -> bool``). Each record keeps olakit's verdict and the source's beside it, and the
+    report lists every question the two score differently."""
+    normalise: TextNormalise = TEXT_STEPS
+    """How a free-text answer and its gold are normalised before olakit compares them (olakit.answers.read_text)."""
     vote_over: list[str] | None = None
     """A regex vote across the runs, added as a run of its own in the tables (and every Holm family): the runs it
     combines, or ``all``; none: no vote."""
@@ -155,9 +167,17 @@ class RunReport:
     missing_examples: list[str] = field(default_factory=list)
     gold_conflicts: list[dict] = field(default_factory=list)
     """``{"question_id", "run_gold", "dataset_gold"}`` for each question whose golds disagree."""
+    scored_by: str = OLAKIT
+    """The rule the records' ``correct`` follows (ImportSpec.score)."""
+    source: str = ""
+    """What the source's verdicts are: ``verdict field 'correct'``, the score rule (``exact``, ``module:function``),
+    or empty when the run has none."""
+    read_rules: dict[str, int] = field(default_factory=dict)
+    """How many answers each olakit.answers rule read (``choice:label``, ``number:unit``, ``none``)."""
     score_disagreements: list[dict] = field(default_factory=list)
-    """``{"question_id", "sample", "tool", "records"}`` for each answer the tool scored otherwise than the records
-    (a gold conflict, or the tool's scorer reading more or less than the answer it reports)."""
+    """``{"question_id", "sample", "answer", "read", "rule", "gold", "olakit", "source"}`` for each answer olakit's
+    reading scores otherwise than the source's verdict: the answer as given, olakit's reading and its rule, the
+    gold, both verdicts."""
 
 
 @dataclass
@@ -178,15 +198,22 @@ class ImportReport:
                 f"{r.run}: {r.matched} of {r.rows} rows matched ({r.skipped} without a question skipped, "
                 f"{r.unmatched} unmatched, {r.duplicates} duplicates); {r.missing} questions missing; "
                 f"{len(r.gold_conflicts)} gold conflicts"
-                + (f"; {len(r.score_disagreements)} scored otherwise by the tool" if r.score_disagreements else "")
+                + (f"; {len(r.score_disagreements)} scored otherwise by the source" if r.source else "")
+                + (f"; the records scored by {_short(r.scored_by)}" if r.scored_by != OLAKIT else "")
             )
             if r.unmatched_examples:
                 out.append(f"  unmatched, first: {' | '.join(r.unmatched_examples)}")
+            if r.score_disagreements:
+                d = r.score_disagreements[0]
+                out.append(
+                    f"  scored otherwise, first: {d['question_id']} answer {d['answer']!r} read {d['read']!r} "
+                    f"({d['rule']}), gold {d['gold']!r}: olakit {d['olakit']}, source {d['source']}"
+                )
             if r.gold_conflicts:
                 first = r.gold_conflicts[0]
                 out.append(
                     f"  gold conflicts, first: {first['question_id']} run {first['run_gold']!r} dataset "
-                    f"{first['dataset_gold']!r}; the {self.gold_from}'s gold scores the records"
+                    f"{first['dataset_gold']!r}; the {self.gold_from}'s gold scores olakit's reading"
                 )
         if self.left_out:
             shown = ", ".join(self.left_out[:EXAMPLES])
@@ -211,6 +238,12 @@ class ImportReport:
         return cls(**{**doc, "runs": [RunReport(**r) for r in doc.get("runs", [])]})
 
 
+def _short(rule: str) -> str:
+    """A score rule as the terminal shows it: a module file's path by its name (pot_score.py:equal)."""
+    module, sep, attr = rule.rpartition(":")
+    return f"{Path(module).name}:{attr}" if sep and module.endswith(".py") else rule
+
+
 def _matcher(questions: list[Question]):
     """question text (normalised) -> the questions with it; the options tell twins apart."""
     by_text: dict[str, list[Question]] = {}
@@ -220,18 +253,14 @@ def _matcher(questions: list[Question]):
 
 
 def _shown(row: dict, field: str | None, where: str) -> list[str] | None:
-    """The options as the run showed them (normalised texts, a leading ``A)`` dropped), when the row has them."""
+    """The options' texts as the run showed them, in its order (option_text), when the row has them: a list, ARC's
+    ``{"text": [...], "label": [...]}`` or a label -> text mapping."""
     value = get(row, field, where, None) if field else row.get("options") or row.get("choices")
-    if isinstance(value, dict) and "text" in value:  # ARC's {"text": [...], "label": [...]}
-        value = value["text"]
+    if isinstance(value, dict):
+        value = value["text"] if "text" in value else list(value.values())
     if isinstance(value, list) and value:
-        return [_option_text(v) for v in value]
+        return [option_text(v) for v in value]
     return None
-
-
-def _option_text(value) -> str:
-    """An option's text, normalised, without a leading ``A)``."""
-    return re.sub(r"^\(?[a-z]\)\s*", "", _norm(value))
 
 
 def _find(row, where, spec: RunFile, fmt: str, by_id: dict, by_text: dict, shown) -> Question | None:
@@ -241,7 +270,7 @@ def _find(row, where, spec: RunFile, fmt: str, by_id: dict, by_text: dict, shown
     text = get(row, spec.field_of("question", fmt), where, None)
     hits = by_text.get(_norm(text), []) if text is not None else []
     if len(hits) > 1 and shown is not None:  # twins by text: the same options, in any order
-        hits = [q for q in hits if sorted(map(_option_text, q.options.values())) == sorted(shown)] or hits
+        hits = [q for q in hits if sorted(map(option_text, q.options.values())) == sorted(shown)] or hits
     return hits[0] if hits else None
 
 
@@ -252,35 +281,11 @@ def _first(value):
     return None if isinstance(value, list | tuple) else value
 
 
-def _label(value, q: Question, shown: list[str] | None = None, own: list[str] | None = None) -> str | None:
-    """A run's answer as a label of the question (or a canonical number); None when it names none. With the options
-    as the run showed them, a letter is read as the option it named there, found in the question by its text."""
+def _read(value, q: Question, shown: list[str] | None, normalise) -> Reading:
+    """A run's answer (or gold) read as an answer to ``q`` by its kind's reader (olakit.answers); a yes/no question's
+    options are yes and no, so its reader is the yes/no one."""
     value = _first(value)
-    if value is None:
-        return None
-    if not q.options:
-        return gold_number(value)
-    text = str(value).strip()
-    letter = text[:1].upper() if len(text) == 1 or text[1:2] == ")" else None
-    own = own if own is not None else [_option_text(v) for v in q.options.values()]
-    if shown is not None and own != shown and letter and "A" <= letter <= "Z" and ord(letter) - 65 < len(shown):
-        named = [label for label, option in zip(q.options, own) if option == shown[ord(letter) - 65]]
-        if len(named) == 1:  # the run showed the options in another order: the letter names its option's text
-            return named[0]
-    if text in q.options:
-        return text
-    lowered = {k.lower(): k for k in q.options}
-    return lowered.get(text.lower()) or (text[:1] if text[:1] in q.options and text[1:2] in ("", ")") else None)
-
-
-def _verdict(value) -> bool | None:
-    """A tool's own score as correct or not: True/False, 1/0, Inspect's "C"/"I" (partial credit is not correct)."""
-    value = _first(value)
-    if value is None or value == "":
-        return None
-    if isinstance(value, str):
-        return {"C": True, "I": False}.get(value.upper())
-    return float(value) >= 1.0
+    return Reading(None, NONE) if value is None else read_answer(value, q, shown, normalise)
 
 
 def file_format(path: Path) -> str:
@@ -435,15 +440,24 @@ class _Known:
     def of(cls, questions: list[Question]) -> _Known:
         return cls(
             questions, {q.id: q for q in questions}, _matcher(questions),
-            {q.id: [_option_text(v) for v in q.options.values()] for q in questions},
+            {q.id: [option_text(v) for v in q.options.values()] for q in questions},
             {q.id: question_hash(q) for q in questions},
         )  # fmt: skip
 
 
 def _records_of(name, model, fmt, rows, run: RunFile, spec: ImportSpec, known: _Known, path, reader):
-    report = RunReport(run=name, file=str(path), format=fmt, model=model)
-    records, seen = [], set()
     field_of = lambda key: run.field_of(key, fmt)  # noqa: E731
+    scored_by = run.score or spec.score
+    rule = score_rule(scored_by) if scored_by not in (OLAKIT, SOURCE) else None
+    if rule is not None:
+        source = scored_by
+    else:
+        source = f"verdict field {field_of('verdict')!r}" if field_of("verdict") and not reader else ""
+    if scored_by == SOURCE and not source:
+        raise DataError(f"run {name} ({path}): score 'source' needs the run's verdict field ('verdict')")
+    report = RunReport(run=name, file=str(path), format=fmt, model=model, scored_by=scored_by, source=source)
+    _check_named(run, rows, path)
+    records, seen = [], set()
     for where, row in rows:
         report.rows += 1
         id_field = field_of("id")
@@ -460,7 +474,9 @@ def _records_of(name, model, fmt, rows, run: RunFile, spec: ImportSpec, known: _
             report.unmatched += 1
             if len(report.unmatched_examples) < EXAMPLES:
                 text = get(row, field_of("question"), where, "")
-                report.unmatched_examples.append(f"{where}: {str(text)[:60]!r}")
+                ident = get(row, field_of("id"), where, None) if field_of("id") else None
+                shown_id = f"id {ident!r} " if ident is not None else ""
+                report.unmatched_examples.append(f"{where}: {shown_id}{str(text)[:60]!r}")
             continue
         repeat = int(get(row, field_of("sample"), where, 0) or 0) if field_of("sample") else 0
         if (q.id, repeat) in seen:
@@ -472,23 +488,41 @@ def _records_of(name, model, fmt, rows, run: RunFile, spec: ImportSpec, known: _
         output = _first(output) if isinstance(output, list) else output
         output = str(output or "")
         labels = list(q.options)
+        answer = _first(get(row, field_of("answer"), where, None)) if field_of("answer") else None
         if reader:
             label = reader(output, labels)
+            read = Reading(label, f"extract:{run.reextract}" if label is not None else NONE)
         else:
-            answer = get(row, field_of("answer"), where, None) if field_of("answer") else None
-            label = _label(answer, q, shown, known.options[q.id]) if field_of("answer") else None
-        gold = q.gold
-        if field_of("gold"):
-            theirs = _label(get(row, field_of("gold"), where, None), q, shown, known.options[q.id])
-            if theirs != q.gold:
-                report.gold_conflicts.append({"question_id": q.id, "run_gold": theirs, "dataset_gold": q.gold})
-                gold = theirs if spec.gold_from == "run" and theirs is not None else q.gold
-        correct = label is not None and label == gold
-        tool = _verdict(get(row, field_of("score"), where, None)) if field_of("score") and not reader else None
-        if tool is not None and tool != correct:
+            read = _read(answer, q, shown, spec.normalise)
+        report.read_rules[read.rule] = report.read_rules.get(read.rule, 0) + 1
+        gold = _read(q.gold, q, None, spec.normalise).value or q.gold
+        given_gold = get(row, field_of("gold"), where, None) if field_of("gold") else None
+        if given_gold is not None:
+            theirs = _read(given_gold, q, shown, spec.normalise).value
+            if theirs != gold:
+                report.gold_conflicts.append({"question_id": q.id, "run_gold": theirs, "dataset_gold": gold})
+                gold = theirs if spec.gold_from == "run" and theirs is not None else gold
+        accepted = {gold} | {_read(a, q, None, spec.normalise).value for a in q.meta.get("alternatives") or ()}
+        ours = read.value is not None and read.value in accepted  # a dataset's accepted answers (BIG-bench's list)
+        if rule is not None:  # the answer as given (a run olakit re-extracts: its output), the gold as given
+            raw_gold = _first(given_gold) if given_gold is not None else q.gold
+            try:
+                theirs_verdict = bool(rule(answer if field_of("answer") else output, raw_gold, row))
+            except Exception as exc:  # a user's function: its failure named with the row it failed on
+                raise DataError(f"{where}: score {_short(scored_by)} raised {type(exc).__name__}: {exc}") from None
+        elif reader is None and field_of("verdict"):
+            theirs_verdict = read_verdict(get(row, field_of("verdict"), where, None))
+        else:
+            theirs_verdict = None
+        if scored_by == SOURCE and theirs_verdict is None:
+            raise DataError(f"{where}: score 'source' but the row has no verdict ({field_of('verdict')!r})")
+        if theirs_verdict is not None and theirs_verdict != ours:
             report.score_disagreements.append(
-                {"question_id": q.id, "sample": repeat, "tool": tool, "records": correct, "answer": label}
-            )
+                {"question_id": q.id, "sample": repeat, "answer": str(answer) if field_of("answer") else output[-200:],
+                 "read": read.value, "rule": read.rule, "gold": gold, "olakit": ours, "source": theirs_verdict}
+            )  # fmt: skip
+        label = read.value
+        correct = ours if scored_by == OLAKIT or theirs_verdict is None else theirs_verdict
         finish = get(row, field_of("finish_reason"), where, None) if field_of("finish_reason") else None
         finish = "length" if finish in ("max_tokens", "model_length") else finish
         records.append(
@@ -506,16 +540,55 @@ def _records_of(name, model, fmt, rows, run: RunFile, spec: ImportSpec, known: _
                 extracted=label,
                 gold=gold,
                 correct=correct,
+                olakit_correct=ours,
+                source_correct=theirs_verdict,
+                read_rule=read.rule,
                 finish_reason=finish,
                 unparsed_cause="" if label is not None else unparsed_cause(output, labels, finish),
                 source=f"{IMPORTED}:{fmt}:{path.name}",
                 question_hash=known.hashes[q.id],
             )
         )
+    if report.rows > report.skipped and not report.matched:
+        raise _none_matched(name, path, report, field_of("id"), spec, known)
     ids = {i for i, _ in seen}
     report.missing = len(known.questions) - len(ids)
     report.missing_examples = [q.id for q in known.questions if q.id not in ids][:EXAMPLES]
     return records, report
+
+
+NAMED = ("question", "choices", "id", "sample", "answer", "output", "gold", "verdict", "finish_reason")
+"""The fields a RunFile names; one it names that no row of the file has is an error (_check_named)."""
+_ABSENT = object()
+
+
+def _check_named(run: RunFile, rows, path) -> None:
+    """DataError when a field the spec names (not a format's default) is in no row of the file: a misspelt column
+    would otherwise score every answer as none."""
+    for name in NAMED:
+        named = getattr(run, name)
+        if named is None or not rows:
+            continue
+        if all(get(row, named, where, _ABSENT) is _ABSENT for where, row in rows):
+            have = sorted({str(k) for _, row in rows[:100] for k in row})
+            raise DataError(
+                f"{path}: run {run.run or run.file}: {name} field {named!r} is in no row of the file; its rows have: "
+                f"{', '.join(have)}"
+            )
+
+
+def _none_matched(name, path, report: RunReport, id_field, spec: ImportSpec, known: _Known) -> DataError:
+    """The one error of a run none of whose rows is a question of the dataset: the file, the count, the first rows,
+    and how rows match."""
+    ids = ", ".join(q.id for q in known.questions[:3])
+    return DataError(
+        f"{path}: run {name}: none of its {report.rows - report.skipped} rows is a question of {spec.dataset} "
+        f"(first: {' | '.join(report.unmatched_examples)}). Rows match by id "
+        + (f"(field {id_field!r}) " if id_field else "(none named: give 'id') ")
+        + f"against the dataset's ids ({ids}, ...: a built-in dataset's are SPLIT-N (aqua's test: test-0, test-1, "
+        "...), a file's its id field or else its 0-based row positions, 0, 1, ...), else by the question's text, "
+        "normalised (case, spacing), in the field 'question' names (docs/imports.md, 'How rows match')"
+    )
 
 
 def import_runs(spec: ImportSpec, base: Path | None = None) -> tuple[pd.DataFrame, ImportReport]:
@@ -564,5 +637,16 @@ def load_import_spec(path: str | Path) -> ImportSpec:
             file = beside if beside.is_file() or not in_data.is_file() else in_data
         if not file.is_file():
             raise DataError(f"{path}: run file {run.file} not found (beside the spec or in the data directory)")
-        runs.append(run.replace(file=str(file)))
-    return spec.replace(runs=runs)
+        runs.append(run.replace(file=str(file), score=_beside(run.score, path)))
+    spec = spec.replace(runs=runs, score=_beside(spec.score, path))
+    for rule in {spec.score, *(r.score for r in spec.runs if r.score is not None)}:
+        if rule not in (OLAKIT, SOURCE):
+            score_rule(rule)  # an unknown rule or a function that does not import: one error, before any reading
+    return spec
+
+
+def _beside(rule: str | None, spec_path: Path) -> str | None:
+    """A ``module:function`` score rule whose module is a .py file beside the spec, as that file's path."""
+    module, sep, attr = (rule or "").rpartition(":")
+    beside = spec_path.parent / f"{module}.py"
+    return f"{beside.absolute()}:{attr}" if sep and module.isidentifier() and beside.is_file() else rule

@@ -20,11 +20,13 @@ from olakit.errors import DataError
 from olakit.extract import unparsed_cause
 from olakit.types import RECORD_KINDS, OlaGPTRecord, Record
 
-FORMAT_VERSION = 6
+FORMAT_VERSION = 7
 """Bumped whenever the record columns change meaning; load_records refuses other versions (4: each method's own
-columns, olakit.types; 5: the question's content hash; 6: the run, and the run and model in the key), except 5,
-whose records are one run's: they read as version 6 with an empty run."""
-UPGRADES = {5: lambda df: df.assign(run="")}
+columns, olakit.types; 5: the question's content hash; 6: the run, and the run and model in the key; 7: olakit's and
+the source's verdicts and the reading rule), except 5 and 6: 5's records are one run's, read with an empty run, and
+both read with no second verdict and no reading rule (olakit's own verdict, as they had)."""
+_VERDICTS = {"olakit_correct": None, "source_correct": None, "read_rule": ""}
+UPGRADES = {5: lambda df: df.assign(run="", **_VERDICTS), 6: lambda df: df.assign(**_VERDICTS)}
 """Earlier versions load_records reads, and how their frame becomes this version's."""
 _META_KEY = b"olakit_records_format"
 _KIND_KEY = b"olakit_records_kind"
@@ -99,7 +101,9 @@ def normalise(df: pd.DataFrame) -> pd.DataFrame:
         df["note_ids"] = df["note_ids"].map(lambda ids: [str(i) for i in ids])
         df["note_sims"] = df["note_sims"].map(lambda sims: [float(x) for x in sims])
         df["question_type"] = df["question_type"].fillna("").astype(str)
-    for col in ("stage2_output", "unparsed_cause", "trace"):
+    for col in ("olakit_correct", "source_correct"):
+        df[col] = df[col].astype(object).where(df[col].notna(), None).map(lambda v: v if v is None else bool(v))
+    for col in ("stage2_output", "unparsed_cause", "trace", "read_rule"):
         df[col] = df[col].fillna("").astype(str)
     return df
 
