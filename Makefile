@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: paper test test-fast lint setup data browser redis clean model-1.5b
+.PHONY: paper test test-fast mutants lint setup data browser redis clean model-1.5b
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 setup: $(STAMP)
@@ -55,6 +55,13 @@ test: $(STAMP) browser redis lint
 # The quick tier (under a minute): everything but the embedded model, the browser and the slow tests.
 test-fast: $(STAMP) lint
 	$(BIN)/python -m pytest -q -m "not real_model and not browser and not slow"
+
+# Mutation testing of the answer readers and scoring (pyproject's [tool.mutmut]); lists the surviving mutants.
+mutants: $(STAMP)
+	rm -rf mutants
+	OLAKIT_DATA_DIR="$$($(BIN)/python -c 'from olakit.data.loaders import resolve_data_dir; print(resolve_data_dir())')" \
+		$(BIN)/mutmut run --max-children 2 || true
+	$(BIN)/mutmut results
 
 lint: $(STAMP)
 	$(BIN)/ruff check olakit tests benchmarks

@@ -38,6 +38,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation, localcontext
 from fractions import Fraction
+from functools import lru_cache
 from typing import Literal
 
 PLACES = 6
@@ -178,8 +179,16 @@ def option_text(value) -> str:
     >>> option_text("(B) 12 km/h."), option_text("E)  None of these")
     ('12 km/h', 'none of these')
     """
-    text = re.sub(r"\s+", " ", unicodedata.normalize("NFKC", str(value))).strip().strip(".").lower()
-    return re.sub(r"^\(?[a-z]\)\s*", "", text)
+    return _option_text(str(value))
+
+
+@lru_cache(maxsize=1 << 16)
+def _option_text(value: str) -> str:  # a dataset's options are read once per answer: cached by their text
+    text = _SPACE.sub(" ", unicodedata.normalize("NFKC", value)).strip().strip(".").lower()
+    return _LEADING_LABEL.sub("", text)
+
+
+_SPACE, _LEADING_LABEL = re.compile(r"\s+"), re.compile(r"^\(?[a-z]\)\s*")
 
 
 def read_choice(value, labels: Sequence[str], texts: Sequence[str] = (), shown: Sequence[str] | None = None) -> Reading:
@@ -197,17 +206,18 @@ def read_choice(value, labels: Sequence[str], texts: Sequence[str] = (), shown: 
         return _NOTHING
     labels = list(labels)
     text = str(value).strip()
-    own = [option_text(t) for t in texts] if texts else []
-    m = re.fullmatch(r"(\()?\s*([^\W_]+)\s*(\))?", text)
+    m = _LABEL.fullmatch(text)
     if m and (m[1] is None or m[3] is not None):
         label = _label_of(m[2], labels)
         if label is not None:
             rule = "parenthesised" if m[1] else "label_paren" if m[3] else "label"
+            own = [option_text(t) for t in texts] if texts and shown is not None else []
             if shown is not None and own and list(shown) != own and len(label) == 1 and _letter(label) < len(shown):
                 named = [lab for lab, t in zip(labels, own) if t == shown[_letter(label)]]
                 if len(named) == 1:  # the run showed the options in another order: the letter names its text
                     return Reading(named[0], "choice:shown_order")
             return Reading(label, f"choice:{rule}")
+    own = [option_text(t) for t in texts] if texts else []
     if own:
         m = re.fullmatch(r"\(?\s*([^\W_]{1,3})\s*\)\s*(.+)", text, re.S)
         if m and (label := _label_of(m[1], labels)) is not None and option_text(m[2]) == own[labels.index(label)]:
@@ -216,6 +226,9 @@ def read_choice(value, labels: Sequence[str], texts: Sequence[str] = (), shown: 
         if len(hits) == 1:
             return Reading(hits[0], "choice:option_text")
     return _NOTHING
+
+
+_LABEL = re.compile(r"(\()?\s*([^\W_]+)\s*(\))?")
 
 
 def _label_of(found: str, labels: list[str]) -> str | None:

@@ -207,3 +207,53 @@ def test_aqua_golds_and_option_texts_read_as_labels(data_dir):
         for label, text in options.items():  # each option's own text names it, unless two options share it
             if list(map(option_text, options.values())).count(option_text(text)) == 1:
                 assert read_choice(text, list(options), list(options.values())).value == label
+
+
+def test_the_cases_mutation_testing_found_unchecked():
+    """Each line kills mutants of olakit.answers and olakit.scoring that the properties above let survive (make
+    mutants lists those left)."""
+    import numpy as np
+    import pandas as pd
+    import pytest
+
+    from olakit.errors import DataError
+    from olakit.scoring import read_verdict, score_rule, with_verdict
+
+    # numbers: the rule of a JSON number, numpy scalars, the last '####' and '=' of several, signs, half-even rounding
+    assert read_number(7) == Reading("7", "number:plain") and read_number(0.5) == Reading("0.5", "number:plain")
+    assert read_number(np.int64(12)).value == "12" and read_number(np.float32(0.5)).value == "0.5"
+    assert read_number(np.bool_(True)) == Reading(None, "none") and read_number([1]) == Reading(None, "none")
+    assert read_number("a #### 3 #### 4").value == "4" and read_number("x = 2 = 5").value == "5"
+    assert [read_number(s).value for s in ("\u22123", "+3", "-0", "-0.0000001", "0.0000005", "0.0000015")] == [
+        "-3",
+        "3",
+        "0",
+        "0",
+        "0",
+        "0.000002",
+    ]  # ROUND_HALF_EVEN at 6 places: ...05 down to even, ...15 up to even
+    assert read_number("12345678901234567890123.5").value == "12345678901234567890123.5"
+    assert read_number(float("nan")) == Reading(None, "none") and read_number("1/0") == Reading(None, "none")
+    # verdicts: words, codes, scores written as text, nested lists
+    cases = {"true": True, " False ": False, "N": False, "n": False, "1.0": True, "2": True, "0.99": False,
+             "yes?": None, "  ": None, (("C",),): True, 1: True, 0.999: False}  # fmt: skip
+    assert {k: read_verdict(k[0] if isinstance(k, tuple) else k) for k in cases} == cases
+    # the verdict tables count
+    df = pd.DataFrame({"correct": [True, False], "olakit_correct": [None, True], "source_correct": [False, None]})
+    assert with_verdict(df, "records") is df and with_verdict(df, "source")["correct"].tolist() == [False, False]
+    assert with_verdict(df.drop(columns="olakit_correct"), "olakit")["correct"].tolist() == [True, False]
+    with pytest.raises(DataError, match=r"verdict 'judge': one of records, olakit, source"):
+        with_verdict(df, "judge")
+    with pytest.raises(DataError, match=r"score 'exactly': one of olakit, source, exact, or module:function"):
+        score_rule("exactly")
+    with pytest.raises(DataError, match=r"score 'math:pi': math.pi is not a function"):
+        score_rule("math:pi")
+    assert score_rule("olakit.scoring:exact")("a", "a", {}) is True
+    # text and choices: the steps named in the rule, each step alone
+    assert read_text(" A  B. ", ("space",)) == Reading("A B.", "text:space")
+    assert read_text(" A  B. ", ("punctuation",)) == Reading("A  B", "text:punctuation")
+    assert read_text(" A ", ("case",)) == Reading(" a ", "text:case") and read_text("", ()) == Reading(None, "none")
+    assert read_yes_no("TRUE") == Reading("yes", "yes_no:word") and read_yes_no(None) == Reading(None, "none")
+    assert option_text("(a) Five.") == "five" and option_text("A)  x  y") == "x y"
+    assert read_choice(["B"], "AB").value == "B" and read_choice(["A", "B"], "AB").value is None
+    assert read_choice(True, "AB").value is None and read_choice("(B", "AB").value is None

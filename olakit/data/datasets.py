@@ -20,6 +20,7 @@ import os
 import re
 import string
 import unicodedata
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
@@ -195,7 +196,8 @@ _MISSING = object()
 _INDEX = re.compile(r"^(.*?)\[(\d+)\]$")
 
 
-def _parts(path: str) -> list[str]:
+@lru_cache(maxsize=4096)
+def _parts(path: str) -> tuple[str, ...]:
     """A path's steps: ``a.b``, ``a[].b`` (each element), ``a[0]`` and ``a.0`` (the list's element 0)."""
     parts = []
     for part in path.split("."):
@@ -203,7 +205,7 @@ def _parts(path: str) -> list[str]:
         while (m := _INDEX.match(part)) is not None:
             part, indexes = m[1], [m[2], *indexes]
         parts += ([part] if part else []) + indexes
-    return parts
+    return tuple(parts)
 
 
 def get(row: dict, path: str, where: str, default=_MISSING):

@@ -446,7 +446,7 @@ class _Known:
 
 
 def _records_of(name, model, fmt, rows, run: RunFile, spec: ImportSpec, known: _Known, path, reader):
-    field_of = lambda key: run.field_of(key, fmt)  # noqa: E731
+    field_of = {key: run.field_of(key, fmt) for key in DEFAULTS[fmt]}.__getitem__  # once per run, not per row
     scored_by = run.score or spec.score
     rule = score_rule(scored_by) if scored_by not in (OLAKIT, SOURCE) else None
     if rule is not None:
@@ -457,7 +457,7 @@ def _records_of(name, model, fmt, rows, run: RunFile, spec: ImportSpec, known: _
         raise DataError(f"run {name} ({path}): score 'source' needs the run's verdict field ('verdict')")
     report = RunReport(run=name, file=str(path), format=fmt, model=model, scored_by=scored_by, source=source)
     _check_named(run, rows, path)
-    records, seen = [], set()
+    records, seen, golds = [], set(), {}
     for where, row in rows:
         report.rows += 1
         id_field = field_of("id")
@@ -495,14 +495,20 @@ def _records_of(name, model, fmt, rows, run: RunFile, spec: ImportSpec, known: _
         else:
             read = _read(answer, q, shown, spec.normalise)
         report.read_rules[read.rule] = report.read_rules.get(read.rule, 0) + 1
-        gold = _read(q.gold, q, None, spec.normalise).value or q.gold
+        if q.id not in golds:  # the dataset's gold as olakit reads it, and its accepted answers: once a question
+            gold = _read(q.gold, q, None, spec.normalise).value or q.gold
+            golds[q.id] = (
+                gold,
+                {gold} | {_read(a, q, None, spec.normalise).value for a in q.meta.get("alternatives") or ()},
+            )
+        gold, accepted = golds[q.id]
         given_gold = get(row, field_of("gold"), where, None) if field_of("gold") else None
         if given_gold is not None:
             theirs = _read(given_gold, q, shown, spec.normalise).value
             if theirs != gold:
                 report.gold_conflicts.append({"question_id": q.id, "run_gold": theirs, "dataset_gold": gold})
-                gold = theirs if spec.gold_from == "run" and theirs is not None else gold
-        accepted = {gold} | {_read(a, q, None, spec.normalise).value for a in q.meta.get("alternatives") or ()}
+                if spec.gold_from == "run" and theirs is not None:
+                    gold, accepted = theirs, {theirs}
         ours = read.value is not None and read.value in accepted  # a dataset's accepted answers (BIG-bench's list)
         if rule is not None:  # the answer as given (a run olakit re-extracts: its output), the gold as given
             raw_gold = _first(given_gold) if given_gold is not None else q.gold
