@@ -146,7 +146,7 @@ def canonical_number(value) -> str | None:
 
 
 def _is_numpy_bool(value) -> bool:
-    return type(value).__name__ == "bool_" and hasattr(value, "dtype")
+    return type(value).__name__ in ("bool_", "bool") and hasattr(value, "dtype")  # numpy 1's bool_, numpy 2's bool
 
 
 # ---- yes / no

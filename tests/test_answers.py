@@ -223,6 +223,8 @@ def test_the_cases_mutation_testing_found_unchecked():
     assert read_number(7) == Reading("7", "number:plain") and read_number(0.5) == Reading("0.5", "number:plain")
     assert read_number(np.int64(12)).value == "12" and read_number(np.float32(0.5)).value == "0.5"
     assert read_number(np.bool_(True)) == Reading(None, "none") and read_number([1]) == Reading(None, "none")
+    assert read_yes_no(np.bool_(False)) == Reading("no", "yes_no:boolean")  # numpy 2 names its type 'bool'
+    assert read_choice("C) 12", "ABC", ["10", "11", "12"]) == Reading("C", "choice:label_text")
     assert read_number("a #### 3 #### 4").value == "4" and read_number("x = 2 = 5").value == "5"
     assert [read_number(s).value for s in ("\u22123", "+3", "-0", "-0.0000001", "0.0000005", "0.0000015")] == [
         "-3",
