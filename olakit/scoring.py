@@ -55,7 +55,8 @@ def score_rule(name: str) -> Callable[[object, object, dict], bool]:
     module, sep, attr = name.rpartition(":")
     if not sep or not module or not attr or not attr.isidentifier():
         raise DataError(
-            f"score {name!r}: one of {', '.join(RULES)}, or module:function, a function (answer, gold, row) -> bool"
+            f"score {name!r}: one of {', '.join(RULES)}, or module:function, a function (answer, gold, row) -> bool "
+            "(a source's own verdict field is named by 'verdict')"
         )
     try:
         if module.endswith(".py"):

@@ -431,17 +431,13 @@ class _Known:
     questions: list[Question]
     by_id: dict
     by_text: dict
-    options: dict
-    """question id -> its options' normalised texts"""
     hashes: dict
     """question id -> its content hash"""
 
     @classmethod
     def of(cls, questions: list[Question]) -> _Known:
         return cls(
-            questions, {q.id: q for q in questions}, _matcher(questions),
-            {q.id: [option_text(v) for v in q.options.values()] for q in questions},
-            {q.id: question_hash(q) for q in questions},
+            questions, {q.id: q for q in questions}, _matcher(questions), {q.id: question_hash(q) for q in questions},
         )  # fmt: skip
 
 
