@@ -128,6 +128,13 @@ class VoteMatrix:
     def vote(self, columns, rule: VoteRule = PAPER, seed: int = 0) -> list[str | None]:
         """The majority of ``columns`` per row under the rule's tie rule (``random``: keyed per row by
         ``rule.analysis_seed`` or ``seed``); None where nothing parsed won."""
+        at, won = self.winners(columns, rule, seed)
+        n = len(at)
+        return list(np.where(won, self.values[np.arange(n), at], None))
+
+    def winners(self, columns, rule: VoteRule = PAPER, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+        """The vote of ``columns`` as positions: per row, the column whose label won (any column where none did) and
+        whether a parsed label won, so a caller scoring many subsets compares positions, never labels."""
         check_tie_rule(rule.tie)
         columns = list(columns)
         n, m = self.local.shape
@@ -152,8 +159,7 @@ class VoteMatrix:
         winner = sub[np.arange(n), pick] if len(columns) else np.full(n, -1)
         won = (top > 0) & (winner >= 0)
         at = np.maximum(winner, 0)
-        out = np.where(won & ~self.raw[np.arange(n), at], self.values[np.arange(n), at], None)
-        return list(out)
+        return at, won & ~self.raw[np.arange(n), at]
 
 
 def _parts(key) -> tuple:

@@ -181,6 +181,8 @@ def template_count_ablation(
     wide, gold = vote_labels(df, templates, analysis)  # once; each subset votes over its columns
     matrix = VoteMatrix(wide)
     gold = gold.to_numpy(dtype=object)
+    rows_at = np.arange(len(gold))
+    right_at = (matrix.values == gold[:, None]) & pd.notna(matrix.values)  # (n, m): each column's answer is right
     strategies = wide.index.get_level_values("notes_strategy").to_numpy()
     groups = {st: np.flatnonzero(strategies == st) for st in dict.fromkeys(strategies)}
     rng = np.random.default_rng([analysis.analysis_seed, len(templates)])
@@ -193,8 +195,8 @@ def template_count_ablation(
         )
         accs: dict[str, list[tuple[float, str]]] = {st: [] for st in groups}
         for subset in subsets:
-            voted = np.array(matrix.vote(subset, analysis), dtype=object)
-            right = (voted == gold) & pd.notna(voted)
+            at, won = matrix.winners(subset, analysis)
+            right = won & right_at[rows_at, at]
             name = "+".join(templates[i] for i in subset)
             for st, at in groups.items():
                 accs[st].append((float(right[at].mean()), name))
