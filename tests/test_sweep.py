@@ -2,6 +2,7 @@
 one cache, each distinct prompt reaches the endpoint once, and a rerun is served from the cache."""
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -264,6 +265,36 @@ def test_a_sweep_prints_its_plan_and_says_when_it_runs_on_the_embedded_model():
     assert "5 questions" in lines[2] and "embedded test model" in lines[-1] and "OLAKIT_BASE_URL" in lines[-1]
     assert not any("embedded" in line for line in plan_lines(live[:1], embedded=False)[1:])
     assert plan_lines([], embedded=True) == []
+
+
+@pytest.mark.skipif(os.name != "posix", reason="IPC sockets are POSIX's")
+def test_kernels_started_at_once_talk_over_sockets_of_their_own_and_start_once(tmp_path):
+    """CI once lost a kernel to 'Address already in use': jupyter_client picks free TCP ports by binding and
+    releasing them, and two kernels starting at the same moment took one. Each kernel now has IPC sockets in a
+    private folder (no port to pick), gone when its notebook ends: four notebooks started at once each start once."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import nbformat
+
+    from olakit.notebook.jobs import Job, execute
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(
+        "import ipykernel, json\ninfo = ipykernel.get_connection_info(unpack=True)\n"
+        "print(json.dumps([info['transport'], info['ip']]))"
+    )]  # fmt: skip
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, tmp_path / "probe.ipynb")
+    jobs = [Job(f"p{i}", str(tmp_path / "probe.ipynb"), {}, str(tmp_path / f"out{i}.ipynb")) for i in range(4)]
+    with ThreadPoolExecutor(len(jobs)) as pool:
+        done = list(pool.map(execute, jobs))
+    assert [(j.status, j.attempts) for j in done] == [("ok", 1)] * 4, [j.error for j in done]
+    seen = [json.loads(nbformat.read(j.output, 4).cells[0].outputs[0]["text"]) for j in done]
+    assert {transport for transport, _ in seen} == {"ipc"}
+    folders = {str(Path(ip).parent) for _, ip in seen}
+    assert len(folders) == 4 and not any(Path(f).exists() for f in folders)  # one each, removed after
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out0.ipynb", "out1.ipynb", "out2.ipynb", "out3.ipynb",
+                                                          "probe.ipynb"]  # fmt: skip
 
 
 @pytest.mark.real_model

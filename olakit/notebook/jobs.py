@@ -8,6 +8,7 @@ import logging
 import os
 import re
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,7 +58,13 @@ def resolve_notebook(notebook: str, base: str | os.PathLike | None = None) -> Pa
 
 
 KERNEL_START_RACES = ("Kernel died before replying to kernel_info", "Address already in use", "Kernel didn't respond")
-"""Errors of a kernel that lost the race for its ports to another starting at the same moment: retried."""
+"""Errors of a kernel that lost the race for its ports to another starting at the same moment (TCP, where IPC is
+not there: Windows), or that did not answer in time: retried."""
+
+IPC = os.name == "posix"
+"""Kernels talk over IPC sockets in a folder of their own where the system has them: no TCP port to pick, so two
+kernels starting at the same moment (a sweep's, a Dask worker's) never take the same one (CI once saw 'Address
+already in use' from jupyter_client's free-port pick)."""
 
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -75,13 +82,16 @@ def own_line(exc: BaseException) -> str:
     return ANSI.sub("", text).strip().splitlines()[0] if text.strip() else type(exc).__name__
 
 
-def _kernel_manager_class(env: dict[str, str]):
+def _kernel_manager_class(env: dict[str, str], sockets: str | None = None):
     """A kernel manager class whose kernels start with ``env`` over this process's environment (which stays as it
-    is); nbclient makes and owns its instance, as it does its default one."""
+    is), and talk over IPC sockets in the folder ``sockets`` when one is given (jupyter_client's own ``transport``
+    and ``ip`` settings); nbclient makes and owns its instance, as it does its default one."""
     from jupyter_client.manager import AsyncKernelManager
 
     class WithEnv(AsyncKernelManager):
         async def start_kernel(self, **kw):
+            if sockets:
+                self.transport, self.ip = "ipc", os.path.join(sockets, "k")
             kw["env"] = {**os.environ, **kw.get("env", {}), **env}
             return await super().start_kernel(**kw)
 
@@ -124,6 +134,8 @@ def execute(job: Job, attempts: int = 3, env: dict[str, str] | None = None) -> J
     env = {**(env or {}), "OLAKIT_NOTEBOOK": str(notebook)}  # the kernel digests the notebook it runs
     for attempt in range(1, attempts + 1):
         job.attempts = attempt
+        # a short private folder for the kernel's sockets (a socket's path is limited to about 100 characters)
+        sockets = tempfile.TemporaryDirectory(prefix="olakit-kernel-") if IPC else None
         try:
             pm.execute_notebook(
                 str(notebook),
@@ -134,7 +146,7 @@ def execute(job: Job, attempts: int = 3, env: dict[str, str] | None = None) -> J
                 request_save_on_cell_execute=False,  # written once at the end, not after every cell
                 cwd=job.cwd,  # the command's: a relative path resolves where the user typed it
                 extra_arguments=["--IPKernelApp.log_level=CRITICAL"],  # no TCP warning, no shutdown chatter
-                kernel_manager_class=_kernel_manager_class(env),
+                kernel_manager_class=_kernel_manager_class(env, sockets.name if sockets else None),
             )
             job.status, job.error = "ok", ""
             break
@@ -143,6 +155,9 @@ def execute(job: Job, attempts: int = 3, env: dict[str, str] | None = None) -> J
             if attempt == attempts or not any(race in str(exc) for race in KERNEL_START_RACES):
                 break
             time.sleep(0.5 * attempt)
+        finally:
+            if sockets:
+                sockets.cleanup()
     job.wall_s = round(time.perf_counter() - t0, 2)
     done = read_log(job.out_dir) if job.status == "ok" and job.out_dir else None
     if done is not None:
