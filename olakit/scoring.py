@@ -13,13 +13,11 @@
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import json
 from collections.abc import Callable
-from pathlib import Path
 
 from olakit.errors import DataError
+from olakit.plugins import load_function
 
 OLAKIT, SOURCE, EXACT = "olakit", "source", "exact"
 RULES = (OLAKIT, SOURCE, EXACT)
@@ -58,21 +56,7 @@ def score_rule(name: str) -> Callable[[object, object, dict], bool]:
             f"score {name!r}: one of {', '.join(RULES)}, or module:function, a function (answer, gold, row) -> bool "
             "(a source's own verdict field is named by 'verdict')"
         )
-    try:
-        if module.endswith(".py"):
-            found = importlib.util.spec_from_file_location(Path(module).stem, module)
-            if found is None or not Path(module).is_file():
-                raise ImportError(f"no file {module}")
-            loaded = importlib.util.module_from_spec(found)
-            found.loader.exec_module(loaded)
-        else:
-            loaded = importlib.import_module(module)
-        fn = getattr(loaded, attr)
-    except (ImportError, AttributeError) as exc:
-        raise DataError(f"score {name!r}: cannot import it ({type(exc).__name__}: {exc})") from None
-    if not callable(fn):
-        raise DataError(f"score {name!r}: {module}.{attr} is not a function")
-    return fn
+    return load_function(name, "score")
 
 
 VERDICT_COLUMNS = {"olakit": "olakit_correct", "source": "source_correct"}
