@@ -16,6 +16,7 @@ process (the embedded model starts on the first call that needs it).
 | ``OLAKIT_EMBEDDED_LOG`` | the log of the machine's embedded server this process starts (set by ``olakit sweep``) |
 | ``OLAKIT_MODEL_DIR``, ``OLAKIT_EMBED_CACHE_DIR``, ``OLAKIT_INDEX_DIR`` | joined model files, embeddings, indexes |
 | ``OLAKIT_TEMPLATES_DIR`` | a folder of extra thinking templates |
+| ``OLAKIT_TOOLS_DIR`` | a folder of extra tools (olakit.tools) |
 | ``OLAKIT_NOTEBOOK`` | the notebook a kernel runs (set by ``olakit notebook`` and ``olakit sweep``) |
 
 An ``OLAKIT_`` variable that is none of these (a misspelling such as ``OLAKIT_REVIEWR_MODEL``) gets one warning.
@@ -61,6 +62,8 @@ class Environment(BaseSettings):
     embed_cache_dir: Path | None = None
     index_dir: Path | None = None
     templates_dir: Path | None = None
+    tools_dir: Path | None = None
+    """A folder of the user's own tools (olakit.tools), beside the built-ins."""
     notebook: Path | None = None
     """The notebook a kernel runs, set by ``olakit notebook`` and ``olakit sweep`` (olakit.notebook.inputs digests its
     source); unset in JupyterLab, where a notebook is olakit's own by its name."""

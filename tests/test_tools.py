@@ -1,0 +1,253 @@
+"""The tools library: the calculator against fractions computed here, the sandbox's limits and refusals as a
+model's worst programs meet them, PoT's recorded programs run again, and tools as data."""
+
+from __future__ import annotations
+
+import json
+import re
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from olakit.data.loaders import resolve_data_dir
+from olakit.errors import DataError
+from olakit.tools import load_tools, read_tool
+from olakit.tools.calculator import calculate, evaluate
+from olakit.tools.errors import ToolError
+from olakit.tools.sandbox import Limits, Sandbox
+
+
+def _pot() -> Path:
+    try:
+        return resolve_data_dir() / "external" / "pot"
+    except DataError:
+        return Path("no-data")
+
+
+POT = _pot()
+
+
+# -- the calculator ---------------------------------------------------------------------------------------------
+
+
+def read_answer(text: str) -> Fraction:
+    """The calculator's answer read back, by its documented forms: 'p/q (decimal)', or a decimal or integer."""
+    m = re.fullmatch(r"(-?\d+)/(\d+) \(.*\)", text)
+    return Fraction(int(m[1]), int(m[2])) if m else Fraction(text)
+
+
+@st.composite
+def expressions(draw, depth=3):
+    """An expression's text and its exact value, built together (the value by Fraction, never by the calculator)."""
+    if depth == 0 or draw(st.booleans()):
+        if draw(st.booleans()):
+            n = draw(st.integers(0, 10**6))
+            return str(n), Fraction(n)
+        whole, places = draw(st.integers(0, 9999)), draw(st.integers(1, 6))
+        frac = draw(st.integers(0, 10**places - 1))
+        written = f"{whole}.{str(frac).rjust(places, '0')}"
+        return written, Fraction(written)
+    (a, va), (b, vb) = draw(expressions(depth=depth - 1)), draw(expressions(depth=depth - 1))
+    op = draw(st.sampled_from("+-*/"))
+    if op == "/" and vb == 0:
+        op = "+"
+    value = {"+": va + vb, "-": va - vb, "*": va * vb, "/": va / vb if vb else None}[op]
+    if draw(st.booleans()):
+        return f"-({a} {op} {b})", -value
+    return f"({a} {op} {b})", value
+
+
+@settings(max_examples=300, deadline=None)
+@given(expressions())
+def test_the_calculator_is_exact_over_integers_fractions_and_decimals(case):
+    text, value = case
+    assert evaluate(text) == value
+    assert read_answer(calculate(text)) == value
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 10**9), st.sampled_from(["$", "€", ""]), st.integers(0, 100))
+def test_the_calculators_stated_rules_read_money_thousands_and_percents(amount, currency, pct):
+    grouped = f"{amount:,}"
+    assert read_answer(calculate(f"{currency}{grouped} * {pct}%")) == Fraction(amount * pct, 100)
+    assert read_answer(calculate(f"{grouped} + 1 =")) == amount + 1
+
+
+def test_the_calculators_forms_and_refusals():
+    cases = {
+        "0.1 + 0.2": "0.3", "2/3": "2/3 (0.666666666667)", "2^10": "1024", "7 % 3": "1", "10% * 250": "25",
+        "3 × 4 ÷ 6": "2", "sqrt(9/4)": "1.5", "sqrt(2)": "1.41421356237", "-5 // 2": "-3", "2**-2": "0.25",
+        "factorial(20)": "2432902008176640000", "round(2/3, 3)": "0.667", "24 - 6 = 18": None,
+    }  # fmt: skip
+    for text, shown in cases.items():
+        if shown is not None:
+            assert calculate(text) == shown, text
+    for bad, says in {
+        "1/0": "division by zero", "2**100000": "exponent past", "x + 1": "'x' is not defined",
+        "__import__('os').system('ls')": "not available|not defined", "(1).__class__": "not available",
+        "'a' * 3": "is not a number", "": "no expression", "(-8)**(1/3)": "no real value",
+        "24 - 6 = 18": "is not an expression", "[1, 2]": "not available", "1 if 1 else 2": "not available",
+    }.items():  # fmt: skip
+        with pytest.raises(ToolError, match=says):
+            calculate(bad)
+
+
+# -- the sandbox ------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def box():
+    with Sandbox(limits=Limits(cpu_s=2, wall_s=4, memory_mb=256, output_chars=2000), workers=2) as sandbox:
+        yield sandbox
+
+
+WORST = {
+    # a model's worst programs: each ends with a clear status and message, never a hung or crashed run
+    "a socket": ("import socket\ns = socket.socket()\ns.connect(('127.0.0.1', 9))", "blocked", "network"),
+    "a URL": ("import urllib.request\nurllib.request.urlopen('http://127.0.0.1:9')", "blocked", "network"),
+    "a write outside": ("open('/tmp/olakit-escape.txt', 'w').write('x')", "blocked", "only the program's folder"),
+    "a write upward": ("open('../olakit-escape.txt', 'w').write('x')", "blocked", "only the program's folder"),
+    "a removal outside": ("import os\nos.remove('/etc/hostname')", "blocked", "os.remove"),
+    "an infinite loop": ("while True:\n    pass", "timeout", "CPU-time limit"),
+    "a sleep": ("import time\ntime.sleep(60)", "timeout", "wall-clock limit"),
+    "a fork bomb": ("import os\nwhile True:\n    os.fork()", "blocked", "os.fork"),
+    "a subprocess": ("import subprocess\nsubprocess.run(['true'])", "blocked", "subprocess"),
+    "ctypes": ("import ctypes\nctypes.CDLL(None)", "blocked", "ctypes"),
+    "a memory hog": ("x = bytearray(4 * 1024**3)", "memory", "memory limit"),
+    "a growing list": ("x = []\nwhile True:\n    x.append(' ' * 10**6)", "memory", "memory limit"),
+    "a huge output": ("while True:\n    print('x' * 1000)", "output", "output limit"),
+    "a syntax error": ("ans = (", "error", "SyntaxError"),
+    "an exit": ("import sys\nsys.exit(3)", "error", "SystemExit: 3"),
+}
+
+
+@pytest.mark.parametrize("name", WORST)
+def test_the_sandbox_ends_a_models_worst_programs_with_a_clear_observation(box, name):
+    program, status, says = WORST[name]
+    run = box.run(program)
+    assert run.status == status, (name, run)
+    assert says in run.error and run.observation().startswith(f"{status}: ")
+    assert run.wall_s < 6
+    assert not Path("/tmp/olakit-escape.txt").exists()
+
+
+def test_the_sandbox_gives_ans_and_print_reuses_its_workers_and_keeps_nothing_between_programs(box, monkeypatch):
+    run = box.run("import sympy\nx = sympy.Symbol('x')\nprint('solving')\nans = sympy.solve(2 * x - 4, x)")
+    assert (run.status, run.ans, run.stdout) == ("ok", "[2]", "solving\n")
+    assert run.observation() == "solving\nans = [2]"
+    pids = set()
+    for _ in range(6):
+        pids.add(box.run("import os\nans = os.getppid()").ans)  # the worker each program was forked from
+    assert len(pids) <= 2  # two workers, reused
+    box.run("import math\nmath.LEAK = 1\nopen('kept.txt', 'w').write('x')\nans = 1")
+    after = box.run("import math, os\nans = [hasattr(math, 'LEAK'), os.listdir('.')]")
+    assert after.ans == "[False, []]"  # a fresh fork and a fresh folder each time
+    assert box.run("x = 1").note == "the program set no ans"
+
+
+def test_the_sandbox_sees_no_secret_and_no_olakit_setting(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret")
+    monkeypatch.setenv("OLAKIT_API_KEY", "sk-other")
+    monkeypatch.setenv("MY_SERVICE_TOKEN", "t")
+    monkeypatch.setenv("OLAKIT_BASE_URL", "http://x")
+    with Sandbox(workers=1) as sandbox:
+        seen = sandbox.run("import os\nans = sorted(os.environ)").ans
+        assert "network-namespace" in sandbox.isolation or "audit-hook" in sandbox.isolation
+    for name in ("OPENAI_API_KEY", "OLAKIT_API_KEY", "MY_SERVICE_TOKEN", "OLAKIT_BASE_URL"):
+        assert name not in seen
+
+
+def test_the_sandbox_refuses_bad_limits_and_scopes():
+    with pytest.raises(DataError, match="cpu_s must be above 0"):
+        Limits(cpu_s=0)
+    with pytest.raises(DataError, match="memory_mb must be 0"):
+        Limits(memory_mb=-1)
+    with Sandbox() as sandbox, pytest.raises(DataError, match="scopes must be"):
+        sandbox.run("ans = 1", scopes="global")
+
+
+def test_split_scopes_are_pots_exec_inside_a_function(box):
+    """In PoT's harness a function the program defines cannot see the program's own top-level names."""
+    program = "k = 3\ndef f():\n    return k\nans = f()"
+    assert box.run(program).ans == "3"
+    split = box.run(program, scopes="split")
+    assert split.status == "error" and "NameError" in split.error
+
+
+# -- PoT's recorded programs ------------------------------------------------------------------------------------
+
+
+def test_pots_presenters_make_its_predictions(box):
+    from olakit.tools.pot import PREAMBLE
+
+    cases = [  # program, presenter, PoT's prediction worked by hand from its tool.py
+        ("ans = np.float64(2.345)", "text", "2.35"),  # numpy: rounded to 2 places
+        ("ans = [Symbol('x') * 0 + 3]", "text", "3.0"),  # a list of one sympy number: it, rounded
+        ("ans = Eq(Symbol('x'), 2)", "text", "Eq(x, 2)"),  # a relation: its text
+        ("ans = solve_it(Symbol('y') * 2 - 5, Symbol('y'))[Symbol('y')]", "text", "2.5"),
+        ("ans = 0", "text", None),  # a false value: no answer
+        ("ans = (160, 300)", "number", 160.0),
+        ("ans = {'a': 7}", "number", 7.0),
+        ("ans = True", "number", True),
+        ("ans = 'x7'", "number", "x7"),
+        ("ans = (160, 300)", "text_number_value", "(160, 300)"),
+        ("ans = 1 / 3", "text_number", "0.3333333333333333"),
+    ]
+    for program, presenter, expected in cases:
+        run = box.run(program, preamble=PREAMBLE, scopes="split", presenter=f"olakit.tools.pot:{presenter}")
+        assert run.ok and run.ans == expected, (program, presenter, run)
+
+
+@pytest.mark.skipif(not POT.is_dir(), reason="PoT's recorded outputs are in ../shared/data/external/pot")
+def test_pots_recorded_programs_give_their_recorded_answers(box):
+    from olakit.tools.pot import replay
+
+    gsm = replay(POT / "outputs" / "gsm8K_s0_e-1_11_17_10_20.jsonl", box, limit=80)
+    assert gsm["same"].all(), gsm[~gsm["same"]]
+    aqua = replay(POT / "outputs" / "aqua_s0_e-1_11_06_18_38.jsonl", box, limit=50)
+    # question 47's program uses an x it never defines: PoT recorded 30000.0 (x solved for as a sympy Symbol),
+    # so the harness it was recorded with (Nov 6, before tool.py's first commit) had an x; the published one has none
+    assert aqua.loc[~aqua["same"], "i"].tolist() == [47]
+    assert "NameError: name 'x' is not defined" in aqua.loc[47, "error"]
+
+
+# -- tools as data ----------------------------------------------------------------------------------------------
+
+
+def test_tools_are_data_and_a_user_adds_one_from_a_folder(tmp_path, monkeypatch):
+    built_in = load_tools()
+    assert {"calculator", "python"} <= set(built_in)
+    assert built_in["calculator"]("40,000 * 3%") == "1200"
+    assert built_in["python"]("print(2)\nans = 3") == "2\nans = 3"
+    (tmp_path / "shout.py").write_text("def shout(text):\n    return text.upper()\n")
+    (tmp_path / "shout.json").write_text(json.dumps(
+        {"name": "shout", "description": "Says it loudly.", "input": "a text", "function": "shout.py:shout"}
+    ))  # fmt: skip
+    monkeypatch.setenv("OLAKIT_TOOLS_DIR", str(tmp_path))
+    tools = load_tools()
+    assert tools["shout"]("hi") == "HI" and tools["shout"].shown() == "shout[a text]: Says it loudly."
+    bad = {
+        "no name": ({"description": "d", "input": "i", "function": "m:f"}, "non-empty string 'name'"),
+        "a bad name": ({"name": "two words", "description": "d", "input": "i", "function": "m:f"}, "one word"),
+        "no function": ({"name": "t", "description": "d", "input": "i", "function": "nofunction"}, "module:func"),
+        "a stray field": ({"name": "t", "description": "d", "input": "i", "function": "m:f", "x": 1}, "unknown"),
+    }
+    for case, (obj, says) in bad.items():
+        path = tmp_path / "bad" / f"{case}.json"
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(json.dumps(obj))
+        with pytest.raises(DataError, match=says):
+            read_tool(path)
+    missing = read_tool(
+        _write(tmp_path / "m.json", {"name": "m", "description": "d", "input": "i", "function": "no:f"})
+    )
+    with pytest.raises(DataError, match="tool 'm': function 'no:f': cannot import it"):
+        missing("x")
+
+
+def _write(path: Path, obj) -> Path:
+    path.write_text(json.dumps(obj))
+    return path
