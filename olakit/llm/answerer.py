@@ -23,6 +23,7 @@ and an in-process scripted model for unit tests of the methods' logic.
 from __future__ import annotations
 
 import importlib
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Protocol, runtime_checkable
@@ -148,9 +149,25 @@ class Replicate(Completes):
         return self.answerer.batch([replace(r, replicate=self.index) for r in requests], desc=desc)
 
 
+def scripted_turn(got) -> tuple[str, str, tuple]:
+    """What a scripted reply function returned, as (text, finish_reason, tool calls): a text; ``(text,
+    finish_reason)``; or a dict ``{"content": ..., "tool_calls": [{"name": ..., "arguments": {...} or "JSON"}]}``, a
+    turn of the OpenAI tools API (ids ``call_0``, ``call_1``, ... unless given; finish_reason ``tool_calls``)."""
+    if isinstance(got, dict):
+        calls = tuple(
+            {"id": str(c.get("id") or f"call_{i}"), "name": str(c["name"]),
+             "arguments": c["arguments"] if isinstance(c.get("arguments"), str) else json.dumps(c.get("arguments"))}
+            for i, c in enumerate(got.get("tool_calls") or [])
+        )  # fmt: skip
+        return got.get("content") or "", got.get("finish_reason") or ("tool_calls" if calls else "stop"), calls
+    text, finish = got if isinstance(got, tuple) else (got, "stop")
+    return text, finish, ()
+
+
 class ScriptedModel(Completes):
     """An in-process model: ``reply(prompt, request)`` gives the text of the last message's answer (or ``(text,
-    finish_reason)``; an exception is a failed call). Tokens are counted in words, as the loopback server does."""
+    finish_reason)``, or a turn of tool calls: scripted_turn; an exception is a failed call). Tokens are counted in
+    words, as the loopback server does."""
 
     def __init__(self, reply: Callable, model: str = "scripted", endpoint: Endpoint | None = None):
         self.reply = reply
@@ -182,7 +199,7 @@ class ScriptedModel(Completes):
             if key in answered:
                 out.append(replace(answered[key], cached=True))
                 continue
-            prompt = request.message_dicts()[-1]["content"]
+            prompt = request.message_dicts()[-1].get("content") or ""
             self.calls += 1
             self.prompts.append(prompt)
             try:
@@ -191,7 +208,7 @@ class ScriptedModel(Completes):
                 answered[key] = Reply(key=key, error=f"{type(exc).__name__}: {exc}", attempts=1)
                 out.append(answered[key])
                 continue
-            text, finish = got if isinstance(got, tuple) else (got, "stop")
+            text, finish, calls = scripted_turn(got)
             answered[key] = Reply(
                 key=key,
                 text=text,
@@ -201,6 +218,7 @@ class ScriptedModel(Completes):
                 cost=0.0,
                 latency=0.0,
                 attempts=1,
+                tool_calls=calls,
             )
             out.append(answered[key])
         return out

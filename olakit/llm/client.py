@@ -26,7 +26,7 @@ from olakit.llm.endpoint import Endpoint, LLMError
 from olakit.llm.local import QUEUE_WAIT, SLOTS, progressing
 from olakit.llm.prefix import lanes, prompt_text
 from olakit.llm.request import Reply, Request, cache_key
-from olakit.llm.response import describe, first_choice, parse_body
+from olakit.llm.response import describe, first_choice, parse_body, tool_calls_of
 from olakit.llm.retry import REFUSED_ATTEMPTS, REFUSED_WAIT, ConnectionRefused, Stalled, backoff, refused, retryable
 
 log = logging.getLogger("olakit")
@@ -200,6 +200,7 @@ class LLM(Completes):
             latency=None,
             cached=True,
             fingerprint=hit.get("system_fingerprint"),
+            tool_calls=tuple(hit.get("tool_calls") or ()),
         )
 
     def _claim_ahead(self, key: str) -> asyncio.Task:
@@ -251,6 +252,7 @@ class LLM(Completes):
                         )
                         body = parse_body(raw)
                         text, finish, usage = first_choice(body)
+                        calls = tool_calls_of(body)
                         latency = time.perf_counter() - t0
                         break
                     except Exception as exc:
@@ -284,6 +286,7 @@ class LLM(Completes):
             "latency": latency,
             "model": self.endpoint.model,
             "system_fingerprint": fingerprint,
+            **({"tool_calls": list(calls)} if calls else {}),
         }
         await writes.add(self.answers.astore_answer, key, answer)
         return Reply(
@@ -297,6 +300,7 @@ class LLM(Completes):
             cached=False,
             attempts=attempts,
             fingerprint=fingerprint,
+            tool_calls=calls,
         )
 
     async def _post(self, client, body: dict) -> bytes:

@@ -29,6 +29,8 @@ import threading
 import time
 from collections import Counter
 
+from olakit.llm.answerer import scripted_turn
+
 BATCH_STATES = ("validating", "in_progress", "finalizing", "completed")
 """The states a loopback batch walks through by default, one per retrieve."""
 
@@ -115,8 +117,8 @@ class Loopback:
                     return
                 try:
                     req = json.loads(body)
-                    prompt = req["messages"][-1]["content"]
-                except (ValueError, KeyError, IndexError, TypeError):
+                    prompt = req["messages"][-1].get("content") or ""
+                except (ValueError, KeyError, IndexError, TypeError, AttributeError):
                     self._send(400, b'{"error": {"message": "bad request"}}')
                     return
                 fault = outer._admit(prompt, req)
@@ -168,10 +170,17 @@ class Loopback:
 
     @staticmethod
     def _reply(prompt: str, req: dict, reply=None, fingerprint: str | None = None) -> bytes:
-        text = reply(prompt, req) if reply else f"echo: {prompt}"
-        text, finish = text if isinstance(text, tuple) else (text, "stop")  # reply may say why the output ended
+        # reply may say why the output ended, or make a turn of tool calls (answerer.scripted_turn)
+        text, finish, calls = scripted_turn(reply(prompt, req) if reply else f"echo: {prompt}")
         if req.get("seed") is not None and not reply:
             text += f" (seed {req['seed']})"
+        message = {"role": "assistant", "content": text}
+        if calls:
+            message["content"] = text or None
+            message["tool_calls"] = [
+                {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
+                for c in calls
+            ]
         return json.dumps(
             {
                 "id": "chatcmpl-loopback",
@@ -179,7 +188,7 @@ class Loopback:
                 "created": 0,
                 "model": req.get("model", "x"),
                 **({"system_fingerprint": fingerprint} if fingerprint else {}),
-                "choices": [{"index": 0, "finish_reason": finish, "message": {"role": "assistant", "content": text}}],
+                "choices": [{"index": 0, "finish_reason": finish, "message": message}],
                 "usage": {
                     "prompt_tokens": len(prompt.split()),
                     "completion_tokens": len(text.split()),

@@ -13,6 +13,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 
+class Frozen(str):
+    """A nested value of a message or a parameter (a tool call list, a tools schema) kept as its JSON text, so a
+    Request stays hashable; sent and keyed as the value itself."""
+
+
+def _freeze(value):
+    return Frozen(json.dumps(value, sort_keys=True, ensure_ascii=False)) if isinstance(value, (dict, list)) else value
+
+
+def _thaw(value):
+    return json.loads(value) if isinstance(value, Frozen) else value
+
+
 @dataclass(frozen=True)
 class Request:
     """One chat completion to make: messages, output-changing parameters and a sample index."""
@@ -25,14 +38,15 @@ class Request:
 
     @classmethod
     def make(cls, messages: Sequence[dict] | str, sample: int = 0, **params) -> Request:
-        """``Request.make("2+2?", max_tokens=8)``; a string becomes one user message."""
+        """``Request.make("2+2?", max_tokens=8)``; a string becomes one user message. Nested values (an assistant
+        message's ``tool_calls``, the ``tools`` parameter) are kept frozen and sent as they were given."""
         if isinstance(messages, str):
             messages = [{"role": "user", "content": messages}]
-        msgs = tuple(tuple(sorted(m.items())) for m in messages)
-        return cls(messages=msgs, params=tuple(sorted(params.items())), sample=sample)
+        msgs = tuple(tuple(sorted((k, _freeze(v)) for k, v in m.items())) for m in messages)
+        return cls(messages=msgs, params=tuple(sorted((k, _freeze(v)) for k, v in params.items())), sample=sample)
 
     def message_dicts(self) -> list[dict]:
-        return [dict(m) for m in self.messages]
+        return [{k: _thaw(v) for k, v in m} for m in self.messages]
 
     def call_params(self) -> dict:
         """Parameters sent: a seed is offset by the sample index so samples differ yet repeat.
@@ -40,7 +54,7 @@ class Request:
         >>> Request.make("hi", sample=2, seed=10).call_params()
         {'seed': 12}
         """
-        params = dict(self.params)
+        params = {k: _thaw(v) for k, v in self.params}
         if "seed" in params and self.sample:
             params["seed"] = int(params["seed"]) + self.sample
         return params
@@ -64,6 +78,9 @@ class Reply:
     """The endpoint's ``system_fingerprint`` for this answer, when it sends one (the backend that made it)."""
     batched: bool = False
     """Paid through a provider batch (olakit.llm.batch), at the batch rate."""
+    tool_calls: tuple = ()
+    """The functions the model called (the OpenAI tools API), each ``{"id", "name", "arguments"}`` with the
+    arguments as the JSON text the model wrote; ``text`` is then its content, often empty."""
 
     @property
     def ok(self) -> bool:
@@ -76,7 +93,7 @@ def cache_key(identity: str, request: Request) -> str:
     fields = {
         "endpoint": identity,
         "messages": request.message_dicts(),
-        "params": dict(request.params),
+        "params": {k: _thaw(v) for k, v in request.params},
         "sample": request.sample,
     }
     if request.replicate:
