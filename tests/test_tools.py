@@ -251,3 +251,137 @@ def test_tools_are_data_and_a_user_adds_one_from_a_folder(tmp_path, monkeypatch)
 def _write(path: Path, obj) -> Path:
     path.write_text(json.dumps(obj))
     return path
+
+
+# -- the tool loop ----------------------------------------------------------------------------------------------
+
+
+def counting_tool(tmp_path: Path) -> tuple[dict, Path]:
+    """A user's tool that logs each real call to a file (so a cached result is seen not to call it)."""
+    (tmp_path / "tally.py").write_text(
+        "from pathlib import Path\n\n\ndef tally(text):\n"
+        f"    with open({str(tmp_path / 'calls.log')!r}, 'a') as f:\n        f.write(text + '\\n')\n"
+        "    return str(len(text))\n"
+    )
+    (tmp_path / "tally.json").write_text(json.dumps(
+        {"name": "tally", "description": "Counts characters.", "input": "a text", "function": "tally.py:tally"}
+    ))  # fmt: skip
+    return read_tool(tmp_path / "tally.json"), tmp_path / "calls.log"
+
+
+def test_the_text_protocol_runs_each_action_records_it_and_stops_at_the_cap(tmp_path):
+    from olakit.llm import Request
+    from olakit.llm.answerer import Counted, ScriptedModel
+    from olakit.tools.loop import ANSWER_NOW, ToolCache, max_calls, run_loops
+
+    tally, log = counting_tool(tmp_path)
+    tools = [load_tools()["calculator"], tally]
+    script = {  # the model's turn by the number of its earlier turns
+        0: "Thought: first the product.\nAction: calculator[17 * 23]",
+        1: "Action: tally[abcd]",
+        2: "Action: calculator[1/0]",
+        3: "Action: nothing[here]",
+        4: "Action: calculator 2+2",  # malformed
+        5: "Answer: 391",
+    }
+
+    def reply(prompt, request):
+        assert request.get("stop", [None])[0] == "Observation:" or request["messages"][-1]["content"] == ANSWER_NOW
+        return script[sum(m["role"] == "assistant" for m in request["messages"])]
+
+    model = Counted(ScriptedModel(reply))
+    cache = ToolCache(tmp_path / "tool-cache")
+    (loop,) = run_loops(model, [Request.make("What is 17 * 23?", max_tokens=40)], tools, protocol="text",
+                        max_steps=6, cache=cache)  # fmt: skip
+    assert (loop.text, loop.stopped, loop.calls) == ("Answer: 391", "answered", 6)
+    assert [(t["step"], t["tool"], t["status"]) for t in loop.trace] == [
+        (1, "calculator", "ok"), (2, "tally", "ok"), (3, "calculator", "error"), (4, "nothing", "unknown tool"),
+        (5, "", "malformed")]  # fmt: skip
+    assert [t["output"] for t in loop.trace[:3]] == ["391", "4", "calculator: division by zero"]
+    assert "calculator[one arithmetic expression" in loop.messages[0]["content"]  # the tools listed
+    assert loop.messages[2] == {"role": "user", "content": "Observation: 391"}
+    assert model.counts["paid"] == 6 and max_calls(6) == 7
+    # the step cap: two rounds of tools, then the model is told to answer; a call it asks past the cap is not run
+    capped = Counted(ScriptedModel(lambda p, r: "Action: tally[again]"))
+    (loop,) = run_loops(capped, [Request.make("Count.", max_tokens=40)], tools, protocol="text", max_steps=2,
+                        cache=cache)  # fmt: skip
+    assert (loop.stopped, loop.calls, capped.counts["paid"]) == ("step cap", 3, 3)
+    assert [t["status"] for t in loop.trace] == ["ok", "ok", "step cap"]
+    assert [t["cached"] for t in loop.trace[:2]] == [False, True]  # the same input: the kept result
+    assert log.read_text().splitlines() == ["abcd", "again"]  # the tool itself ran once per distinct input
+
+
+def test_the_openai_protocol_through_the_real_client_and_a_server(tmp_path):
+    """The OpenAI tools API end to end: the tools sent as functions, the model's tool_calls run and answered with
+    tool messages, a malformed call and an unknown tool reported to it; the replies (tool calls included) are
+    cached, so a rerun makes no request."""
+    from olakit.llm import Endpoint, Request
+    from olakit.llm.client import LLM
+    from olakit.llm.loopback import Loopback
+    from olakit.tools.loop import ToolCache, run_loops
+
+    seen = []
+
+    def reply(prompt, request):
+        seen.append(request)
+        turns = sum(m["role"] == "assistant" for m in request["messages"])
+        if turns == 0:
+            return {"tool_calls": [
+                {"name": "calculator", "arguments": {"input": "(12.5 + 3/4) * 8"}},
+                {"name": "python", "arguments": "{not json"},
+                {"name": "search", "arguments": {"input": "x"}},
+            ]}  # fmt: skip
+        if turns == 1:
+            return {"content": "Checking.", "tool_calls": [{"name": "python", "arguments": {"input": "ans = 106 - 0"}}]}
+        return "Answer: 106"
+
+    tools = list(load_tools().values())
+    with Loopback(reply=reply) as srv:
+        for run in (1, 2):
+            before = srv.requests
+            llm = LLM(Endpoint(base_url=srv.base_url, model="fake"), cache_dir=tmp_path / "cache", progress=False)
+            (loop,) = run_loops(llm, [Request.make("What is (12.5 + 3/4) * 8?", max_tokens=40)], tools,
+                                protocol="openai", cache=ToolCache(tmp_path / "tools"))  # fmt: skip
+            llm.close()
+            assert (loop.text, loop.stopped, loop.calls) == ("Answer: 106", "answered", 3)
+            assert [(t["tool"], t["status"], t["output"][:12]) for t in loop.trace] == [
+                ("calculator", "ok", "106"), ("python", "malformed", "malformed ca"),
+                ("search", "unknown tool", "unknown tool"), ("python", "ok", "ans = 106")]  # fmt: skip
+            assert srv.requests - before == (3 if run == 1 else 0)  # the second run: every reply from the cache
+    first = seen[0]
+    assert [t["function"]["name"] for t in first["tools"]] == ["calculator", "python"]
+    assert first["tools"][0]["function"]["parameters"]["required"] == ["input"]
+    second = seen[1]["messages"]
+    assert second[1]["tool_calls"][0]["function"] == {
+        "name": "calculator",
+        "arguments": '{"input": "(12.5 + 3/4) * 8"}',
+    }
+    assert [(m["role"], m["tool_call_id"]) for m in second[2:]] == [
+        ("tool", "call_0"),
+        ("tool", "call_1"),
+        ("tool", "call_2"),
+    ]
+
+
+def test_a_models_worst_programs_in_the_loop_end_as_observations(tmp_path):
+    from olakit.llm import Request
+    from olakit.llm.answerer import ScriptedModel
+    from olakit.tools.loop import run_loops
+
+    programs = {
+        "Open a socket.": ("import socket\nsocket.create_connection(('127.0.0.1', 9))", "blocked"),
+        "Write outside.": ("open('/tmp/olakit-loop-escape', 'w').write('x')", "blocked"),
+        "Loop forever.": ("while True:\n    pass", "timeout"),
+    }
+
+    def reply(prompt, request):
+        if any(m["role"] == "tool" for m in request["messages"]):
+            return "Answer: none"
+        return {"tool_calls": [{"name": "python", "arguments": {"input": programs[prompt][0]}}]}
+
+    loops = run_loops(ScriptedModel(reply), [Request.make(q) for q in programs], [load_tools()["python"]],
+                      max_steps=1)  # fmt: skip
+    for loop, (_, status) in zip(loops, programs.values()):
+        assert loop.text == "Answer: none" and loop.trace[0]["status"] == status, loop.trace
+        assert loop.trace[0]["output"].startswith(f"{status}: ")
+    assert not Path("/tmp/olakit-loop-escape").exists()

@@ -31,6 +31,7 @@ import threading
 from dataclasses import asdict, dataclass, field
 
 from olakit.errors import DataError
+from olakit.tools.errors import ToolError
 
 STATUSES = ("ok", "error", "timeout", "memory", "output", "blocked")
 
@@ -251,6 +252,9 @@ def shared_sandbox() -> Sandbox:
 
 
 def python_tool(program: str) -> str:
-    """The ``python`` tool: the program run in the shared sandbox; its observation as text (what went wrong
-    included: a tool's failure is something the model reads)."""
-    return shared_sandbox().run(program).observation()
+    """The ``python`` tool: the program run in the shared sandbox; what it printed and its ``ans``, or ToolError with
+    the sandbox's status and message (the loop shows it to the model and records the status)."""
+    run = shared_sandbox().run(program)
+    if not run.ok:
+        raise ToolError(run.observation(), status=run.status)
+    return run.observation()
