@@ -14,11 +14,12 @@ from olakit.geek import prompts
 from olakit.geek.actions import DECOMP, FINAL, RETRIEVE, SELF, fallback, parse_action
 from olakit.geek.config import GeekConfig
 from olakit.geek.corpus import load_corpus, read_corpus
-from olakit.geek.retrievers import make_retriever, recall_at_k
+from olakit.geek.retrievers import recall_at_k
 from olakit.geek.run import run_geek
 from olakit.llm import LLM, Endpoint
 from olakit.llm.answerer import CallsFailed, ScriptedModel
 from olakit.llm.loopback import Loopback
+from olakit.retrieval.retrievers import make_retriever
 from tests import replies
 
 PARAGRAPHS = [
