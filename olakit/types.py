@@ -225,6 +225,9 @@ class Template:
     paper_position: str = "before"
     """Where the authors' prompts put the template's text: ``"before"`` the question or ``"after"`` the
     answer-format sentence (ST's trigger)."""
+    answer: str = "text"
+    """How its output answers: ``"text"`` (an answer statement the extractor reads) or ``"program"`` (a program
+    the sandbox runs: its ``ans`` is the answer; olakit.tools.program). A program template runs only when named."""
 
     def suits(self, dataset: str) -> bool:
         return "*" in self.datasets or dataset in self.datasets

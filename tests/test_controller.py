@@ -110,7 +110,8 @@ def test_turbo_and_zero_shot_prompt_is_the_framed_question():
 
 def test_builtin_templates_carry_the_paper_texts():
     lib = load_templates()
-    assert list(lib) == ["turbo", "AT", "DT", "DST", "PT", "ST"]
+    assert list(lib) == ["turbo", "AT", "DT", "DST", "PT", "ST", "PoT"]  # PoT: olakit's program template
+    assert lib["PoT"].answer == "program" and {t.answer for n, t in lib.items() if n != "PoT"} == {"text"}
     assert lib["DST"].prefix == "Disassemble the following complex problems to solve them step by step"
     assert lib["PT"].prefix == "Think carefully about the problem to be solved and make a detailed plan to solve it."
     assert lib["AT"].prefix.startswith("For the problem of analogical reasoning, it is completed in three steps.")

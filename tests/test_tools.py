@@ -385,3 +385,163 @@ def test_a_models_worst_programs_in_the_loop_end_as_observations(tmp_path):
         assert loop.text == "Answer: none" and loop.trace[0]["status"] == status, loop.trace
         assert loop.trace[0]["output"].startswith(f"{status}: ")
     assert not Path("/tmp/olakit-loop-escape").exists()
+
+
+# -- OlaGPT's templates with tools, and PoT --------------------------------------------------------------------
+
+
+def _frame(result):
+    import pandas as pd
+
+    from olakit.data.records import to_frame
+
+    return result.records if isinstance(result.records, pd.DataFrame) else to_frame(result.records)
+
+
+def scripted_olagpt(protocol: str):
+    """A model for OlaGPT runs: question types, a PoT program, and a tool call before the answer (by protocol)."""
+
+    def reply(prompt, request):
+        messages = request["messages"]
+        if "Write a Python program" in prompt:
+            return "Here it is:\n```python\nfrom fractions import Fraction\nans = 16 - 3 - 4\nans = ans * 2\n```"
+        if not any(m["role"] == "assistant" for m in messages) and ("Action:" in messages[0]["content"] or
+                                                                      request.get("tools")):  # fmt: skip
+            if protocol == "openai":
+                return {"tool_calls": [{"name": "calculator", "arguments": {"input": "(16 - 3 - 4) * 2"}}]}
+            return "I will compute.\nAction: calculator[(16 - 3 - 4) * 2]"
+        if any(m["role"] in ("tool", "assistant") for m in messages):
+            return "The answer is 18."
+        if "type" in prompt.lower() and "question" in prompt.lower() and len(prompt) < 2000 and "Answer" not in prompt:
+            return "arithmetic"
+        return "The answer is 17."
+
+    return reply
+
+
+@pytest.mark.parametrize("protocol", ["text", "openai"])
+def test_an_olagpt_run_with_tools_and_pot_on_a_numeric_dataset(protocol, tmp_path, monkeypatch):
+    """GSM8K's first two questions (gold 18 and 3), ST with the calculator, turbo without tools, PoT's program: ST
+    answers 18 after its tool call (2 calls each, both paid in its record), turbo 17, PoT's ans 18 read as a
+    number; the plan counts the loop's ceiling."""
+    from olakit.llm.answerer import Counted, ScriptedModel
+    from olakit.olagpt.budget import planned_calls
+    from olakit.olagpt.config import OlaGPTConfig
+    from olakit.olagpt.run import run
+
+    monkeypatch.setenv("OLAKIT_CACHE_DIR", str(tmp_path / "cache"))
+    cfg = OlaGPTConfig(dataset="gsm8k/test.jsonl", n_questions=2, templates=["turbo", "ST", "PoT"],
+                       strategies=["zero-shot"], tools="all", tool_names=["calculator"], tool_templates=["ST"],
+                       tool_protocol=protocol, tool_steps=2)  # fmt: skip
+    stages = {s.name: (s.calls, s.exact) for s in planned_calls(cfg)}
+    assert stages["answers"] == (2 * 2, True) and stages["answers with tools"] == (2 * 3, False)
+    model = Counted(ScriptedModel(scripted_olagpt(protocol)))
+    df = _frame(run(cfg, model)).set_index(["question_id", "template"])
+    first = df.loc["0"]
+    assert (first.loc["ST", "extracted"], first.loc["turbo", "extracted"], first.loc["PoT", "extracted"]) == (
+        "18", "17", "18")  # fmt: skip
+    assert first.loc["PoT", "read_rule"] == "program:number:plain"
+    assert bool(first.loc["ST", "correct"]) and bool(first.loc["PoT", "correct"]) and not first.loc["turbo", "correct"]
+    trace = json.loads(first.loc["ST", "trace"])
+    assert (trace["tools"], trace["calls"], trace["stopped"], trace["protocol"]) == (["calculator"], 2, "answered",
+                                                                                      protocol)  # fmt: skip
+    (step,) = trace["steps"]
+    assert (step["tool"], step["input"], step["output"], step["status"]) == ("calculator", "(16 - 3 - 4) * 2", "18",
+                                                                             "ok")  # fmt: skip
+    assert [r["text"] for r in trace["replies"]][-1] == "The answer is 18."
+    # the record counts both calls' tokens (the scripted model counts words): the first reply's and the answer's
+    first_turn = trace["replies"][0]["text"]
+    assert first.loc["ST", "completion_tokens"] == len(first_turn.split()) + len("The answer is 18.".split())
+    program = json.loads(first.loc["PoT", "trace"])
+    assert program["program"].startswith("from fractions import Fraction") and program["ans"] == "18"
+    assert not df.loc[("1", "PoT"), "correct"]  # gold 3: the same program gives 18
+    assert json.loads(df.loc[("0", "turbo"), "trace"] or "{}") == {}
+
+
+def test_pot_answers_a_multiple_choice_question_by_the_closest_option_and_tools_are_retrieved(tmp_path, monkeypatch):
+    from olakit.llm.answerer import ScriptedModel
+    from olakit.olagpt.config import OlaGPTConfig
+    from olakit.olagpt.run import run
+    from olakit.tools.program import closest_option, program_of
+
+    assert closest_option("24.9", {"A": "12", "B": "$25", "C": "30 km"}) == "B"
+    assert closest_option("x", {"A": "12"}) is None and closest_option("3", {"A": "none"}) is None
+    assert program_of("no code here") == "" and program_of("ans = 1") == "ans = 1"
+    assert program_of("a\n```python\nans = 1\n```\nthen\n```\nans = 2\n```") == "ans = 2"
+    monkeypatch.setenv("OLAKIT_CACHE_DIR", str(tmp_path / "cache"))
+    offered = []
+
+    def reply(prompt, request):
+        if "Write a Python program" in prompt:
+            return "```python\nans = 100 * 0.78 + 0.21\n```"  # AQuA test-1 (gold E: 78.21)
+        if "Action:" in request["messages"][0]["content"]:
+            offered.append(request["messages"][0]["content"].split("\n\n")[0])
+            return "Answer: E"
+        return "Answer: A"
+
+    cfg = OlaGPTConfig(n_questions=2, templates=["ST", "PoT"], strategies=["zero-shot"], tools="retrieved",
+                       tools_k=1)  # fmt: skip
+    df = _frame(run(cfg, ScriptedModel(reply))).set_index(["question_id", "template"])
+    assert df.loc[("test-1", "PoT"), "extracted"] == "E"
+    assert df.loc[("test-1", "PoT"), "read_rule"] == "program:choice:closest_number"
+    assert len(offered) == 2 and all(o.count("\n- ") == 1 for o in offered)  # one tool listed each time
+    with pytest.raises(DataError, match=r"tool_names: unknown tools \['abacus'\]"):
+        run(cfg.replace(tool_names=["abacus"], tools="all"), ScriptedModel(reply))
+
+
+# -- the analysis of tool use -------------------------------------------------------------------------------------
+
+
+def _records(rows):
+    import pandas as pd
+
+    base = {"notes_strategy": "zero-shot", "n_notes": 0, "sample": 0, "gold": "A"}
+    return pd.DataFrame([{**base, **r} for r in rows])
+
+
+def _loop(*statuses, stopped="answered", cached=()):
+    steps = [{"step": i + 1, "tool": "calculator", "status": s, "cached": i in cached} for i, s in enumerate(statuses)]
+    return json.dumps({"tools": ["calculator"], "protocol": "text", "calls": len(statuses) + 1, "stopped": stopped,
+                       "steps": steps})  # fmt: skip
+
+
+def test_tool_use_counts_calls_by_status_per_template():
+    from olakit.analysis.tools import tool_use
+
+    df = _records([
+        {"question_id": "1", "template": "ST", "trace": _loop("ok", "error", cached=(0,))},
+        {"question_id": "2", "template": "ST", "trace": _loop()},
+        {"question_id": "3", "template": "ST", "trace": _loop("ok", "ok", "step cap", stopped="step cap")},
+        {"question_id": "1", "template": "PoT", "trace": json.dumps({"program": "ans = 1", "status": "timeout"})},
+        {"question_id": "2", "template": "PoT", "trace": json.dumps({"program": "ans = 1", "status": "ok"})},
+        {"question_id": "1", "template": "turbo", "trace": ""},
+    ])  # fmt: skip
+    table = tool_use(df).set_index("template")
+    assert list(table.index) == ["ST", "PoT"]  # turbo used no tool
+    st = table.loc["ST"]
+    # by hand: 3 answers, 2 called a tool, model calls 3 + 1 + 4, tool calls 2 + 0 + 3
+    assert (st.answers, st.called_a_tool, st.model_calls, st.tool_calls) == (3, 2, 8, 5)
+    assert (st.ok, st.error, st["step cap"], st.stopped_at_cap, st.cached_results) == (3, 1, 1, 1, 1)
+    pot = table.loc["PoT"]
+    assert (pot.answers, pot.tool_calls, pot.ok, pot.timeout) == (2, 2, 1, 1)
+
+
+def test_tool_changes_and_effect_pair_the_same_cells_of_two_runs():
+    from math import comb
+
+    from olakit.analysis.tools import tool_changes, tool_effect
+
+    golds = "AAAAAAAAAA"
+    without = _records([{"question_id": str(i), "template": "ST", "extracted": "B" if i < 7 else "A",
+                         "correct": i >= 7, "trace": ""} for i in range(10)])  # fmt: skip
+    with_tools = _records([{"question_id": str(i), "template": "ST", "extracted": "A" if i < 6 or i == 9 else "C",
+                            "correct": i < 6 or i == 9, "trace": _loop("ok")} for i in range(10)])  # fmt: skip
+    changed = tool_changes(with_tools, without)
+    # by hand: 0-5 B -> A (fixed), 6 B -> C, 7 and 8 A -> C (broken), 9 A -> A (unchanged)
+    assert changed["question_id"].tolist() == ["0", "1", "2", "3", "4", "5", "6", "7", "8"]
+    assert changed["tools_called"].unique().tolist() == ["calculator"] and set(changed["gold"]) == set(golds)
+    (row,) = tool_effect(with_tools, without).to_dict("records")
+    assert (row["questions"], row["accuracy_with"], row["accuracy_without"]) == (10, 0.7, 0.3)
+    assert (row["right_only_with"], row["right_only_without"]) == (6, 2)
+    expected = 2 * sum(comb(8, i) for i in range(3)) / 2**8  # the exact binomial of 8 discordant pairs, 2 one way
+    assert row["p_mcnemar"] == pytest.approx(expected) and row["p_mcnemar_holm"] == pytest.approx(expected)

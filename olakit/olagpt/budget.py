@@ -1,6 +1,7 @@
 """What an OlaGPT run will call, counted from its config before any call (``olakit run`` prints it first): per
 stage, the calls and the token limit of each, and whether the count is exact or a ceiling (calls that depend on
-the replies: second answer stages, verification's revisions, Auto-CoT's demo tries).
+the replies: second answer stages, verification's revisions, Auto-CoT's demo tries, the rounds of a tool loop: at
+most ``tool_steps + 1`` calls an answer).
 
 ``planned_calls(OlaGPTConfig(n_questions=10, baselines=("SC",)))`` -> ``[Stage("question types", 10, 24, True),
 Stage("answers", 200, 256, True), Stage("SC samples", 200, 256, True)]`` (10 questions, 5 templates, 4 cells: the
@@ -18,6 +19,8 @@ from olakit.names import AUTO_COT, AUTO_COT_STRATEGY, LLM_VOTE, REGEX_VOTE, SC, 
 from olakit.olagpt.config import OlaGPTConfig
 from olakit.olagpt.intent import TYPE_PARAMS
 from olakit.olagpt.templates import templates_for
+from olakit.olagpt.tool_use import uses_tools
+from olakit.tools.loop import max_calls
 
 CHOICE_TOKENS, DIY_TOKENS, AUTOCOT_TRIES = 24, 96, 3
 """The token limits of a template choice and a DIY composition, and Auto-CoT's tries per cluster (their
@@ -37,15 +40,23 @@ def planned_calls(config: OlaGPTConfig) -> list[Stage]:
     """The stages of a run of ``config`` with their calls (see the module docstring); stages with none left out."""
     cfg = config
     n = len(cfg.pick(questions_of(cfg)))
-    n_templates = len(templates_for(cfg.dataset, cfg.templates))
+    templates = templates_for(cfg.dataset, cfg.templates)
+    n_templates = len(templates)
     cells = sum(1 if s == ZERO_SHOT else len(set(cfg.n_notes)) for s in cfg.strategies)
     answering = cfg.choose_k if cfg.choose_k and not cfg.choice_comparison else n_templates
+    tooled = min(answering, sum(uses_tools(cfg, t) for t in templates))  # with choose_k: at most that many
     answers = n * cells * answering
+    sc_tooled = SC in cfg.baselines and uses_tools(cfg, templates_for(cfg.dataset, [cfg.sc_template])[0])
+    sc_samples = n * cells * cfg.sc_k if SC in cfg.baselines else 0
     stages = [
         Stage("question types", n, TYPE_PARAMS["max_tokens"], True),
         Stage("template choice", n if cfg.choose_k else 0, CHOICE_TOKENS, True),
-        Stage("answers", answers, cfg.max_tokens, True),
-        Stage("SC samples", n * cells * cfg.sc_k if SC in cfg.baselines else 0, cfg.max_tokens, True),
+        Stage("answers", n * cells * (answering - tooled), cfg.max_tokens, True),
+        Stage("answers with tools", n * cells * tooled * max_calls(cfg.tool_steps), cfg.max_tokens, False),
+        Stage("SC samples", 0 if sc_tooled else sc_samples, cfg.max_tokens, True),
+        Stage(
+            "SC samples with tools", sc_samples * max_calls(cfg.tool_steps) if sc_tooled else 0, cfg.max_tokens, False
+        ),
     ]
     if AUTO_COT in cfg.baselines:
         demos = 0 if cfg.autocot_demos == "published" else cfg.autocot_k * AUTOCOT_TRIES

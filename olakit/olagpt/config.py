@@ -89,6 +89,22 @@ class OlaGPTConfig(Slice, OwnDataset, Analysis):
     llm_vote_prompt: Literal["paper", "olakit"] = "paper"
     """The LLM vote's prompt: ``paper`` (the authors' wording, full candidate outputs) or ``olakit`` (labels and
     cut rationales)."""
+    tools: Literal["none", "all", "retrieved"] = "none"
+    """OlaGPT's tools library (docs/tools.md): ``none`` (the paper's runs), ``all`` (every tool offered to each
+    template that uses tools) or ``retrieved`` (the tools index's top ``tools_k`` for each template and question)."""
+    tool_names: tuple[str, ...] | None = None
+    """The library's tools (none: every tool, the built-ins and $OLAKIT_TOOLS_DIR's)."""
+    tools_k: Annotated[int, Field(ge=1)] = 1
+    """With ``tools="retrieved"``: how many tools each template and question is offered."""
+    tool_retriever: Literal["bm25", "dense"] = "bm25"
+    """The tools index's retriever over the tools' descriptions."""
+    tool_templates: tuple[str, ...] | None = None
+    """The templates that answer with tools (none: every template of the run); the others answer without."""
+    tool_protocol: Literal["text", "openai"] = "text"
+    """How tools are called: ``text`` (ReAct's ``Action: tool[input]`` lines, any model) or ``openai`` (the OpenAI
+    tools API, as OpenAI and vLLM serve it)."""
+    tool_steps: Annotated[int, Field(ge=0)] = 4
+    """The most rounds of tool calls an answer takes before it is asked to answer (at most tool_steps + 1 calls)."""
     replicate: Annotated[int, Field(ge=0)] = 0
     """A replicate: this many questions of the slice, from its first, answered once more past the cache (every call
     again, the same settings), so the run log reports each cell's run-to-run disagreement, the noise floor a

@@ -50,6 +50,7 @@ from olakit.olagpt.intent import frame_question, question_types, type_prompt_nam
 from olakit.olagpt.llm_vote import llm_vote_records
 from olakit.olagpt.notes import resolve_library
 from olakit.olagpt.templates import templates_for
+from olakit.olagpt.tool_use import Answered, answer_calls
 from olakit.olagpt.verify import verify
 from olakit.registration import Registered
 from olakit.result import OlaGPTExtras, Result
@@ -60,15 +61,20 @@ from olakit.types import OlaGPTRecord, Template
 log = logging.getLogger("olakit")
 
 
-def _record(call: Call, result: Reply, model: str, answer: Answer) -> OlaGPTRecord:
-    """One record: the first output, the answer (from the first or the second stage), both calls' usage."""
+def _record(call: Call, answered: Answered, model: str) -> OlaGPTRecord:
+    """One record: the output, the answer (from the first or the second stage, or a program's), every call's usage
+    (a tool loop's, and a second stage's), the trace of its tools or program and the rule that read a program's."""
+    answer = answered.answer
     return answer_record(
         OlaGPTRecord,
         call.question,
         call.prompt,
-        result,
+        answered.reply,
         answer,
         model=model,
+        calls=[*answered.calls, *([answer.second] if answer is not None and answer.second is not None else [])],
+        trace=answered.trace,
+        read_rule=answered.rule,
         template=call.template,
         notes_strategy=call.notes_strategy,
         n_notes=call.n_notes,
@@ -92,7 +98,8 @@ def _diy_records(cfg, counter, questions, qtypes, templates, library, model, ext
         calls = plan([q], qtypes, [diy], library, cfg)
         results = counter.batch([c.request for c in calls], "DIY answers")
         for c, r in zip(calls, results):
-            rec = _record(c, r, model, Answer(extract(r.text, list(q.options)), 1))
+            answer = Answer(extract(r.text, list(q.options)), 1)
+            rec = _record(c, Answered(reply=r, request=c.request, calls=[r], answer=answer), model)
             out.append(replace(rec, trace=json.dumps({"composed_template": text})))
     return out
 
@@ -291,17 +298,19 @@ def _records(config: OlaGPTConfig, counter) -> tuple[list, dict]:
                     qtypes[q.id],
                 )
             )
-    results = counter.batch([c.request for c in calls], "answers")
-    firsts = list(zip(calls, results))  # every one answered: a failed call raised in the batch
-
+    by_name = {t.name: t for t in templates} | ({SC: sc[0]} if SC in cfg.baselines else {})
+    answered = answer_calls(cfg, counter, calls, by_name)  # with tools, programs run, or one call each
+    read = [i for i, a in enumerate(answered) if a.answer is None]  # the extractor reads these (programs: their ans)
     found = answers(
-        [(c.request, r, c.question.options) for c, r in firsts],
+        [(answered[i].request, answered[i].reply, calls[i].question.options) for i in read],
         counter,
         stages=cfg.answer_stages,
         extract=extract,
         max_tokens=cfg.second_stage_tokens,
     )
-    records = [_record(c, r, model, a) for (c, r), a in zip(firsts, found)]
+    for i, a in zip(read, found):
+        answered[i].answer = a
+    records = [_record(c, a, model) for c, a in zip(calls, answered)]
     names = [t.name for t in templates]
     if cfg.diy:
         records += _diy_records(cfg, counter, questions, qtypes, templates, library, model, extract)

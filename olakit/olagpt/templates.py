@@ -4,7 +4,8 @@ Built-in templates are in ``data/templates/``: turbo (no prefix: the plain promp
 AT (E-KAR only), DT, DST, PT and ST with the paper's Table 6 texts. Users add their own by dropping a file
 ``NAME.json`` with ``{"name": ..., "prefix": ..., "datasets": ["aqua"] or ["*"], "title": ...}`` (optional:
 ``"note_prefix"``, the text the authors' note layout puts before each note's explanation, and ``"paper_position"``,
-``"before"`` or ``"after"`` the question in the authors' prompts) into a folder
+``"before"`` or ``"after"`` the question in the authors' prompts, and ``"answer": "program"``, a template whose
+output is a program the sandbox runs, as the built-in ``PoT``; such a template runs only when named) into a folder
 named by ``$OLAKIT_TEMPLATES_DIR`` (or passed as ``extra_dirs``); a user file overrides a built-in of the same name.
 
 ``load_templates()["ST"].prefix -> "Let's think step by step."``;
@@ -26,6 +27,8 @@ from olakit.types import Template
 
 BUILTIN_DIR = RESOURCES / "templates"
 ORDER = (TURBO, "AT", "DT", "DST", "PT", "ST")
+ANSWERS = ("text", "program")
+"""How a template's output answers (Template.answer)."""
 """Order of the built-ins in tables (the paper's); user templates follow in name order."""
 
 
@@ -45,6 +48,9 @@ def read_template(path: Path) -> Template:
     position = obj.get("paper_position", "before")
     if position not in ("before", "after"):
         raise DataError(f'{path}: \'paper_position\' must be "before" or "after" (where the authors put the text)')
+    answer = obj.get("answer", "text")
+    if answer not in ANSWERS:
+        raise DataError(f"{path}: 'answer' must be one of {', '.join(map(repr, ANSWERS))}, not {answer!r}")
     return Template(
         name=obj["name"].strip(),
         prefix=obj["prefix"],
@@ -53,6 +59,7 @@ def read_template(path: Path) -> Template:
         path=str(path),
         note_prefix=str(obj.get("note_prefix", "")),
         paper_position=position,
+        answer=answer,
     )
 
 
@@ -78,8 +85,8 @@ def templates_for(
 ) -> list[Template]:
     """The templates to run on ``dataset``: the named ones (each must suit it), or every suitable one."""
     library = load_templates(extra_dirs)
-    if names is None:
-        return [t for t in library.values() if t.suits(dataset)]
+    if names is None:  # a program template (PoT) answers by another path: only when named
+        return [t for t in library.values() if t.suits(dataset) and t.answer == "text"]
     chosen = [lookup(library, n, "template") for n in names]
     unsuited = [t.name for t in chosen if not t.suits(dataset)]
     if unsuited:

@@ -91,6 +91,15 @@ class Loop:
     calls: int = 0
     stopped: str = ""
     messages: list[dict] = field(default_factory=list)
+    replies: list = field(default_factory=list)
+    """Every model call's Reply, in order (what the loop cost: their tokens and prices)."""
+    tools: tuple[str, ...] = ()
+    """The tools it was offered."""
+
+    @property
+    def last(self):
+        """The last call's Reply (the answer's)."""
+        return self.replies[-1]
 
 
 def max_calls(max_steps: int) -> int:
@@ -103,8 +112,7 @@ def _call_tool(tools: dict[str, Tool], name: str, text: str, cache: ToolCache | 
     tool = tools.get(name)
     if tool is None:
         known = ", ".join(sorted(tools)) or "none"
-        return {"tool": name, "input": text, "output": f"unknown tool {name!r}; the tools are: {known}",
-                "status": "unknown tool", "cached": False, "seconds": 0.0}  # fmt: skip
+        return _outcome(name, text, f"unknown tool {name!r}; the tools are: {known}", "unknown tool")
     hit = cache.get(tool, text) if cache else None
     if hit:
         output, status = hit
@@ -119,6 +127,20 @@ def _call_tool(tools: dict[str, Tool], name: str, text: str, cache: ToolCache | 
         cache.set(tool, text, output, status)
     return {"tool": name, "input": text, "output": output, "status": status, "cached": False,
             "seconds": round(time.perf_counter() - t0, 4)}  # fmt: skip
+
+
+def _outcome(name: str, text: str, output: str, status: str) -> dict:
+    return {"tool": name, "input": text, "output": output, "status": status, "cached": False, "seconds": 0.0}
+
+
+def _actions(protocol: str, reply) -> list[tuple[str, str, str, str]]:
+    """The tool calls a reply asks for, each (tool, input, why it is malformed or "", call id or "")."""
+    if protocol == "openai":
+        return [(name, text, bad, cid) for cid, name, text, bad in _openai_actions(reply)]
+    found = _text_actions(reply.text or "")
+    if isinstance(found, str):
+        return [("", (reply.text or "").strip()[-200:], found, "")]
+    return [(name, text, "", "") for name, text in found]
 
 
 def _schema(tool: Tool) -> dict:
@@ -165,7 +187,7 @@ def _openai_actions(reply) -> list[tuple[str, str, str, str]]:
 def run_loops(
     answerer,
     requests: Sequence[Request],
-    tools: Sequence[Tool],
+    tools: Sequence[Tool] | Sequence[Sequence[Tool]],
     *,
     protocol: str = "openai",
     max_steps: int = 4,
@@ -174,94 +196,75 @@ def run_loops(
     workers: int = 4,
 ) -> list[Loop]:
     """Each request's conversation with the tools (module docstring); a failed call raises CallsFailed, as every
-    path that makes calls for a result does. ``requests`` keep their own parameters (temperature, max_tokens)."""
+    path that makes calls for a result does. ``requests`` keep their own parameters (temperature, max_tokens).
+    ``tools``: the tools every conversation is offered, or one list per request."""
     if protocol not in PROTOCOLS:
         raise DataError(f"tool protocol {protocol!r}: one of {', '.join(PROTOCOLS)}")
     if max_steps < 0:
         raise DataError(f"max_steps must be 0 or more, not {max_steps}")
-    by_name = {t.name: t for t in tools}
-    loops = [Loop(messages=r.message_dicts()) for r in requests]
+    each = [list(t) for t in tools] if tools and not isinstance(tools[0], Tool) else [list(tools)] * len(requests)
+    if len(each) != len(requests):
+        raise DataError(f"{len(each)} tool lists for {len(requests)} requests: give one list, or one per request")
+    loops = [
+        Loop(messages=r.message_dicts(), tools=tuple(t.name for t in offered)) for r, offered in zip(requests, each)
+    ]
     params = [dict(r.call_params()) for r in requests]
-    if protocol == "text" and tools:
-        listing = TEXT_PROTOCOL.format(tools="\n".join(f"- {t.shown()}" for t in tools))
-        for loop in loops:
+    for loop, offered in zip(loops, each):
+        if protocol == "text" and offered:
+            listing = TEXT_PROTOCOL.format(tools="\n".join(f"- {t.shown()}" for t in offered))
             loop.messages[-1] = {**loop.messages[-1], "content": f"{listing}\n\n{loop.messages[-1]['content']}"}
     active = list(range(len(loops)))
     with ThreadPoolExecutor(max(1, workers)) as pool:
         for step in range(1, max_steps + 2):
             if not active:
                 break
-            last = step == max_steps + 1 or not tools
+            final = step == max_steps + 1
             batch = []
             for i in active:
                 extra = dict(params[i])
-                if protocol == "openai" and tools:
-                    extra["tools"] = [_schema(t) for t in tools]
-                    if last:
+                if protocol == "openai" and each[i]:
+                    extra["tools"] = [_schema(t) for t in each[i]]
+                    if final:
                         extra["tool_choice"] = "none"
-                elif protocol == "text" and not last:
+                elif protocol == "text" and each[i] and not final:
                     extra["stop"] = ["Observation:", *(extra.get("stop") or [])]
                 batch.append(Request.make(loops[i].messages, **extra))
             replies = refuse(answerer.batch(batch, f"{desc} (step {step})"), f"{desc} (step {step})")
-            still = []
+            pending = []  # (conversation, call id or None, the tool call's outcome: a future or a dict)
             for i, reply in zip(active, replies):
-                loop = loops[i]
+                loop, offered = loops[i], each[i]
                 loop.calls += 1
+                loop.replies.append(reply)
                 loop.text = reply.text or ""
-                if last:
-                    loop.stopped = "step cap" if tools and max_steps and step > max_steps else "answered"
+                actions = _actions(protocol, reply)
+                if final or not offered or not actions:
+                    loop.stopped = "step cap" if offered and final and max_steps else "answered"
                     loop.messages.append({"role": "assistant", "content": loop.text})
-                    asked = [c["name"] for c in reply.tool_calls] if protocol == "openai" else [
-                        a[0] for a in _text_actions(loop.text) if isinstance(a, tuple)]  # fmt: skip
-                    for name in asked if tools else []:  # a call past the cap is recorded, never run
-                        loop.trace.append({"step": step, "tool": name, "input": "", "output": "not run: step cap",
-                                           "status": "step cap", "cached": False, "seconds": 0.0})  # fmt: skip
+                    for name, _, _, _ in actions if offered else []:  # asked for past the cap: recorded, not run
+                        loop.trace.append(_outcome(name, "", "not run: step cap", "step cap") | {"step": step})
                     continue
+                by_name = {t.name: t for t in offered}
                 if protocol == "openai":
-                    actions = _openai_actions(reply)
-                    if not actions:
-                        loop.stopped = "answered"
-                        loop.messages.append({"role": "assistant", "content": loop.text})
-                        continue
-                    loop.messages.append({"role": "assistant", "content": reply.text or None, "tool_calls": [
-                        {"id": cid, "type": "function", "function": {"name": name, "arguments": c["arguments"]}}
-                        for (cid, name, _, _), c in zip(actions, reply.tool_calls)
-                    ]})  # fmt: skip
-                    futures = [
-                        (cid, pool.submit(_call_tool, by_name, name, text, cache) if not bad else None, name, text,
-                         bad) for cid, name, text, bad in actions
-                    ]  # fmt: skip
-                    for cid, future, name, text, bad in futures:
-                        done = (
-                            future.result()
-                            if future
-                            else {
-                                "tool": name,
-                                "input": text,
-                                "output": bad,
-                                "status": "malformed",
-                                "cached": False,
-                                "seconds": 0.0,
-                            }
-                        )
-                        loop.trace.append({"step": step, "call_id": cid, **done})
-                        loop.messages.append({"role": "tool", "tool_call_id": cid, "content": done["output"]})
+                    calls = [{"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments":
+                              c["arguments"]}} for c in reply.tool_calls]  # fmt: skip
+                    loop.messages.append({"role": "assistant", "content": reply.text or None, "tool_calls": calls})
                 else:
-                    actions = _text_actions(loop.text)
-                    if actions == []:
-                        loop.stopped = "answered"
-                        loop.messages.append({"role": "assistant", "content": loop.text})
-                        continue
                     loop.messages.append({"role": "assistant", "content": loop.text})
-                    if isinstance(actions, str):
-                        done = {"tool": "", "input": loop.text.strip()[-200:], "output": actions,
-                                "status": "malformed", "cached": False, "seconds": 0.0}  # fmt: skip
-                    else:
-                        done = _call_tool(by_name, actions[0][0], actions[0][1], cache)
-                    loop.trace.append({"step": step, **done})
+                for name, text, bad, cid in actions:
+                    work = _outcome(name, text, bad, "malformed") if bad else pool.submit(
+                        _call_tool, by_name, name, text, cache)  # fmt: skip
+                    pending.append((i, step, cid, work))
+            for i, at, cid, work in pending:  # every tool call of the round ran at once; answered in order
+                done = work if isinstance(work, dict) else work.result()
+                loop = loops[i]
+                loop.trace.append({"step": at, **({"call_id": cid} if cid else {}), **done})
+                if protocol == "openai":
+                    loop.messages.append({"role": "tool", "tool_call_id": cid, "content": done["output"]})
+                else:
                     loop.messages.append({"role": "user", "content": f"Observation: {done['output']}"})
-                if step == max_steps:
-                    loop.messages.append({"role": "user", "content": ANSWER_NOW})
-                still.append(i)
+            still = sorted({i for i, *_ in pending})
+            if step == max_steps:
+                for i in still:
+                    loops[i].messages.append({"role": "user", "content": ANSWER_NOW})
             active = still
     return loops
