@@ -31,6 +31,7 @@ def test_every_notebook_is_here():
         "reproduce_olagpt.ipynb",
         "review_loop.ipynb",
         "template_count.ipynb",
+        "tools_ablation.ipynb",
         "vote_type.ipynb",
     ]
 

@@ -251,3 +251,33 @@ def test_the_question_explorer_shows_a_registered_family_and_what_each_question_
         ]
     qe.question.value = qe.question.options[0]
     assert "[confirmatory]" in qe.view.value
+
+
+def test_the_question_explorer_shows_each_tool_call_and_a_programs_run(tmp_path):
+    from dataclasses import replace
+
+    loop = {
+        "tools": ["calculator"],
+        "protocol": "text",
+        "calls": 2,
+        "stopped": "answered",
+        "replies": [],
+        "steps": [{"step": 1, "tool": "calculator", "input": "16 - 3 - 4", "output": "9", "status": "ok"}],
+    }
+    program = {
+        "program": "ans = 18 / 0",
+        "status": "error",
+        "ans": None,
+        "error": "ZeroDivisionError: division by zero",
+    }
+    rows = [record("q1", "T1", "A", dataset="aqua", raw_output="Action: calculator[16 - 3 - 4]"),
+            record("q1", "T2", None, dataset="aqua"), record("q1", "T3", "A", dataset="aqua")]  # fmt: skip
+    rows[0] = replace(rows[0], trace=json.dumps(loop))
+    rows[1] = replace(rows[1], trace=json.dumps(program))
+    path = tmp_path / "records.parquet"
+    save_records(to_frame(rows), path)
+    html = QuestionExplorer(load_records(path), QUESTIONS, records_path=path).render()
+    assert "1 tool call(s), 2 model call(s), answered" in html
+    assert "<td>calculator</td><td>ok</td><td><pre style='white-space:pre-wrap'>16 - 3 - 4</pre>" in html
+    assert "program: error, ans = None" in html and "ZeroDivisionError: division by zero" in html
+    assert html.count("olakit-tools") == 2  # T3 answered without tools: nothing shown for it

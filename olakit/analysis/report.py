@@ -3,7 +3,8 @@ the doors and the notebooks copy nothing:
 
 - ``olagpt`` and ``recorded`` (OlaGPT records): the paper tables over the templates, every method with intervals,
   the LLM-vote audit, usage (analysis.runs.run_tables), the paired tests between every cell with their Holm matrix,
-  and the replicate's disagreement when the run had one;
+  the replicate's disagreement when the run had one, and its templates' tool use (analysis.tools) when they had
+  tools or ran programs;
 - ``reproduction``: the paper's tables from the recorded outputs, beside its printed numbers (analysis.reproduce);
 - ``geek``: Table 2, the paired tests between rows, cost, actions, steps (analysis.traces), the judge's verdicts;
 - ``review``: accuracy per iteration, the flips between iterations, the cost of each stage (analysis.iterations);
@@ -27,6 +28,7 @@ from olakit.analysis.iterations import flips, iteration_accuracy, stage_cost
 from olakit.analysis.reproduce import reproduction_tables
 from olakit.analysis.runs import label_note_counts, run_tables
 from olakit.analysis.tables import method_accuracy
+from olakit.analysis.tools import tool_use
 from olakit.analysis.traces import geek_tables
 from olakit.analysis.verdicts import mark_roles
 from olakit.errors import DataError
@@ -67,6 +69,8 @@ def report(
         tables |= {"paired_tests": tests, "holm_matrix": holm_matrix(tests)}
         if getattr(result.extras, "replicate", None):
             tables["replicate"] = pd.DataFrame(result.extras.replicate["cells"])
+        if kind == "olagpt" and "trace" in records and len(use := tool_use(records)):
+            tables["tool_use"] = use  # templates with tools, or a program template
     elif kind == "reproduction":
         tables = reproduction_tables(records, analysis)
     elif kind == "geek":

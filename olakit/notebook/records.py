@@ -1,8 +1,9 @@
 """Results for the notebooks: the OlaGPT recorded outputs or a live OlaGPT run (``get_records``), GEEK's rows
-(``geek_records``) and their OlaGPT cross-method row, the review loop (``review_records``, ``open_judgement``),
-and an LLM vote over recorded answers (``add_llm_vote``). Each takes its method's config whole and returns a Result
-(olakit.result); calls made for another part of the same result (a judge, a vote, a second run) are its parts.
-Every call goes through a run (olakit.runner), so a failed one is refused.
+(``geek_records``) and their OlaGPT cross-method row, the review loop (``review_records``, ``open_judgement``), an
+LLM vote over recorded answers (``add_llm_vote``), and a tools ablation's runs side by side (``tool_ablation``).
+Each takes its method's config whole and returns a Result (olakit.result); calls made for another part of the same
+result (a judge, a vote, a second run) are its parts. Every call goes through a run (olakit.runner), so a failed
+one is refused.
 """
 
 from __future__ import annotations
@@ -11,8 +12,11 @@ import dataclasses
 
 import pandas as pd
 
+from olakit.analysis.compare import compare, comparison_result
+from olakit.analysis.inference import holm
 from olakit.analysis.intervals import verdict_shares
 from olakit.analysis.tables import method_accuracy
+from olakit.analysis.tools import tool_changes, tool_effect, tool_use
 from olakit.analysis.traces import judge_table
 from olakit.data.datasets import check_versions
 from olakit.data.loaders import questions_of, reading, ref_of
@@ -187,3 +191,47 @@ def add_llm_vote(result: Result, config: OlaGPTConfig, n_questions: int) -> Resu
     revoted = records["question_id"].isin(first) & records["template"].isin([LLM_VOTE, LLM_VOTE_SHUFFLED])
     both = pd.concat([records[~revoted], vote.records], ignore_index=True)
     return result.replace(records=both).with_part("llm_vote", vote)
+
+
+TOOL_CONDITIONS = ("none", "calculator", "python", "all")
+"""tools_ablation.ipynb's conditions: no tools (the paper's runs), one tool, every tool."""
+
+
+def tool_condition(config: OlaGPTConfig, condition: str) -> OlaGPTConfig:
+    """The run of one condition of a tools ablation: ``none``, ``all``, ``retrieved`` (the tools index's top
+    ``tools_k``), or tool names joined by ``+`` (``calculator+python``: those tools, all offered)."""
+    if condition == "none":
+        return config.replace(tools="none")
+    if condition in ("all", "retrieved"):
+        return config.replace(tools=condition)
+    return config.replace(tools="all", tool_names=tuple(condition.split("+")))
+
+
+def tool_ablation(config: OlaGPTConfig, conditions=TOOL_CONDITIONS) -> tuple[Result, dict[str, pd.DataFrame]]:
+    """Each condition's live run of ``config`` (tool_condition), side by side as one comparison Result (every
+    condition's calls counted in its log), and the tables only tools have: each condition's ``tool_use``, and
+    against ``none`` (when it is one of them) ``tool_effect`` (McNemar, Holm over every row) and ``tool_changes``."""
+    conditions = list(conditions)
+    if len(set(conditions)) != len(conditions) or len(conditions) < 2:
+        raise DataError(f"conditions {conditions}: give two or more, each once (none, all, retrieved or tool names)")
+    runs = {c: run(tool_condition(config, c)) for c in conditions}
+    comparison = compare([r.records for r in runs.values()], labels=conditions)
+    first = next(iter(runs.values())).log
+    calls = {}
+    for r in runs.values():
+        for role, c in r.log.calls.items():
+            calls[role] = calls[role] + c if role in calls else c
+    result = comparison_result(comparison, lambda ref: make_log(
+        "notebook:tools_ablation", config, kind="compare", dataset=ref, files=sorted(
+            {f for r in runs.values() for f in r.log.data}),
+    ).replace(roles=first.roles, calls=calls))  # fmt: skip
+    use = [tool_use(r.records).assign(condition=c) for c, r in runs.items()]
+    tables = {"tool_use": pd.concat(use, ignore_index=True) if use else pd.DataFrame()}
+    if "none" in runs:
+        without = runs["none"].records
+        effect = [tool_effect(r.records, without).assign(condition=c) for c, r in runs.items() if c != "none"]
+        changes = [tool_changes(r.records, without).assign(condition=c) for c, r in runs.items() if c != "none"]
+        effect_table = pd.concat(effect, ignore_index=True)
+        effect_table["p_mcnemar_holm"] = holm(effect_table["p_mcnemar"].tolist())  # over every condition's rows
+        tables |= {"tool_effect": effect_table, "tool_changes": pd.concat(changes, ignore_index=True)}
+    return result, tables

@@ -8,6 +8,7 @@ note. It reads the per-question tables of olakit.analysis.questions; ``link`` jo
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -36,6 +37,29 @@ SELECTED = "selected"
 """The filter value of the questions another view selected (QuestionExplorer.select)."""
 CAUSES = {"cut_off": "cut off at the token limit", "not_an_option": "not an option", "no_answer": "no answer stated"}
 """How the explorer says why an answer is unparsed (olakit.extract.UNPARSED_CAUSES)."""
+
+
+def tools_html(trace) -> str:
+    """An answer's tool calls as the explorer shows them: each call's step, tool, status, input and output (a tool
+    loop's), or its program, status and ``ans`` (a program template's); '' for an answer without tools."""
+    found = json.loads(trace) if isinstance(trace, str) and trace.startswith("{") else {}
+    if "program" in found:
+        head = f"program: {found.get('status')}, ans = {found.get('ans')}"
+        body = f"<pre style='white-space:pre-wrap'>{esc(found['program'])}</pre>"
+        if found.get("error"):
+            body += f"<p>{esc(found['error'])}</p>"
+        return f"<details class='olakit-tools'><summary>{esc(head)}</summary>{body}</details>"
+    if "steps" not in found or "tools" not in found:
+        return ""
+    rows = "".join(
+        f"<tr><td>{s['step']}</td><td>{esc(s['tool'])}</td><td>{esc(s['status'])}</td>"
+        f"<td><pre style='white-space:pre-wrap'>{esc(s['input'])}</pre></td>"
+        f"<td><pre style='white-space:pre-wrap'>{esc(s['output'])}</pre></td></tr>"
+        for s in found["steps"]
+    )
+    head = f"{len(found['steps'])} tool call(s), {found['calls']} model call(s), {found['stopped']}"
+    table = f"<table><tr><th>step</th><th>tool</th><th>status</th><th>input</th><th>output</th></tr>{rows}</table>"
+    return f"<details class='olakit-tools'><summary>{esc(head)}</summary>{table}</details>"
 
 
 def _natural_positions(ids: pd.Series) -> list[int]:
@@ -199,6 +223,8 @@ class QuestionExplorer:
 
     # -- view
     def render(self) -> str:
+        """The current question: its text and options, the gold, the vote, and each template's answer with its
+        rationale and, for an answer made with tools or by a program, each tool call (tools_html)."""
         key = self.current()
         if key is None:
             self.view.value = "<i>no question matches</i>"
@@ -241,7 +267,8 @@ class QuestionExplorer:
                 f"<tr><td>{esc(t)}{' (not voted)' if t in others else ''}</td>"
                 f"<td>{esc(shown)}{fixed}</td><td>{mark}</td>"
                 f"<td>{notes}</td><td><details><summary>rationale</summary>"
-                f"<pre style='white-space:pre-wrap'>{esc(r['raw_output'])}</pre></details></td></tr>"
+                f"<pre style='white-space:pre-wrap'>{esc(r['raw_output'])}</pre></details>"
+                f"{tools_html(r.get('trace', ''))}</td></tr>"
             )
         parts.append(
             "<table class='olakit-answers'><tr><th>template</th><th>answer</th><th></th><th>notes shown</th>"
