@@ -349,7 +349,7 @@ def test_the_openai_protocol_through_the_real_client_and_a_server(tmp_path):
                 ("search", "unknown tool", "unknown tool"), ("python", "ok", "ans = 106")]  # fmt: skip
             assert srv.requests - before == (3 if run == 1 else 0)  # the second run: every reply from the cache
     first = seen[0]
-    assert [t["function"]["name"] for t in first["tools"]] == ["calculator", "python"]
+    assert [t["function"]["name"] for t in first["tools"]] == ["calculator", "facts", "notes", "python"]
     assert first["tools"][0]["function"]["parameters"]["required"] == ["input"]
     second = seen[1]["messages"]
     assert second[1]["tool_calls"][0]["function"] == {
@@ -545,3 +545,24 @@ def test_tool_changes_and_effect_pair_the_same_cells_of_two_runs():
     assert (row["right_only_with"], row["right_only_without"]) == (6, 2)
     expected = 2 * sum(comb(8, i) for i in range(3)) / 2**8  # the exact binomial of 8 discordant pairs, 2 one way
     assert row["p_mcnemar"] == pytest.approx(expected) and row["p_mcnemar_holm"] == pytest.approx(expected)
+
+
+def test_the_facts_and_notes_libraries_as_tools_and_a_tools_settings(tmp_path):
+    tools = load_tools()
+    facts = tools["facts"]("population of Albany Georgia")
+    assert facts.startswith("[1] Albany, Georgia:") and facts.count("\n") == 2  # its k = 3 paragraphs
+    notes = tools["notes"]("A train passes a man running in the same direction")
+    assert notes.startswith("[1] Question: A train") and "\nAnswer: " in notes and notes.count("[2] Question:") == 1
+    (tmp_path / "echo.py").write_text("def echo(text, times=1, sep=' '):\n    return sep.join([text] * times)\n")
+    spec = {"name": "echo", "description": "d", "input": "i", "function": "echo.py:echo", "settings": {"times": 3}}
+    assert read_tool(_write(tmp_path / "echo.json", spec))("hi") == "hi hi hi"
+    bad = read_tool(_write(tmp_path / "bad.json", {**spec, "settings": {"loud": True}}))
+    with pytest.raises(DataError, match=r"tool 'echo': its settings \{'loud': True\} do not fit"):
+        bad("hi")
+    with pytest.raises(DataError, match="'settings' is an object of the function's keyword arguments"):
+        read_tool(_write(tmp_path / "nested.json", {**spec, "settings": {"times": [1, 2]}}))
+    from olakit.tools.loop import ToolCache
+
+    base = read_tool(_write(tmp_path / "echo.json", spec))
+    other = read_tool(_write(tmp_path / "echo2.json", {**spec, "settings": {"times": 2}}))
+    assert ToolCache.key(base, "x") != ToolCache.key(other, "x")  # other settings: another cached result

@@ -11,12 +11,14 @@ per fact (id ``{qid}-{i}``, title the question's term), in two settings named af
 
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
 
 from olakit.data.files import read_json, read_jsonl
 from olakit.data.loaders import data_file
 from olakit.errors import DataError
 from olakit.retrieval.corpus import Corpus
+from olakit.retrieval.retrievers import make_retriever
 
 SETTINGS = ("oracle", "open")
 BUILTIN = "strategyqa-facts"
@@ -96,3 +98,21 @@ def load_corpus(spec: str, data_dir=None, questions=None) -> Corpus:
     if not name.endswith(".jsonl") and not Path(name).exists():
         raise DataError(f"unknown corpus {spec!r}: use {BUILTIN}:oracle, {BUILTIN}:open or a JSON Lines path")
     return read_corpus(name, setting)
+
+
+@lru_cache(maxsize=8)
+def _retriever(spec: str, retriever: str, data_dir: str | None):
+    return make_retriever(retriever, load_corpus(spec, data_dir))
+
+
+def search_facts(query: str, corpus: str = f"{BUILTIN}:oracle", retriever: str = "bm25", k: int = 3,
+                 data_dir: str | None = None) -> str:  # fmt: skip
+    """The ``facts`` tool: the ``k`` paragraphs of ``corpus`` that best match ``query`` (the kit's retrievers), as
+    text. Its default corpus, the StrategyQA facts in the oracle setting, holds each question's own facts (an upper
+    bound): a tool does not know which question asks, so the open setting cannot leave them out; give another
+    corpus (a JSON Lines file of paragraphs) in the tool's settings."""
+    if not query.strip():
+        return "no query given: write what to look up"
+    found = _retriever(corpus, retriever, data_dir)
+    hits = found.search(query, min(k, len(found.corpus)))
+    return "\n".join(f"[{i}] {found.corpus.titles[p]}: {found.corpus.texts[p]}" for i, (p, _) in enumerate(hits, 1))

@@ -193,8 +193,8 @@ def add_llm_vote(result: Result, config: OlaGPTConfig, n_questions: int) -> Resu
     return result.replace(records=both).with_part("llm_vote", vote)
 
 
-TOOL_CONDITIONS = ("none", "calculator", "python", "all")
-"""tools_ablation.ipynb's conditions: no tools (the paper's runs), one tool, every tool."""
+TOOL_CONDITIONS = ("none", "calculator", "python", "facts+notes", "all")
+"""tools_ablation.ipynb's conditions: no tools (the paper's runs), one tool, the retrieval tools, every tool."""
 
 
 def tool_condition(config: OlaGPTConfig, condition: str) -> OlaGPTConfig:

@@ -12,6 +12,7 @@ import dataclasses
 import json
 import os
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -20,8 +21,10 @@ from olakit.answers import canonical_number
 from olakit.data.files import read_jsonl, write_atomic
 from olakit.data.loaders import load_olagpt_notes
 from olakit.errors import DataError
+from olakit.retrieval.corpus import Corpus
 from olakit.retrieval.dense import flat_index, search
 from olakit.retrieval.embedder import embed
+from olakit.retrieval.retrievers import make_retriever
 from olakit.types import Note, Question
 
 NOTE_FIELDS = [f.name for f in dataclasses.fields(Note)]
@@ -185,3 +188,33 @@ def note_from_question(
         llm_task_type=llm_task_type,
         dataset=q.dataset,
     )
+
+
+@lru_cache(maxsize=8)
+def _notes_retriever(spec: str, retriever: str, data_dir: str | None):
+    library = resolve_library(spec, data_dir)
+    if library is None or not len(library):
+        raise DataError(f"notes library {spec!r} is empty")
+    corpus = Corpus(
+        name=f"notes:{library.name}",
+        ids=[n.id for n in library.notes],
+        titles=[n.llm_task_type for n in library.notes],
+        texts=[n.question for n in library.notes],
+    )
+    return library, make_retriever(retriever, corpus)  # fmt: skip
+
+
+def search_notes(query: str, library: str = "olagpt", retriever: str = "bm25", k: int = 2,
+                 data_dir: str | None = None) -> str:  # fmt: skip
+    """The ``notes`` tool: the ``k`` notes of ``library`` whose questions best match ``query`` (past hard questions
+    with their answers and explanations), as text."""
+    if not query.strip():
+        return "no query given: write the question to look up"
+    lib, found = _notes_retriever(library, retriever, data_dir)
+    out = []
+    for i, (p, _) in enumerate(found.search(query, min(k, len(lib.notes))), 1):
+        n = lib.notes[p]
+        options = "; ".join(f"{label}) {text}" for label, text in n.options.items())
+        shown = f"[{i}] Question: {n.question}" + (f" Options: {options}" if options else "")
+        out.append(shown + f"\nAnswer: {n.answer}" + (f"\nExplanation: {n.explanation}" if n.explanation else ""))
+    return "\n".join(out)

@@ -1,22 +1,27 @@
 """OlaGPT's tools library (seed 000, §3.1): a tool is data, as a template is: a name, a description the index and the
-model read, what its text input is, a version, and the function (``module:function``, text in, text out) that does
-it.
+model read, what its text input is, a version, its settings, and the function (``module:function``, text in, text
+out) that does it.
 
-Built-in tools are in ``resources/tools/``: ``calculator`` (exact arithmetic, olakit.tools.calculator) and ``python``
-(a program run in the sandbox, olakit.tools.sandbox). Users add their own by dropping a file ``NAME.json`` with
-``{"name", "description", "input", "function", "version"}`` into a folder named by ``$OLAKIT_TOOLS_DIR`` (or passed
-as ``extra_dirs``); ``function`` is ``package.module:function`` or ``file.py:function`` with the ``.py`` beside the
-JSON file. A user file overrides a built-in of the same name. A search engine, for a user with a network, is such a
-tool (docs/tools.md shows one).
+Built-in tools are in ``resources/tools/``: ``calculator`` (exact arithmetic, olakit.tools.calculator), ``python``
+(a program run in the sandbox, olakit.tools.sandbox), and the facts and notes libraries as tools the model calls
+mid-reasoning: ``facts`` (a knowledge corpus searched with the kit's retrievers, olakit.geek.corpus.search_facts)
+and ``notes`` (the notes library's past hard questions, olakit.olagpt.notes.search_notes). Users add their own by
+dropping a file ``NAME.json`` with ``{"name", "description", "input", "function", "version", "settings"}`` into a
+folder named by ``$OLAKIT_TOOLS_DIR`` (or passed as ``extra_dirs``); ``function`` is ``package.module:function`` or
+``file.py:function`` with the ``.py`` beside the JSON file, called as ``function(input, **settings)``. A user file
+overrides a built-in of the same name. A search engine, for a user with a network, is such a tool (docs/tools.md
+shows one).
 
     tools = load_tools()
     tools["calculator"]("40,000 * 3%")     # '1200'
 
-A tool's version is part of the cache key of its results: change it when its function changes.
+A tool's version and settings are part of the cache key of its results: change the version when its function
+changes.
 """
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 from collections.abc import Callable, Iterable
@@ -31,6 +36,7 @@ from olakit.tools.errors import ToolError
 
 BUILTIN_DIR = RESOURCES / "tools"
 FIELDS = ("name", "description", "input", "function")
+OPTIONAL = ("version", "settings")
 
 
 @dataclass(frozen=True)
@@ -42,13 +48,21 @@ class Tool:
     """``module:function``: called with the input text, returns the output text (ToolError: a message for the
     model)."""
     version: str = "1"
+    settings: tuple = ()
+    """The function's keyword arguments, as the file gives them (``"settings": {"k": 3}``): a copy of the file with
+    other settings is another tool (a corpus, a library). Part of the cache key of its results."""
     path: str = field(default="", compare=False)
 
     def load(self) -> Callable[[str], str]:
         return load_function(self.function, f"tool {self.name!r}: function")
 
     def __call__(self, text: str) -> str:
-        result = self.load()(text)
+        fn, settings = self.load(), dict(self.settings)
+        try:
+            inspect.signature(fn).bind(text, **settings)
+        except TypeError as exc:
+            raise DataError(f"tool {self.name!r}: its settings {settings} do not fit {self.function} ({exc})") from None
+        result = fn(text, **settings)
         if not isinstance(result, str):
             raise ToolError(f"tool {self.name!r} returned {type(result).__name__}, not text")
         return result
@@ -76,12 +90,20 @@ def read_tool(path: Path) -> Tool:
         raise DataError(f"{path}: 'function' is module:function or file.py:function, not {obj['function']!r}")
     if module.endswith(".py") and not os.path.isabs(module):
         module = str(path.parent / module)  # a .py beside the tool's file
-    unknown = sorted(set(obj) - {*FIELDS, "version"})
+    unknown = sorted(set(obj) - {*FIELDS, *OPTIONAL})
     if unknown:
-        raise DataError(f"{path}: unknown tool fields {unknown} (known: {', '.join((*FIELDS, 'version'))})")
+        raise DataError(f"{path}: unknown tool fields {unknown} (known: {', '.join((*FIELDS, *OPTIONAL))})")
+    settings = obj.get("settings", {})
+    if not isinstance(settings, dict) or not all(
+        isinstance(k, str) and k.isidentifier() and (v is None or isinstance(v, (str, int, float, bool)))
+        for k, v in settings.items()
+    ):
+        raise DataError(f"{path}: 'settings' is an object of the function's keyword arguments (texts, numbers)")
     return Tool(
         name=obj["name"], description=obj["description"].strip(), input=obj["input"].strip(),
-        function=f"{module}:{attr}", version=str(obj.get("version", "1")), path=str(path),
+        function=f"{module}:{attr}", version=str(obj.get("version", "1")),
+        settings=tuple(sorted(settings.items())),
+        path=str(path),
     )  # fmt: skip
 
 

@@ -67,7 +67,7 @@ class ToolCache:
 
     @staticmethod
     def key(tool: Tool, text: str) -> str:
-        return hashlib.sha256(json.dumps([tool.name, tool.version, text]).encode()).hexdigest()
+        return hashlib.sha256(json.dumps([tool.name, tool.version, list(tool.settings), text]).encode()).hexdigest()
 
     def get(self, tool: Tool, text: str) -> tuple[str, str] | None:
         hit = self.store.get(self.key(tool, text))
