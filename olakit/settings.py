@@ -15,6 +15,7 @@ run settings of OlaGPTConfig among them):
 | template_position | ST's trigger after the answer-format sentence, the others before | after: every one after it |
 | fill_up | off: retrieval/combine give fewer than n notes when the nearest type has fewer | on: next types fill up |
 | llm_vote_prompt | the authors' wording, full candidate outputs, answer format at the end | labels and cut rationales |
+| program_choice | model: a second call maps a PoT program's value to an option (PoT's) | closest: nearest number |
 
 >>> VoteRule().order(["turbo", "DST", "ST", "DT", "PT"])
 ['DT', 'DST', 'PT', 'ST', 'turbo']
@@ -45,6 +46,7 @@ PRESET_VALUES = {
         "template_position": "after",
         "fill_up": True,
         "llm_vote_prompt": "olakit",
+        "program_choice": "closest",
     }
 }
 """The settings a preset other than ``paper`` changes (``paper`` is every field's own default)."""

@@ -458,8 +458,11 @@ def test_an_olagpt_run_with_tools_and_pot_on_a_numeric_dataset(protocol, tmp_pat
     assert json.loads(df.loc[("0", "turbo"), "trace"] or "{}") == {}
 
 
-def test_pot_answers_a_multiple_choice_question_by_the_closest_option_and_tools_are_retrieved(tmp_path, monkeypatch):
-    from olakit.llm.answerer import ScriptedModel
+def test_pot_answers_a_multiple_choice_question_as_pot_did_or_by_the_closest_option_and_tools_are_retrieved(
+    tmp_path, monkeypatch
+):
+    from olakit.llm.answerer import Counted, ScriptedModel
+    from olakit.olagpt.budget import planned_calls
     from olakit.olagpt.config import OlaGPTConfig
     from olakit.olagpt.run import run
     from olakit.tools.program import closest_option, program_of
@@ -469,11 +472,14 @@ def test_pot_answers_a_multiple_choice_question_by_the_closest_option_and_tools_
     assert program_of("no code here") == "" and program_of("ans = 1") == "ans = 1"
     assert program_of("a\n```python\nans = 1\n```\nthen\n```\nans = 2\n```") == "ans = 2"
     monkeypatch.setenv("OLAKIT_CACHE_DIR", str(tmp_path / "cache"))
-    offered = []
+    offered, asked = [], []
 
     def reply(prompt, request):
-        if "Write a Python program" in prompt:
-            return "```python\nans = 100 * 0.78 + 0.21\n```"  # AQuA test-1 (gold E: 78.21)
+        if "Write a Python program" in prompt:  # AQuA test-0: no value; test-1 (gold E: 78.21): 78.21
+            return "```python\nans = None\n```" if "tower" in prompt else "```python\nans = 100 * 0.78 + 0.21\n```"
+        if prompt.startswith("Find the option closest to the prediction"):
+            asked.append(prompt)
+            return "E"
         if "Action:" in request["messages"][0]["content"]:
             offered.append(request["messages"][0]["content"].split("\n\n")[0])
             return "Answer: E"
@@ -481,12 +487,48 @@ def test_pot_answers_a_multiple_choice_question_by_the_closest_option_and_tools_
 
     cfg = OlaGPTConfig(n_questions=2, templates=["ST", "PoT"], strategies=["zero-shot"], tools="retrieved",
                        tools_k=1)  # fmt: skip
-    df = _frame(run(cfg, ScriptedModel(reply))).set_index(["question_id", "template"])
-    assert df.loc[("test-1", "PoT"), "extracted"] == "E"
-    assert df.loc[("test-1", "PoT"), "read_rule"] == "program:choice:closest_number"
+    assert {s.name: s.calls for s in planned_calls(cfg)}["program options"] == 2  # at most one per program
+    model = Counted(ScriptedModel(reply))
+    df = _frame(run(cfg, model)).set_index(["question_id", "template"])
+    # PoT's way (the default): the value mapped by a second call; no value: the first option, as PoT answered A
+    assert (df.loc[("test-1", "PoT"), "extracted"], df.loc[("test-1", "PoT"), "read_rule"]) == (
+        "E", "program:choice:model")  # fmt: skip
+    assert (df.loc[("test-0", "PoT"), "extracted"], df.loc[("test-0", "PoT"), "read_rule"]) == (
+        "A", "program:choice:no_value_first_option")  # fmt: skip
+    assert len(asked) == 1 and "Prediction: 78.21" in asked[0] and "E)" in asked[0]
+    assert json.loads(df.loc[("test-1", "PoT"), "trace"])["option_reply"] == "E"
     assert len(offered) == 2 and all(o.count("\n- ") == 1 for o in offered)  # one tool listed each time
+    # olakit's way: the closest number, no call
+    closest = _frame(run(cfg.replace(program_choice="closest"), ScriptedModel(reply))).set_index(
+        ["question_id", "template"])  # fmt: skip
+    assert (closest.loc[("test-1", "PoT"), "extracted"], closest.loc[("test-1", "PoT"), "read_rule"]) == (
+        "E", "program:choice:closest_number")  # fmt: skip
+    assert closest.loc[("test-0", "PoT"), "extracted"] is None and len(asked) == 1
+    assert OlaGPTConfig(preset="olakit").program_choice == "closest"
     with pytest.raises(DataError, match=r"tool_names: unknown tools \['abacus'\]"):
         run(cfg.replace(tool_names=["abacus"], tools="all"), ScriptedModel(reply))
+
+
+def test_the_controller_lists_each_templates_tools_when_it_chooses():
+    from olakit.llm.answerer import ScriptedModel
+    from olakit.olagpt.config import OlaGPTConfig
+    from olakit.olagpt.run import run
+
+    prompts = []
+
+    def reply(prompt, request):
+        if "Which 1 of them suit" in prompt:
+            prompts.append(prompt)
+            return "ST"
+        return "Answer: A"
+
+    cfg = OlaGPTConfig(n_questions=1, templates=["turbo", "ST"], strategies=["zero-shot"], choose_k=1,
+                       tools="all", tool_names=["calculator"], tool_templates=["ST"])  # fmt: skip
+    run(cfg, ScriptedModel(reply))
+    assert "- ST: Let's think step by step. (with tools: calculator)" in prompts[0]
+    assert "- turbo: (answer directly, no template)\n" in prompts[0]  # no tools: listed as without
+    run(cfg.replace(tools="none"), ScriptedModel(reply))
+    assert "with tools" not in prompts[1]
 
 
 # -- the analysis of tool use -------------------------------------------------------------------------------------

@@ -58,6 +58,11 @@ def planned_calls(config: OlaGPTConfig) -> list[Stage]:
             "SC samples with tools", sc_samples * max_calls(cfg.tool_steps) if sc_tooled else 0, cfg.max_tokens, False
         ),
     ]
+    programs = sum(t.answer == "program" for t in templates)
+    sc_programs = SC in cfg.baselines and templates_for(cfg.dataset, [cfg.sc_template])[0].answer == "program"
+    if cfg.program_choice == "model" and any(q.kind == "choice" for q in cfg.pick(questions_of(cfg))):
+        mapped = n * cells * programs + (sc_samples if sc_programs else 0)
+        stages.append(Stage("program options", mapped, 8, False))  # one per program that gives a value
     if AUTO_COT in cfg.baselines:
         demos = 0 if cfg.autocot_demos == "published" else cfg.autocot_k * AUTOCOT_TRIES
         stages += [Stage("Auto-CoT demos", demos, cfg.max_tokens, False), Stage("Auto-CoT", n, cfg.max_tokens, True)]

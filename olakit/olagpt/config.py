@@ -103,6 +103,10 @@ class OlaGPTConfig(Slice, OwnDataset, Analysis):
     tool_protocol: Literal["text", "openai"] = "text"
     """How tools are called: ``text`` (ReAct's ``Action: tool[input]`` lines, any model) or ``openai`` (the OpenAI
     tools API, as OpenAI and vLLM serve it)."""
+    program_choice: Literal["model", "closest"] = "model"
+    """How a program template's value (PoT) answers a multiple-choice question: ``model`` (a second call names the
+    closest option, and no value is the first option: PoT's own harness) or ``closest`` (the option whose number is
+    closest, no call; a value that reads as a label or an option's text is that option)."""
     tool_steps: Annotated[int, Field(ge=0)] = 4
     """The most rounds of tool calls an answer takes before it is asked to answer (at most tool_steps + 1 calls)."""
     replicate: Annotated[int, Field(ge=0)] = 0

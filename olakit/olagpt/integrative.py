@@ -4,14 +4,14 @@ authors describe but never ran:
 - DIY: the model composes a new thinking template for a question from the existing ones; the question is answered
   under it, and the composed text is recorded with the answer.
 - Template choice: the controller (the model) picks k templates for a question instead of running them all; their
-  answers are voted. Accuracy against calls and tokens is compared with running every template on the same
-  questions.
+  answers are voted. With tools on, each template is listed with the tools it would answer with. Accuracy against
+  calls and tokens is compared with running every template on the same questions.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from olakit.llm.request import Request
 from olakit.olagpt.intent import show_question
@@ -28,8 +28,14 @@ CHOOSE_PROMPT = (
 )
 
 
-def _listing(templates: Sequence[Template]) -> str:
-    return "\n".join(f"- {t.name}: {t.prefix or '(answer directly, no template)'}" for t in templates)
+def _listing(templates: Sequence[Template], tools: Mapping[str, Sequence[str]] | None = None) -> str:
+    """Each template as the controller's prompts list it, with the tools it answers with when it has any."""
+    tools = tools or {}
+    return "\n".join(
+        f"- {t.name}: {t.prefix or '(answer directly, no template)'}"
+        + (f" (with tools: {', '.join(tools[t.name])})" if tools.get(t.name) else "")
+        for t in templates
+    )
 
 
 def diy_request(question: Question, templates: Sequence[Template], max_tokens: int = 96) -> Request:
@@ -51,9 +57,17 @@ def composed_template(text: str | None) -> str:
     return t.strip().strip('"').strip()
 
 
-def choose_request(question: Question, templates: Sequence[Template], k: int, max_tokens: int = 24) -> Request:
+def choose_request(
+    question: Question,
+    templates: Sequence[Template],
+    k: int,
+    max_tokens: int = 24,
+    tools: Mapping[str, Sequence[str]] | None = None,
+) -> Request:
+    """The controller's choice of k templates for a question; ``tools``: the tools each template would answer with
+    (its listing says so, so the choice can take them into account; none: the listing as without tools)."""
     return Request.make(
-        CHOOSE_PROMPT.format(templates=_listing(templates), k=k, question=show_question(question)),
+        CHOOSE_PROMPT.format(templates=_listing(templates, tools), k=k, question=show_question(question)),
         temperature=0,
         max_tokens=max_tokens,
     )

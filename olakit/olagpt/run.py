@@ -50,7 +50,7 @@ from olakit.olagpt.intent import frame_question, question_types, type_prompt_nam
 from olakit.olagpt.llm_vote import llm_vote_records
 from olakit.olagpt.notes import resolve_library
 from olakit.olagpt.templates import templates_for
-from olakit.olagpt.tool_use import Answered, answer_calls
+from olakit.olagpt.tool_use import Answered, Offer, answer_calls
 from olakit.olagpt.verify import verify
 from olakit.registration import Registered
 from olakit.result import OlaGPTExtras, Result
@@ -118,7 +118,9 @@ class Choice:
 def _choose(cfg, counter, questions, templates) -> dict[str, Choice]:
     """Template choice by the controller (paper 3.6): the model picks k templates per question, before any answer."""
     names = [t.name for t in templates]
-    requests = [choose_request(q, templates, cfg.choose_k) for q in questions]
+    offer = Offer(cfg) if cfg.tools != "none" else None  # the controller sees each template's tools
+    requests = [choose_request(q, templates, cfg.choose_k, tools=offer.names(templates, q) if offer else None)
+                for q in questions]  # fmt: skip
     out = {}
     for q, request, reply in zip(questions, requests, counter.batch(requests, "template choice")):
         text = reply.text

@@ -30,7 +30,7 @@ from olakit.olagpt.config import OlaGPTConfig
 from olakit.tools import Tool, load_tools
 from olakit.tools.index import ToolIndex
 from olakit.tools.loop import ToolCache, max_calls, run_loops
-from olakit.tools.program import program_answer, program_of, run_program
+from olakit.tools.program import choice_request, chosen_option, program_answer, program_of, run_program
 from olakit.tools.sandbox import Sandbox
 from olakit.types import Template
 
@@ -71,6 +71,24 @@ def tool_query(template: Template, question) -> str:
     return f"{template.prefix}\n{question.text}".strip()
 
 
+class Offer:
+    """Which tools each template's answer to a question is offered under a config (one definition: the answers and
+    the controller's choice read it)."""
+
+    def __init__(self, cfg: OlaGPTConfig):
+        self.cfg = cfg
+        self.tools = library(cfg) if cfg.tools != "none" else []
+        self.index = ToolIndex(self.tools, cfg.tool_retriever) if cfg.tools == "retrieved" else None
+
+    def __call__(self, template: Template | None, question) -> list[Tool]:
+        if not uses_tools(self.cfg, template):
+            return []
+        return self.index.top(tool_query(template, question), self.cfg.tools_k) if self.index else self.tools
+
+    def names(self, templates: Sequence[Template], question) -> dict[str, list[str]]:
+        return {t.name: [x.name for x in self(t, question)] for t in templates}
+
+
 def answer_calls(cfg: OlaGPTConfig, counter, calls: Sequence, templates: dict[str, Template]) -> list[Answered]:
     """Every call answered (module docstring), in order. ``templates``: each call's template by its record name
     (SC's samples by ``SC``)."""
@@ -81,12 +99,8 @@ def answer_calls(cfg: OlaGPTConfig, counter, calls: Sequence, templates: dict[st
         out[i] = Answered(reply=reply, request=calls[i].request, calls=[reply])
     tooled = [i for i, k in enumerate(kinds) if k == "tools"]
     if tooled:
-        tools = library(cfg)
-        index = ToolIndex(tools, cfg.tool_retriever) if cfg.tools == "retrieved" else None
-        offered = [
-            index.top(tool_query(templates[calls[i].template], calls[i].question), cfg.tools_k) if index else tools
-            for i in tooled
-        ]
+        offer = Offer(cfg)
+        offered = [offer(templates[calls[i].template], calls[i].question) for i in tooled]
         cache = ToolCache()
         try:
             loops = run_loops(counter, [calls[i].request for i in tooled], offered, protocol=cfg.tool_protocol,
@@ -104,10 +118,24 @@ def answer_calls(cfg: OlaGPTConfig, counter, calls: Sequence, templates: dict[st
     if programs:  # every call answered: a failed one raised in its batch
         with Sandbox(workers=max(1, min(4, os.cpu_count() or 1))) as box, ThreadPoolExecutor(box.workers) as pool:
             runs = list(pool.map(lambda i: run_program(box, out[i].reply.text or ""), programs))
+        by_model = [  # PoT's mapping: a second call names the option of each value (program_choice="model")
+            (i, run) for i, run in zip(programs, runs)
+            if cfg.program_choice == "model" and calls[i].question.kind == "choice" and run.ok and run.ans is not None
+        ]  # fmt: skip
+        named = counter.batch([choice_request(calls[i].question, run.ans) for i, run in by_model], "program options")
+        chosen = {i: reply for (i, _), reply in zip(by_model, named)}
         for i, run in zip(programs, runs):
-            label, rule = program_answer(run, calls[i].question)
+            q = calls[i].question
             trace = {"program": program_of(out[i].reply.text or ""), **{k: v for k, v in run.as_dict().items()
                      if k in ("status", "ans", "stdout", "error", "wall_s")}}  # fmt: skip
+            if i in chosen:
+                label, rule = chosen_option(chosen[i].text, q), "program:choice:model"
+                out[i].calls.append(chosen[i])
+                trace["option_reply"] = chosen[i].text
+            elif cfg.program_choice == "model" and q.kind == "choice":  # no value: PoT's harness answered "A"
+                label, rule = next(iter(q.options), None), "program:choice:no_value_first_option"
+            else:
+                label, rule = program_answer(run, q)
             out[i].answer, out[i].rule = Answer(label, 1), rule
             out[i].trace = json.dumps(trace, ensure_ascii=False, default=str)
     return out

@@ -8,9 +8,10 @@ Python. It runs with PoT's names at hand (math, np, statistics, sympy's Symbol, 
 olakit.tools.pot.PREAMBLE), in one namespace (a module's: ``scopes="one"``, where PoT's harness split them: its
 programs are replayed with its own harness in olakit.tools.pot).
 Its ``ans`` is read as the question's kind reads an answer (olakit.answers.read_answer: a number, yes/no, a label
-or an option's text). A multiple-choice question whose ``ans`` is a number takes the option whose own number is
-closest (``choice:closest_number``, relatively; ties go to the first option): olakit's choice, where PoT asked the
-model again to name the closest option (its ``prompt_for_choice``). No number in any option: no answer.
+or an option's text). On a multiple-choice question, ``program_choice`` says how a value becomes an option:
+``model`` (PoT's way: a second call names the closest option, ``choice_request``; a program with no value answers
+the first option, as PoT's harness answered ``A``) or ``closest`` (olakit's: the option whose own number is closest,
+``choice:closest_number``, relatively, ties to the first option; no number in any option: no answer).
 The rule of every reading is kept as ``program:<rule>``, or ``program:<status>`` when the program failed.
 """
 
@@ -19,7 +20,8 @@ from __future__ import annotations
 import ast
 import re
 
-from olakit.answers import read_answer, read_number
+from olakit.answers import read_answer, read_choice, read_number
+from olakit.llm import Request
 from olakit.tools.pot import PREAMBLE
 from olakit.tools.sandbox import Execution
 
@@ -64,8 +66,31 @@ def closest_option(value: str, options: dict[str, str]) -> str | None:
     return best
 
 
+PROGRAM_CHOICE = """Find the option closest to the prediction, and reply with its letter only.
+
+Question: {question}
+Options: {options}
+Prediction: {prediction}
+Closest option:"""
+"""The second call of ``program_choice="model"``: PoT's way of mapping a program's value to an option (its
+prompt_for_choice, in olakit's words and without its worked examples)."""
+
+
+def choice_request(question, value) -> Request:
+    """The call that maps ``value`` to one of ``question``'s options (program_choice="model")."""
+    options = " ".join(f"{label}){text}" for label, text in question.options.items())
+    text = PROGRAM_CHOICE.format(question=question.text, options=options, prediction=value)
+    return Request.make(text, temperature=0, max_tokens=8, stop=["\n"])
+
+
+def chosen_option(reply_text: str | None, question) -> str | None:
+    """The option a choice call's reply names (a label, ``(C)``, ``C)``, or an option's text)."""
+    return read_choice((reply_text or "").strip(), list(question.options), list(question.options.values())).value
+
+
 def program_answer(execution, question) -> tuple[str | None, str]:
-    """(the answer ``execution``'s ``ans`` gives ``question``, the rule that read it)."""
+    """(the answer ``execution``'s ``ans`` gives ``question``, the rule that read it), by the closest option for a
+    number on a multiple-choice question (program_choice="closest")."""
     if not execution.ok:
         return None, f"program:{execution.status}"
     if execution.ans is None:

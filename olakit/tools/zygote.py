@@ -173,11 +173,11 @@ def _child(req: dict, folder: str, out_fd: int) -> None:
             exec(code, namespace)
         answer["program_s"] = round(time.perf_counter() - started, 6)
         sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
-        if "ans" in local:
+        if local.get("ans") is not None:
             answer["ans"] = _present(local["ans"], req["presenter"])
         else:
             answer["ans"] = None
-            answer["note"] = "the program set no ans"
+            answer["note"] = "the program set ans to None" if "ans" in local else "the program set no ans"
     except OutputLimit as exc:
         answer = {"status": "output", "error": f"output limit: {exc}"}
     except MemoryError:
