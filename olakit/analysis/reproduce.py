@@ -5,7 +5,7 @@ their figures, and ``result.write(out_dir, tables, figures)`` writes::
 
     out_dir/records.parquet            5 templates x 4 note strategies x 254 questions
     out_dir/tables/accuracy.csv        Table 3: one row per method (templates, regex_vote), one column per strategy
-    out_dir/tables/accuracy_ci.csv     the same cells with n, correct and the 95% bootstrap CI
+    out_dir/tables/accuracy_ci.csv     the same cells with n, correct and the 95% Wilson interval
     out_dir/tables/consistency.csv     Table 4
     out_dir/tables/precision.csv       Table 7 (range and mean of the template accuracies)
     out_dir/tables/bounds.csv          Table 8 (regex_upper, regex_lower, regex_vote) with CIs
