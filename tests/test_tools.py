@@ -95,6 +95,63 @@ def test_the_calculators_forms_and_refusals():
             calculate(bad)
 
 
+def test_every_calculator_function_and_limit_by_hand():
+    """Each function's value and each refusal, worked by hand (mutation testing found them untested)."""
+    values = {
+        "log(8, 2)": "3", "log10(1000)": "3", "log2(1024)": "10", "exp(0)": "1", "sin(0)": "0", "cos(0)": "1",
+        "tan(0)": "0", "degrees(pi)": "180", "radians(180)": "3.14159265359", "factorial(5)": "120",
+        "comb(5, 2)": "10", "perm(5, 2)": "20", "gcd(12, 18)": "6", "lcm(4, 6)": "12", "floor(2.7)": "2",
+        "ceil(2.1)": "3", "floor(-2.5)": "-3", "round(2.5)": "2", "round(3.5)": "4", "round(1.2345, 2)": "1.23",
+        "sqrt(2.25)": "1.5", "sqrt(8)": "2.82842712475", "abs(-3/4)": "0.75", "min(3, 1/2)": "0.5",
+        "max(3, 7/2)": "3.5", "7 // 2": "3", "7.5 // 2": "3", "-7 % 3": "2", "0^0": "1", "2^10000 // 2^9999": "2",
+        "1.5 ^ 0.5": "1.22474487139", "1/1024": "0.0009765625", "1 / 2^200": None, "2 ^ -1": "0.5",
+        "1_000 + 1": "1001", "1e400 / 1e399": "10",
+    }  # fmt: skip
+    for text, shown in values.items():
+        got = calculate(text)
+        if shown is None:  # a finite decimal too long to show: the fraction and 12 digits
+            assert got.startswith("1/1606938044258990275541962092341162602522202993782792835301376 (6.22301527786e-61)")
+        else:
+            assert got == shown, (text, got)
+    refusals = {
+        "log(-1)": "log takes a positive number", "log(5, 1)": "a positive base other than 1", "log(0)": "positive",
+        "factorial(2.5)": "factorial takes whole numbers from 0 to 10000", "factorial(10001)": "from 0 to 10000",
+        "factorial(-1)": "from 0 to 10000", "comb(3.5, 1)": "comb takes whole numbers", "gcd(1.5, 3)":
+        "gcd takes whole numbers", "lcm(2, 0.5)": "lcm takes whole numbers", "sqrt(-1)":
+        "the square root of a negative number", "5 % 0": "modulo by zero", "5 // 0": "division by zero",
+        "0 ^ -1": "0 to a negative power", "2 ^ 10001": "an exponent past 10000", "(10^5) ^ 2500":
+        "a number past 4000 digits", "1e5000": "a number past 4000 digits", "exp(1000)": "exp: math range error",
+        "round(1/3, 0.5)": "round's places must be a whole number", "1.5 ^ 10000.5": "the power is too large",
+        "x" * 2001: "at most 2000 characters", "factorial(2000)": "a number past 4000 digits",
+    }  # fmt: skip
+    for text, says in refusals.items():
+        with pytest.raises(ToolError, match=r"^calculator: .*" + re.escape(says)):
+            calculate(text)
+
+
+def test_program_answers_name_their_rule():
+    from olakit.tools.program import choice_request, chosen_option, program_answer
+    from olakit.tools.sandbox import Execution
+    from olakit.types import Question
+
+    number = Question("q", "d", "How many?", {}, "18", kind="number")
+    choice = Question("c", "d", "Which?", {"A": "12", "B": "$25"}, "B")
+    assert program_answer(Execution(status="timeout", error="t"), number) == (None, "program:timeout")
+    assert program_answer(Execution(status="ok", ans=None), number) == (None, "program:no_ans")
+    assert program_answer(Execution(status="ok", ans="18.0"), number) == ("18", "program:number:plain")
+    assert program_answer(Execution(status="ok", ans="lots"), number) == (None, "program:none")
+    assert program_answer(Execution(status="ok", ans="B"), choice) == ("B", "program:choice:label")
+    assert program_answer(Execution(status="ok", ans="24.9"), choice) == ("B", "program:choice:closest_number")
+    assert program_answer(Execution(status="ok", ans="many"), choice) == (None, "program:none")
+    request = choice_request(choice, "24.9")
+    assert request.message_dicts()[0]["content"] == (
+        "Find the option closest to the prediction, and reply with its letter only.\n\nQuestion: Which?\n"
+        "Options: A)12 B)$25\nPrediction: 24.9\nClosest option:"
+    )
+    assert request.call_params() == {"temperature": 0, "max_tokens": 8, "stop": ["\n"]}
+    assert [chosen_option(t, choice) for t in (" B", "(A)", "$25", "C", None)] == ["B", "A", "B", None, None]
+
+
 # -- the sandbox ------------------------------------------------------------------------------------------------
 
 

@@ -10,7 +10,7 @@ Python's own ``ast`` that has been kept since 2013: it evaluates only the nodes,
 given and caps the size of powers, so no model-written text is ever run as Python. olakit gives it:
 - numbers read from their text as exact fractions (``0.1`` is 1/10, not the nearest binary float);
 - ``+ - * / // % **`` and unary signs; ``/`` is exact division; a power with an integer exponent is exact (exponents
-  up to 10,000, results up to 10,000 digits), any other is a float;
+  up to 10,000, results up to 4,000 digits), any other is a float;
 - ``sqrt`` (exact for squares of fractions), ``abs``, ``round``, ``min``, ``max``, ``floor``, ``ceil``,
   ``factorial`` and ``comb``/``perm`` (integers up to 10,000), ``gcd``, ``lcm``, ``log`` (natural, or to a base),
   ``log10``, ``log2``, ``exp``, ``sin``, ``cos``, ``tan`` (radians), ``radians``, ``degrees``; ``pi`` and ``e``.
@@ -29,10 +29,15 @@ import operator
 import re
 from fractions import Fraction
 
+from simpleeval import InvalidExpression, SimpleEval
+
 from olakit.tools.errors import ToolError
 
 MAX_EXPONENT = 10_000
-MAX_DIGITS = 10_000
+MAX_DIGITS = 4_000
+"""The most digits a number's numerator or denominator may have (below Python's 4,300-digit limit for showing an
+integer as text)."""
+_MAX_BITS = math.ceil(MAX_DIGITS * math.log2(10))
 MAX_LENGTH = 2_000
 
 NORMALISE = (
@@ -56,7 +61,7 @@ def normalise(text: str) -> str:
 
 
 def _check(value):
-    if isinstance(value, Fraction) and max(len(str(abs(value.numerator))), len(str(value.denominator))) > MAX_DIGITS:
+    if isinstance(value, Fraction) and max(value.numerator.bit_length(), value.denominator.bit_length()) > _MAX_BITS:
         raise ToolError(f"calculator: a number past {MAX_DIGITS} digits")
     if isinstance(value, float) and not math.isfinite(value):
         raise ToolError("calculator: the result is not a finite number")
@@ -112,7 +117,7 @@ def _integer(name):
     def f(*args):
         if not all(isinstance(a, Fraction) and a.denominator == 1 and 0 <= a <= MAX_EXPONENT for a in args):
             raise ToolError(f"calculator: {name} takes whole numbers from 0 to {MAX_EXPONENT}")
-        return Fraction(getattr(math, name)(*map(int, args)))
+        return _check(Fraction(getattr(math, name)(*map(int, args))))
 
     return f
 
@@ -190,48 +195,36 @@ FUNCTIONS = {
 NAMES = {"pi": math.pi, "e": math.e}
 
 
-def _evaluator():
-    from simpleeval import SimpleEval
+class Exact(SimpleEval):
+    """simpleeval with exact numbers and arithmetic nodes only (no names assigned, no attributes, no strings)."""
 
-    class Exact(SimpleEval):
-        """simpleeval with exact numbers and arithmetic nodes only (no names assigned, no attributes, no strings)."""
+    KEEP = (ast.Expr, ast.Name, ast.UnaryOp, ast.BinOp, ast.Call, ast.Constant)
 
-        def __init__(self):
-            super().__init__(operators=OPERATORS, functions=FUNCTIONS, names=NAMES)
-            keep = (ast.Expr, ast.Name, ast.UnaryOp, ast.BinOp, ast.Call, ast.Constant)
-            self.nodes = {node: handler for node, handler in self.nodes.items() if node in keep}
-            self.nodes[ast.Constant] = self._exact
+    def __init__(self):
+        super().__init__(operators=OPERATORS, functions=FUNCTIONS, names=NAMES)
+        self.nodes = {node: handler for node, handler in self.nodes.items() if node in self.KEEP}
+        self.nodes[ast.Constant] = self._exact
 
-        def _exact(self, node):
-            if isinstance(node.value, bool) or not isinstance(node.value, (int, float)):
-                raise ToolError(f"calculator: {node.value!r} is not a number")
-            written = ast.get_source_segment(self.expr, node) or repr(node.value)
-            try:
-                return Fraction(written.replace("_", ""))
-            except ValueError:  # e.g. 1e400: written as no fraction reads it
-                return Fraction(node.value) if math.isfinite(node.value) else _check(float(node.value))
-
-    return Exact()
-
-
-_EVALUATOR = None
+    def _exact(self, node):
+        if isinstance(node.value, bool) or not isinstance(node.value, (int, float)):
+            raise ToolError(f"calculator: {node.value!r} is not a number")
+        written = ast.get_source_segment(self.expr, node) or repr(node.value)
+        try:
+            return _check(Fraction(written.replace("_", "")))
+        except ValueError:  # e.g. 1e400: written as no fraction reads it
+            return Fraction(node.value) if math.isfinite(node.value) else _check(float(node.value))
 
 
 def evaluate(expression: str):
     """The value of ``expression`` (a Fraction, or a float after an irrational step); ToolError saying what is
-    wrong."""
-    global _EVALUATOR
+    wrong. Each call makes its own evaluator (microseconds: one shared would keep the state of its last call)."""
     if len(expression) > MAX_LENGTH:
         raise ToolError(f"calculator: an expression of at most {MAX_LENGTH} characters")
     text = normalise(expression)
     if not text:
         raise ToolError("calculator: no expression given")
-    if _EVALUATOR is None:
-        _EVALUATOR = _evaluator()
-    from simpleeval import InvalidExpression
-
     try:
-        value = _EVALUATOR.eval(text)
+        value = Exact().eval(text)
     except ToolError:
         raise
     except SyntaxError as exc:
