@@ -208,11 +208,7 @@ class Exact(SimpleEval):
     def _exact(self, node):
         if isinstance(node.value, bool) or not isinstance(node.value, (int, float)):
             raise ToolError(f"calculator: {node.value!r} is not a number")
-        written = ast.get_source_segment(self.expr, node) or repr(node.value)
-        try:
-            return _check(Fraction(written.replace("_", "")))
-        except ValueError:  # e.g. 1e400: written as no fraction reads it
-            return Fraction(node.value) if math.isfinite(node.value) else _check(float(node.value))
+        return _check(Fraction(ast.get_source_segment(self.expr, node).replace("_", "")))  # as written: exact
 
 
 def evaluate(expression: str):
@@ -233,8 +229,6 @@ def evaluate(expression: str):
         raise ToolError(f"calculator: {exc}") from None
     except (TypeError, ValueError, ZeroDivisionError, OverflowError) as exc:
         raise ToolError(f"calculator: {exc}") from None
-    if isinstance(value, int) and not isinstance(value, bool):
-        value = Fraction(value)
     if not isinstance(value, (Fraction, float)):
         raise ToolError(f"calculator: {text!r} is not a number")
     return _check(value)
