@@ -105,7 +105,7 @@ def test_every_calculator_function_and_limit_by_hand():
         "sqrt(2.25)": "1.5", "sqrt(8)": "2.82842712475", "abs(-3/4)": "0.75", "min(3, 1/2)": "0.5",
         "max(3, 7/2)": "3.5", "7 // 2": "3", "7.5 // 2": "3", "-7 % 3": "2", "0^0": "1", "2^10000 // 2^9999": "2",
         "1.5 ^ 0.5": "1.22474487139", "1/1024": "0.0009765625", "1 / 2^200": None, "2 ^ -1": "0.5",
-        "1_000 + 1": "1001", "1e400 / 1e399": "10",
+        "1_000 + 1": "1001", "1e400 / 1e399": "10", "log(1)": "0", "log(e)": "1", "sqrt(0)": "0", "sqrt(9)": "3",
     }  # fmt: skip
     for text, shown in values.items():
         got = calculate(text)
@@ -131,6 +131,7 @@ def test_every_calculator_function_and_limit_by_hand():
 
 def test_program_answers_name_their_rule():
     from olakit.tools.program import choice_request, chosen_option, program_answer
+    from olakit.tools.program import closest_option as closest_option_of
     from olakit.tools.sandbox import Execution
     from olakit.types import Question
 
@@ -150,6 +151,16 @@ def test_program_answers_name_their_rule():
     )
     assert request.call_params() == {"temperature": 0, "max_tokens": 8, "stop": ["\n"]}
     assert [chosen_option(t, choice) for t in (" B", "(A)", "$25", "C", None)] == ["B", "A", "B", None, None]
+    assert closest_option_of("11", {"A": "none", "B": "10", "C": "30"}) == "B"  # an option without a number skipped
+
+
+def test_a_reply_without_a_program_and_one_that_needs_pots_names(box):
+    from olakit.tools.program import run_program
+
+    none = run_program(box, "I think the answer is 7.")
+    assert (none.status, none.error) == ("error", "no program in the reply (a ```python block, or Python alone)")
+    solved = run_program(box, "```python\nx = Symbol('x')\nans = solve_it(2 * x - 6, x)[x]\n```")
+    assert (solved.status, solved.ans) == ("ok", "3")  # PoT's names at hand: sympy's Symbol and its solve_it
 
 
 # -- the sandbox ------------------------------------------------------------------------------------------------
