@@ -19,8 +19,8 @@ import json
 import pandas as pd
 
 from olakit.analysis.inference import holm, mcnemar_exact
+from olakit.tools.loop import STATUSES
 
-STATUSES = ("ok", "error", "timeout", "memory", "output", "blocked", "unknown tool", "malformed", "step cap")
 CELL = ["template", "notes_strategy", "n_notes"]
 
 

@@ -29,7 +29,7 @@ from olakit.llm.two_stage import Answer
 from olakit.olagpt.config import OlaGPTConfig
 from olakit.tools import Tool, load_tools
 from olakit.tools.index import ToolIndex
-from olakit.tools.loop import ToolCache, max_calls, run_loops
+from olakit.tools.loop import ToolCache, run_loops
 from olakit.tools.program import choice_request, chosen_option, program_answer, program_of, run_program
 from olakit.tools.sandbox import Sandbox
 from olakit.types import Template
@@ -122,7 +122,8 @@ def answer_calls(cfg: OlaGPTConfig, counter, calls: Sequence, templates: dict[st
             (i, run) for i, run in zip(programs, runs)
             if cfg.program_choice == "model" and calls[i].question.kind == "choice" and run.ok and run.ans is not None
         ]  # fmt: skip
-        named = counter.batch([choice_request(calls[i].question, run.ans) for i, run in by_model], "program options")
+        asks = [choice_request(calls[i].question, run.ans) for i, run in by_model]
+        named = counter.batch(asks, "program options") if asks else []
         chosen = {i: reply for (i, _), reply in zip(by_model, named)}
         for i, run in zip(programs, runs):
             q = calls[i].question
@@ -142,8 +143,3 @@ def answer_calls(cfg: OlaGPTConfig, counter, calls: Sequence, templates: dict[st
 
 
 _TEXT = Template(name="", prefix="")
-
-
-def tool_calls_ceiling(cfg: OlaGPTConfig) -> int:
-    """The most model calls one answer with tools makes."""
-    return max_calls(cfg.tool_steps)

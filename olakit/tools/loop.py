@@ -36,8 +36,11 @@ from olakit.llm import Request
 from olakit.llm.answerer import refuse
 from olakit.tools import Tool
 from olakit.tools.errors import ToolError
+from olakit.tools.sandbox import STATUSES as SANDBOX_STATUSES
 
 PROTOCOLS = ("openai", "text")
+STATUSES = (*SANDBOX_STATUSES, "unknown tool", "malformed", "step cap")
+"""How a tool call in a trace ended: a tool's (``ok``, ``error``) or the sandbox's, or the loop's own."""
 UNCACHED = ("timeout", "memory")
 """Statuses whose results are not kept: they depend on the machine and its load."""
 

@@ -34,6 +34,7 @@ from olakit.errors import DataError
 from olakit.tools.errors import ToolError
 
 STATUSES = ("ok", "error", "timeout", "memory", "output", "blocked")
+"""How a program's run ends (Execution.status)."""
 
 
 @dataclass(frozen=True)
