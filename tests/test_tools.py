@@ -643,15 +643,19 @@ def test_tool_changes_and_effect_pair_the_same_cells_of_two_runs():
 
     golds = "AAAAAAAAAA"
     without = _records([{"question_id": str(i), "template": "ST", "extracted": "B" if i < 7 else "A",
-                         "correct": i >= 7, "trace": ""} for i in range(10)])  # fmt: skip
+                         "correct": i >= 7, "trace": ""} for i in range(10)]
+                       + [{"question_id": "10", "template": "ST", "extracted": float("nan"), "correct": False,
+                           "trace": ""}])  # fmt: skip
     with_tools = _records([{"question_id": str(i), "template": "ST", "extracted": "A" if i < 6 or i == 9 else "C",
-                            "correct": i < 6 or i == 9, "trace": _loop("ok")} for i in range(10)])  # fmt: skip
+                            "correct": i < 6 or i == 9, "trace": _loop("ok")} for i in range(10)]
+                          + [{"question_id": "10", "template": "ST", "extracted": None, "correct": False,
+                              "trace": _loop("error")}])  # fmt: skip
     changed = tool_changes(with_tools, without)
-    # by hand: 0-5 B -> A (fixed), 6 B -> C, 7 and 8 A -> C (broken), 9 A -> A (unchanged)
+    # by hand: 0-5 B -> A (fixed), 6 B -> C, 7 and 8 A -> C (broken), 9 A -> A, 10 unparsed both (NaN, None)
     assert changed["question_id"].tolist() == ["0", "1", "2", "3", "4", "5", "6", "7", "8"]
     assert changed["tools_called"].unique().tolist() == ["calculator"] and set(changed["gold"]) == set(golds)
     (row,) = tool_effect(with_tools, without).to_dict("records")
-    assert (row["questions"], row["accuracy_with"], row["accuracy_without"]) == (10, 0.7, 0.3)
+    assert (row["questions"], row["accuracy_with"], row["accuracy_without"]) == (11, 7 / 11, 3 / 11)
     assert (row["right_only_with"], row["right_only_without"]) == (6, 2)
     expected = 2 * sum(comb(8, i) for i in range(3)) / 2**8  # the exact binomial of 8 discordant pairs, 2 one way
     assert row["p_mcnemar"] == pytest.approx(expected) and row["p_mcnemar_holm"] == pytest.approx(expected)

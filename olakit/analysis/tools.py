@@ -65,7 +65,9 @@ def _paired(with_tools: pd.DataFrame, without: pd.DataFrame) -> pd.DataFrame:
 def tool_changes(with_tools: pd.DataFrame, without: pd.DataFrame) -> pd.DataFrame:
     """The questions whose answer differs with tools (module docstring), with the tools each answer called."""
     both = _paired(with_tools, without)
-    changed = both[both["extracted_with"].astype(str) != both["extracted_without"].astype(str)].copy()
+    unparsed = "\x00"  # None and NaN alike: no answer
+    with_, without_ = both["extracted_with"].fillna(unparsed), both["extracted_without"].fillna(unparsed)
+    changed = both[with_.astype(str) != without_.astype(str)].copy()
     changed["tools_called"] = [
         ", ".join(s["tool"] for s in _trace(t).get("steps", [])) or ("program" if "program" in _trace(t) else "")
         for t in changed["trace"]
