@@ -680,3 +680,16 @@ def test_the_facts_and_notes_libraries_as_tools_and_a_tools_settings(tmp_path):
     base = read_tool(_write(tmp_path / "echo.json", spec))
     other = read_tool(_write(tmp_path / "echo2.json", {**spec, "settings": {"times": 2}}))
     assert ToolCache.key(base, "x") != ToolCache.key(other, "x")  # other settings: another cached result
+
+
+def test_each_sample_keeps_its_own_conversation_in_the_loop():
+    """SC's samples of one prompt differ only by their sample index: each turn of a loop keeps it, so each sample is
+    its own call and its own cache entry (the loop once rebuilt its requests without it: one answer for all)."""
+    from olakit.llm import Request
+    from olakit.llm.answerer import ScriptedModel
+    from olakit.tools.loop import run_loops
+
+    model = ScriptedModel(lambda p, r: "Action: calculator[1 + 1]" if p.startswith("You can") else "Answer: 2")
+    samples = [Request.make("What is 1 + 1?", sample=s, temperature=0.7) for s in range(3)]
+    loops = run_loops(model, samples, [load_tools()["calculator"]], protocol="text", max_steps=1)
+    assert model.calls == 6 and [lp.calls for lp in loops] == [2, 2, 2]  # 3 samples x 2 turns, none shared

@@ -15,7 +15,7 @@ import shutil
 import sys
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -214,3 +214,17 @@ def require(obj: dict, key: str, where: str):
     if key not in obj:
         raise DataError(f"{where}: field {key!r} missing")
     return obj[key]
+
+
+def read_library(folders: Iterable, read: Callable[[Path], Any], what: str) -> dict[str, Any]:
+    """Every ``*.json`` entry of ``folders`` in order (``None`` skipped), each read by ``read`` and kept by its
+    ``name``, a later folder's entry overriding an earlier one's (a user's template or tool over a built-in);
+    DataError for a folder that is not there."""
+    found: dict[str, Any] = {}
+    for folder in (Path(d) for d in folders if d is not None):
+        if not folder.is_dir():
+            raise DataError(f"{folder}: {what} folder not found")
+        for path in sorted(folder.glob("*.json")):
+            entry = read(path)
+            found[entry.name] = entry
+    return found

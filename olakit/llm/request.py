@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 
 class Frozen(str):
@@ -44,6 +44,16 @@ class Request:
             messages = [{"role": "user", "content": messages}]
         msgs = tuple(tuple(sorted((k, _freeze(v)) for k, v in m.items())) for m in messages)
         return cls(messages=msgs, params=tuple(sorted((k, _freeze(v)) for k, v in params.items())), sample=sample)
+
+    def continued(self, messages: Sequence[dict], **params) -> Request:
+        """The next turn of this request's conversation: ``messages``, its own parameters (``params`` added or
+        replacing), its sample and replicate index (so each sample's conversation stays its own in the cache).
+
+        >>> Request.make("hi", sample=2, seed=10).continued([{"role": "user", "content": "more"}], stop=["x"]).sample
+        2
+        """
+        own = {k: _thaw(v) for k, v in self.params}
+        return replace(Request.make(messages, sample=self.sample, **(own | params)), replicate=self.replicate)
 
     def message_dicts(self) -> list[dict]:
         return [{k: _thaw(v) for k, v in m} for m in self.messages]

@@ -39,14 +39,16 @@ class Stage:
 def planned_calls(config: OlaGPTConfig) -> list[Stage]:
     """The stages of a run of ``config`` with their calls (see the module docstring); stages with none left out."""
     cfg = config
-    n = len(cfg.pick(questions_of(cfg)))
+    questions = cfg.pick(questions_of(cfg))
+    n = len(questions)
     templates = templates_for(cfg.dataset, cfg.templates)
     n_templates = len(templates)
     cells = sum(1 if s == ZERO_SHOT else len(set(cfg.n_notes)) for s in cfg.strategies)
     answering = cfg.choose_k if cfg.choose_k and not cfg.choice_comparison else n_templates
     tooled = min(answering, sum(uses_tools(cfg, t) for t in templates))  # with choose_k: at most that many
     answers = n * cells * answering
-    sc_tooled = SC in cfg.baselines and uses_tools(cfg, templates_for(cfg.dataset, [cfg.sc_template])[0])
+    sc = templates_for(cfg.dataset, [cfg.sc_template])[0] if SC in cfg.baselines else None
+    sc_tooled = sc is not None and uses_tools(cfg, sc)
     sc_samples = n * cells * cfg.sc_k if SC in cfg.baselines else 0
     stages = [
         Stage("question types", n, TYPE_PARAMS["max_tokens"], True),
@@ -59,8 +61,8 @@ def planned_calls(config: OlaGPTConfig) -> list[Stage]:
         ),
     ]
     programs = sum(t.answer == "program" for t in templates)
-    sc_programs = SC in cfg.baselines and templates_for(cfg.dataset, [cfg.sc_template])[0].answer == "program"
-    if cfg.program_choice == "model" and any(q.kind == "choice" for q in cfg.pick(questions_of(cfg))):
+    sc_programs = sc is not None and sc.answer == "program"
+    if cfg.program_choice == "model" and any(q.kind == "choice" for q in questions):
         mapped = n * cells * programs + (sc_samples if sc_programs else 0)
         stages.append(Stage("program options", mapped, 8, False))  # one per program that gives a value
     if AUTO_COT in cfg.baselines:

@@ -115,12 +115,11 @@ class Choice:
     named: int
 
 
-def _choose(cfg, counter, questions, templates) -> dict[str, Choice]:
+def _choose(cfg, counter, questions, templates, offer: Offer) -> dict[str, Choice]:
     """Template choice by the controller (paper 3.6): the model picks k templates per question, before any answer."""
     names = [t.name for t in templates]
-    offer = Offer(cfg) if cfg.tools != "none" else None  # the controller sees each template's tools
-    requests = [choose_request(q, templates, cfg.choose_k, tools=offer.names(templates, q) if offer else None)
-                for q in questions]  # fmt: skip
+    # the controller sees each template's tools (none: listed as without tools)
+    requests = [choose_request(q, templates, cfg.choose_k, tools=offer.names(templates, q)) for q in questions]
     out = {}
     for q, request, reply in zip(questions, requests, counter.batch(requests, "template choice")):
         text = reply.text
@@ -271,7 +270,8 @@ def _records(config: OlaGPTConfig, counter) -> tuple[list, dict]:
     qtypes = question_types(counter, questions)
 
     calls = plan(questions, qtypes, templates, library, cfg)
-    choices = _choose(cfg, counter, questions, templates) if cfg.choose_k else {}
+    offer = Offer(cfg)  # which tools each answer is offered: the template choice and the answers read it alike
+    choices = _choose(cfg, counter, questions, templates, offer) if cfg.choose_k else {}
     if choices and not cfg.choice_comparison:  # the saving: only the chosen templates answer
         calls = [c for c in calls if c.template in choices[c.question.id].chosen]
     if SC in cfg.baselines:
@@ -301,7 +301,7 @@ def _records(config: OlaGPTConfig, counter) -> tuple[list, dict]:
                 )
             )
     by_name = {t.name: t for t in templates} | ({SC: sc[0]} if SC in cfg.baselines else {})
-    answered = answer_calls(cfg, counter, calls, by_name)  # with tools, programs run, or one call each
+    answered = answer_calls(cfg, counter, calls, by_name, offer)  # with tools, programs run, or one call each
     read = [i for i, a in enumerate(answered) if a.answer is None]  # the extractor reads these (programs: their ans)
     found = answers(
         [(answered[i].request, answered[i].reply, calls[i].question.options) for i in read],

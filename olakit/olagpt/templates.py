@@ -19,7 +19,7 @@ import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from olakit.data.files import RESOURCES
+from olakit.data.files import RESOURCES, read_library
 from olakit.env import environment
 from olakit.errors import DataError, lookup
 from olakit.names import TURBO
@@ -65,17 +65,7 @@ def read_template(path: Path) -> Template:
 
 def load_templates(extra_dirs: Iterable[str | os.PathLike] = ()) -> dict[str, Template]:
     """Built-ins, then $OLAKIT_TEMPLATES_DIR, then ``extra_dirs`` (later files override earlier names)."""
-    dirs = [BUILTIN_DIR]
-    if environment().templates_dir:
-        dirs.append(environment().templates_dir)
-    dirs += [Path(d) for d in extra_dirs]
-    found: dict[str, Template] = {}
-    for d in dirs:
-        if not d.is_dir():
-            raise DataError(f"{d}: templates folder not found")
-        for path in sorted(d.glob("*.json")):
-            t = read_template(path)
-            found[t.name] = t
+    found = read_library([BUILTIN_DIR, environment().templates_dir, *extra_dirs], read_template, "templates")
     names = [n for n in ORDER if n in found] + sorted(n for n in found if n not in ORDER)
     return {n: found[n] for n in names}
 

@@ -1,7 +1,7 @@
 """OlaGPT's templates with the tools library (seed 000, §3.1; docs/tools.md): which answers are made with tools,
 which tools each is offered, and a program template's answers (PoT: the sandbox runs the reply's program).
 
-``answer_calls(cfg, counter, calls, templates)`` answers every call of a run's answer stage:
+``answer_calls(cfg, counter, calls, templates, offer)`` answers every call of a run's answer stage:
 - a call of a template that uses tools (``cfg.tools`` is not ``none``, and the template is in ``cfg.tool_templates``
   or that is unset) runs the tool loop (olakit.tools.loop) with its tools: the library's (``cfg.tool_names``), all
   of them (``tools="all"``) or the tools index's top ``tools_k`` for the template's text and the question
@@ -89,9 +89,11 @@ class Offer:
         return {t.name: [x.name for x in self(t, question)] for t in templates}
 
 
-def answer_calls(cfg: OlaGPTConfig, counter, calls: Sequence, templates: dict[str, Template]) -> list[Answered]:
+def answer_calls(
+    cfg: OlaGPTConfig, counter, calls: Sequence, templates: dict[str, Template], offer: Offer | None = None
+) -> list[Answered]:
     """Every call answered (module docstring), in order. ``templates``: each call's template by its record name
-    (SC's samples by ``SC``)."""
+    (SC's samples by ``SC``); ``offer``: the run's Offer (default: one made from ``cfg``)."""
     kinds = ["tools" if uses_tools(cfg, templates.get(c.template)) else "one" for c in calls]
     out: list[Answered | None] = [None] * len(calls)
     plain = [i for i, k in enumerate(kinds) if k == "one"]
@@ -99,7 +101,7 @@ def answer_calls(cfg: OlaGPTConfig, counter, calls: Sequence, templates: dict[st
         out[i] = Answered(reply=reply, request=calls[i].request, calls=[reply])
     tooled = [i for i, k in enumerate(kinds) if k == "tools"]
     if tooled:
-        offer = Offer(cfg)
+        offer = offer or Offer(cfg)
         offered = [offer(templates[calls[i].template], calls[i].question) for i in tooled]
         cache = ToolCache()
         try:
@@ -108,11 +110,10 @@ def answer_calls(cfg: OlaGPTConfig, counter, calls: Sequence, templates: dict[st
         finally:
             cache.close()
         for i, loop in zip(tooled, loops):
-            params = dict(calls[i].request.call_params())
             trace = {"tools": list(loop.tools), "protocol": cfg.tool_protocol, "calls": loop.calls,
                      "stopped": loop.stopped, "steps": loop.trace,
                      "replies": [{"text": r.text, "tool_calls": list(r.tool_calls)} for r in loop.replies]}  # fmt: skip
-            out[i] = Answered(reply=loop.last, request=Request.make(loop.messages[:-1], **params),
+            out[i] = Answered(reply=loop.last, request=calls[i].request.continued(loop.messages[:-1]),
                               calls=list(loop.replies), trace=json.dumps(trace, ensure_ascii=False))  # fmt: skip
     programs = [i for i, c in enumerate(calls) if (templates.get(c.template) or _TEXT).answer == "program"]
     if programs:  # every call answered: a failed one raised in its batch

@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from olakit.data.files import RESOURCES
+from olakit.data.files import RESOURCES, read_library
 from olakit.env import environment
 from olakit.errors import DataError
 from olakit.plugins import load_function
@@ -109,15 +109,5 @@ def read_tool(path: Path) -> Tool:
 
 def load_tools(extra_dirs: Iterable[str | os.PathLike] = ()) -> dict[str, Tool]:
     """Built-ins, then $OLAKIT_TOOLS_DIR, then ``extra_dirs`` (later files override earlier names), in name order."""
-    dirs = [BUILTIN_DIR]
-    if environment().tools_dir:
-        dirs.append(environment().tools_dir)
-    dirs += [Path(d) for d in extra_dirs]
-    found: dict[str, Tool] = {}
-    for d in dirs:
-        if not d.is_dir():
-            raise DataError(f"{d}: tools folder not found")
-        for path in sorted(d.glob("*.json")):
-            tool = read_tool(path)
-            found[tool.name] = tool
+    found = read_library([BUILTIN_DIR, environment().tools_dir, *extra_dirs], read_tool, "tools")
     return dict(sorted(found.items()))

@@ -89,9 +89,7 @@ class Loop:
     """One conversation's tool loop: its last reply's ``text``, the ``trace`` of tool calls, the model calls it made
     and why it stopped (``answered``, or ``step cap``: it was told to answer after its last allowed round)."""
 
-    text: str = ""
     trace: list[dict] = field(default_factory=list)
-    calls: int = 0
     stopped: str = ""
     messages: list[dict] = field(default_factory=list)
     replies: list = field(default_factory=list)
@@ -103,6 +101,14 @@ class Loop:
     def last(self):
         """The last call's Reply (the answer's)."""
         return self.replies[-1]
+
+    @property
+    def text(self) -> str:
+        return self.last.text or ""
+
+    @property
+    def calls(self) -> int:
+        return len(self.replies)
 
 
 def max_calls(max_steps: int) -> int:
@@ -118,8 +124,7 @@ def _call_tool(tools: dict[str, Tool], name: str, text: str, cache: ToolCache | 
         return _outcome(name, text, f"unknown tool {name!r}; the tools are: {known}", "unknown tool")
     hit = cache.get(tool, text) if cache else None
     if hit:
-        output, status = hit
-        return {"tool": name, "input": text, "output": output, "status": status, "cached": True, "seconds": 0.0}
+        return _outcome(name, text, *hit) | {"cached": True}
     try:
         output, status = tool(text), "ok"
     except ToolError as exc:
@@ -128,8 +133,7 @@ def _call_tool(tools: dict[str, Tool], name: str, text: str, cache: ToolCache | 
         output, status = f"{type(exc).__name__}: {exc}", "error"
     if cache:
         cache.set(tool, text, output, status)
-    return {"tool": name, "input": text, "output": output, "status": status, "cached": False,
-            "seconds": round(time.perf_counter() - t0, 4)}  # fmt: skip
+    return _outcome(name, text, output, status) | {"seconds": round(time.perf_counter() - t0, 4)}
 
 
 def _outcome(name: str, text: str, output: str, status: str) -> dict:
@@ -139,7 +143,7 @@ def _outcome(name: str, text: str, output: str, status: str) -> dict:
 def _actions(protocol: str, reply) -> list[tuple[str, str, str, str]]:
     """The tool calls a reply asks for, each (tool, input, why it is malformed or "", call id or "")."""
     if protocol == "openai":
-        return [(name, text, bad, cid) for cid, name, text, bad in _openai_actions(reply)]
+        return _openai_actions(reply)
     found = _text_actions(reply.text or "")
     if isinstance(found, str):
         return [("", (reply.text or "").strip()[-200:], found, "")]
@@ -172,7 +176,7 @@ def _text_actions(text: str) -> list[tuple[str, str]] | str:
 
 
 def _openai_actions(reply) -> list[tuple[str, str, str, str]]:
-    """(call id, tool, input, why it is malformed or "") of each tool call of an OpenAI-protocol reply."""
+    """(tool, input, why it is malformed or "", call id) of each tool call of an OpenAI-protocol reply."""
     out = []
     for call in reply.tool_calls:
         try:
@@ -180,10 +184,10 @@ def _openai_actions(reply) -> list[tuple[str, str, str, str]]:
             text = args["input"] if isinstance(args, dict) else None
             if not isinstance(text, str):
                 raise ValueError("no string 'input'")
-            out.append((call["id"], call["name"], text, ""))
+            out.append((call["name"], text, "", call["id"]))
         except (ValueError, KeyError, TypeError) as exc:
             why = f'malformed call ({exc}): give {{"input": TEXT}}'
-            out.append((call["id"], call["name"], call["arguments"], why))
+            out.append((call["name"], call["arguments"], why, call["id"]))
     return out
 
 
@@ -211,7 +215,6 @@ def run_loops(
     loops = [
         Loop(messages=r.message_dicts(), tools=tuple(t.name for t in offered)) for r, offered in zip(requests, each)
     ]
-    params = [dict(r.call_params()) for r in requests]
     for loop, offered in zip(loops, each):
         if protocol == "text" and offered:
             listing = TEXT_PROTOCOL.format(tools="\n".join(f"- {t.shown()}" for t in offered))
@@ -224,21 +227,19 @@ def run_loops(
             final = step == max_steps + 1
             batch = []
             for i in active:
-                extra = dict(params[i])
+                extra = {}
                 if protocol == "openai" and each[i]:
                     extra["tools"] = [_schema(t) for t in each[i]]
                     if final:
                         extra["tool_choice"] = "none"
                 elif protocol == "text" and each[i] and not final:
-                    extra["stop"] = ["Observation:", *(extra.get("stop") or [])]
-                batch.append(Request.make(loops[i].messages, **extra))
+                    extra["stop"] = ["Observation:", *(requests[i].call_params().get("stop") or [])]
+                batch.append(requests[i].continued(loops[i].messages, **extra))
             replies = refuse(answerer.batch(batch, f"{desc} (step {step})"), f"{desc} (step {step})")
-            pending = []  # (conversation, call id or None, the tool call's outcome: a future or a dict)
+            pending = []  # (conversation, call id or "", the tool call's outcome: a future or a dict)
             for i, reply in zip(active, replies):
                 loop, offered = loops[i], each[i]
-                loop.calls += 1
                 loop.replies.append(reply)
-                loop.text = reply.text or ""
                 actions = _actions(protocol, reply)
                 if final or not offered or not actions:
                     loop.stopped = "step cap" if offered and final and max_steps else "answered"
@@ -256,11 +257,11 @@ def run_loops(
                 for name, text, bad, cid in actions:
                     work = _outcome(name, text, bad, "malformed") if bad else pool.submit(
                         _call_tool, by_name, name, text, cache)  # fmt: skip
-                    pending.append((i, step, cid, work))
-            for i, at, cid, work in pending:  # every tool call of the round ran at once; answered in order
+                    pending.append((i, cid, work))
+            for i, cid, work in pending:  # every tool call of the round ran at once; answered in order
                 done = work if isinstance(work, dict) else work.result()
                 loop = loops[i]
-                loop.trace.append({"step": at, **({"call_id": cid} if cid else {}), **done})
+                loop.trace.append({"step": step, **({"call_id": cid} if cid else {}), **done})
                 if protocol == "openai":
                     loop.messages.append({"role": "tool", "tool_call_id": cid, "content": done["output"]})
                 else:

@@ -120,16 +120,16 @@ def text_number_value(ans):
 
 
 RUNS = {
-    # file stem prefix -> (dataset, presenter, recorded field, several programs per question)
-    "aqua_s0": ("aqua", "text", "generated_prediction"),
-    "aqua_sc": ("aqua", "text", "generated_prediction"),
-    "aqua_zs": ("aqua", "text_number", "generated_prediction"),
-    "gsm8K_s0": ("gsm8k", "number", "executed"),
-    "gsm8K_zs": ("gsm8k", "text_number_value", "executed"),
+    # file name prefix -> (the presenter its script made predictions with, the field it recorded them in)
+    "aqua_s0": ("text", "generated_prediction"),
+    "aqua_sc": ("text", "generated_prediction"),
+    "aqua_zs": ("text_number", "generated_prediction"),
+    "gsm8K_s0": ("number", "executed"),
+    "gsm8K_zs": ("text_number_value", "executed"),
 }
 
 
-def _kind(path: Path) -> tuple[str, str, str]:
+def _kind(path: Path) -> tuple[str, str]:
     for prefix, kind in RUNS.items():
         if path.name.startswith(prefix):
             return kind
@@ -155,7 +155,7 @@ def replay(path: str | Path, sandbox, limit: int | None = None):
     import pandas as pd
 
     path = Path(path)
-    _, presenter, field = _kind(path)
+    presenter, field = _kind(path)
     limits = Limits(**LIMITS)
     records = [r for r in map(json.loads, path.read_text(encoding="utf-8").splitlines()) if "question" in r]
 
