@@ -225,8 +225,9 @@ def tool_ablation(config: OlaGPTConfig, conditions=TOOL_CONDITIONS) -> tuple[Res
         "notebook:tools_ablation", config, kind="compare", dataset=ref, files=sorted(
             {f for r in runs.values() for f in r.log.data}),
     ).replace(roles=first.roles, calls=calls))  # fmt: skip
-    use = [tool_use(r.records).assign(condition=c) for c, r in runs.items()]
-    tables = {"tool_use": pd.concat(use, ignore_index=True) if use else pd.DataFrame()}
+    tables = {
+        "tool_use": pd.concat([tool_use(r.records).assign(condition=c) for c, r in runs.items()], ignore_index=True)
+    }
     if "none" in runs:
         without = runs["none"].records
         effect = [tool_effect(r.records, without).assign(condition=c) for c, r in runs.items() if c != "none"]

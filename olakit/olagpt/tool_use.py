@@ -18,7 +18,6 @@ the rule that read it.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -31,7 +30,7 @@ from olakit.tools import Tool, load_tools
 from olakit.tools.index import ToolIndex
 from olakit.tools.loop import ToolCache, run_loops
 from olakit.tools.program import choice_request, chosen_option, program_answer, program_of, run_program
-from olakit.tools.sandbox import Sandbox
+from olakit.tools.sandbox import shared_sandbox
 from olakit.types import Template
 
 
@@ -117,7 +116,8 @@ def answer_calls(
                               calls=list(loop.replies), trace=json.dumps(trace, ensure_ascii=False))  # fmt: skip
     programs = [i for i, c in enumerate(calls) if (templates.get(c.template) or _TEXT).answer == "program"]
     if programs:  # every call answered: a failed one raised in its batch
-        with Sandbox(workers=max(1, min(4, os.cpu_count() or 1))) as box, ThreadPoolExecutor(box.workers) as pool:
+        box = shared_sandbox()  # the process's workers, started once (the python tool's too)
+        with ThreadPoolExecutor(box.workers) as pool:
             runs = list(pool.map(lambda i: run_program(box, out[i].reply.text or ""), programs))
         by_model = [  # PoT's mapping: a second call names the option of each value (program_choice="model")
             (i, run) for i, run in zip(programs, runs)

@@ -28,7 +28,7 @@ import shutil
 import subprocess
 import sys
 import threading
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 
 from olakit.errors import DataError
 from olakit.tools.errors import ToolError
@@ -162,12 +162,10 @@ class Sandbox:
         self._idle: queue.Queue[_Worker] = queue.Queue()
         self._all: list[_Worker] = []
         self._lock = threading.Lock()
-        self._started = 0
 
     def _take(self) -> _Worker:
         with self._lock:
-            if self._idle.empty() and self._started < self.workers:
-                self._started += 1
+            if self._idle.empty() and len(self._all) < self.workers:
                 worker = _Worker(self._command, self._env)
                 self._all.append(worker)
                 return worker
@@ -207,24 +205,14 @@ class Sandbox:
         except (RuntimeError, OSError, ValueError) as exc:  # the worker itself died: replaced on the next run
             with self._lock:
                 self._all.remove(worker)
-                self._started -= 1
             worker.close()
             return Execution(status="error", error=f"the sandbox's worker failed: {exc}")
         self._idle.put(worker)
-        return Execution(
-            status=answer.get("status", "error"),
-            ans=answer.get("ans"),
-            stdout=answer.get("stdout", ""),
-            error=answer.get("error", ""),
-            wall_s=answer.get("wall_s", 0.0),
-            cpu_s=answer.get("cpu_s", 0.0),
-            program_s=answer.get("program_s", 0.0),
-            note=answer.get("note", ""),
-        )
+        return Execution(**{f.name: answer[f.name] for f in fields(Execution) if f.name in answer})
 
     def close(self) -> None:
         with self._lock:
-            workers, self._all, self._started = self._all, [], 0
+            workers, self._all = self._all, []
         for worker in workers:
             worker.close()
         self._idle = queue.Queue()
