@@ -37,10 +37,10 @@ def answer_matrix(df: pd.DataFrame, templates: Sequence[str] | None = None) -> t
 
     Raises DataError if a template is missing for some question (votes over unequal sets mislead).
     """
-    templates = list(templates) if templates is not None else list(dict.fromkeys(df["template"]))
-    missing = sorted(set(templates) - set(df["template"]))
+    templates = list(templates) if templates is not None else list(dict.fromkeys(df["template"].unique()))
+    missing = sorted(set(templates) - set(df["template"].unique()))
     if missing:
-        raise DataError(f"templates {missing} have no records; present: {sorted(set(df['template']))}")
+        raise DataError(f"templates {missing} have no records; present: {sorted(set(df['template'].unique()))}")
     sub = df[df["template"].isin(templates)]
     twice = sub.duplicated([*GROUP, "template"])
     if twice.any():
@@ -67,7 +67,7 @@ def vote_labels(
     """answer_matrix over the templates in the rule's vote order, with each unparsed answer as None (``abstain``) or
     as a label of its own made of its raw output (``raw``: two identical unparseable outputs vote together, as in
     the authors' code)."""
-    templates = list(templates) if templates is not None else list(dict.fromkeys(df["template"]))
+    templates = list(templates) if templates is not None else list(dict.fromkeys(df["template"].unique()))
     wide, gold = answer_matrix(df, rule.order(templates))
     if rule.unparsed == "raw" and wide.isna().to_numpy().any():
         sub = df[df["template"].isin(wide.columns)]
@@ -115,6 +115,17 @@ class VoteMatrix:
         raw = pd.Series(self.values.ravel()).str.startswith(RAW, na=False).to_numpy().reshape(n, m)
         self.unparsed = (codes < 0) | raw
         self.raw = raw
+        # each row's labels numbered 0.. in their first-seen order, for the votes of many subsets at once
+        first = self.local == np.arange(m)
+        rank = np.cumsum(first, axis=1) - 1
+        self.code = np.where(self.local >= 0, np.take_along_axis(rank, np.maximum(self.local, 0), 1), -1)
+        width = max(int(first.sum(1).max(initial=0)), 1)
+        self.rep = np.zeros((n, width), dtype=np.intp)  # (n, L): the first column of each label
+        rows, cols = np.nonzero(first)
+        self.rep[rows, rank[rows, cols]] = cols
+        self.onehot = np.zeros((width, m, n), dtype=np.float32)  # (L, m, n): column j gives row i label l
+        rows, cols = np.nonzero(self.code >= 0)
+        self.onehot[self.code[rows, cols], cols, rows] = 1
 
     def counts(self, columns) -> np.ndarray:
         """Votes per label among ``columns``: (n, m), indexed by the label's first column in the row (a label no
@@ -160,6 +171,52 @@ class VoteMatrix:
         won = (top > 0) & (winner >= 0)
         at = np.maximum(winner, 0)
         return at, won & ~self.raw[np.arange(n), at]
+
+    def winners_many(self, subsets, rule: VoteRule = PAPER, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+        """winners for many subsets of one size at once: (n, s) positions and won flags, column i for
+        ``subsets[i]``. The votes are one matrix product (each row's labels one-hot by column, times the subsets'
+        column counts); only the rows where labels tie look at the subset's column order (the "first" rule's
+        winner). The random tie rule, keyed per row, takes each subset in turn."""
+        check_tie_rule(rule.tie)
+        subsets = np.asarray(subsets, dtype=np.intp).reshape(len(subsets), -1)
+        if rule.tie == "random" or not subsets.size:
+            pairs = [self.winners(s, rule, seed) for s in subsets]
+            n = self.local.shape[0]
+            empty = np.zeros((n, 0), dtype=np.intp)
+            return (np.stack([a for a, _ in pairs], 1) if pairs else empty,
+                    np.stack([w for _, w in pairs], 1) if pairs else empty.astype(bool))  # fmt: skip
+        width, m, n = self.onehot.shape
+        chunk = max(1, 20_000_000 // (n * width))  # the (L, chunk, n) counts stay within ~80 MB
+        parts = [self._winners_chunk(subsets[i : i + chunk], rule) for i in range(0, len(subsets), chunk)]
+        return np.concatenate([a for a, _ in parts], 1), np.concatenate([w for _, w in parts], 1)
+
+    def _winners_chunk(self, subsets: np.ndarray, rule: VoteRule) -> tuple[np.ndarray, np.ndarray]:
+        width, m, n = self.onehot.shape
+        s = len(subsets)
+        weights = np.zeros((s, m), dtype=np.float32)
+        np.add.at(weights, (np.arange(s)[:, None], subsets), 1)
+        counts = np.stack([weights @ self.onehot[c] for c in range(width)])  # (L, s, n) votes: exact small integers
+        top = np.zeros((s, n), dtype=np.float32)
+        label = np.zeros((s, n), dtype=np.intp)  # the first label (in row order) with the most votes
+        ties = np.zeros((s, n), dtype=np.intp)  # how many labels have the most votes
+        for c in range(width):
+            more = counts[c] > top
+            label[more] = c
+            ties = np.where(more, 1, ties + (counts[c] == top))
+            np.maximum(top, counts[c], out=top)
+        several = (ties > 1) & (top > 0)
+        if rule.tie == "first":  # the tied label whose first column in the subset comes first
+            si, ni = np.nonzero(several)
+            lab = self.code[ni[:, None], subsets[si]]
+            hit = (lab >= 0) & (counts[np.maximum(lab, 0), si[:, None], ni[:, None]] == top[si, ni][:, None])
+            label[si, ni] = lab[np.arange(len(ni)), hit.argmax(1)]
+        top, several, label = top.T, several.T, label.T
+        rows = np.arange(n)[:, None]
+        at = self.rep[rows, label]
+        won = (top > 0) & ~self.raw[rows, at]
+        if rule.tie == "none":
+            won &= ~several
+        return at, won
 
 
 def _parts(key) -> tuple:

@@ -1,6 +1,7 @@
 """Runs side by side (olakit.analysis.compare, `olakit compare`, the linked explorers) on toy runs whose answers are
 worked out by hand here, and the numpy vote against olakit.majority's definition on random answer matrices."""
 
+import itertools
 import math
 import random
 import shlex
@@ -122,6 +123,16 @@ def test_the_numpy_vote_is_majority_on_random_matrices():
                 got = majority([row[i] for i in subset], tie, keyed_rng(11, key) if tie == "random" else None)
                 want.append(None if isinstance(got, str) and got.startswith(RAW) else got)
             assert matrix.vote(subset, rule) == want, (tie, subset)
+        # every subset of a size at once (the template-count ablation's way) names the same winners
+        for size in (1, 2, 3, 6):
+            subsets = [s for s in itertools.permutations(range(6), size)][::7]
+            at, won = matrix.winners_many(subsets, rule)
+            for j, subset in enumerate(subsets):
+                want = [majority([row[i] for i in subset], tie, keyed_rng(11, key) if tie == "random" else None)
+                        for key, row in zip(wide.index, rows)]  # fmt: skip
+                want = [None if isinstance(w, str) and w.startswith(RAW) else w for w in want]
+                got = [row[a] if w else None for row, a, w in zip(rows, at[:, j], won[:, j])]
+                assert got == want, (tie, subset)
 
 
 def test_the_template_count_ablation_samples_beyond_its_limit_and_says_so():

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from olakit.analysis.agreement import agreement
@@ -118,7 +119,12 @@ def _comparable(df: pd.DataFrame, source: str) -> pd.DataFrame:
     cells = condition_columns(kind)
     first = df[df["sample"] == 0] if "sample" in df.columns else df
     out = first.assign(_source=source)
-    out["_cell"] = list(zip(*(out[c] for c in cells))) if len(out) else []
+    if len(out):  # each row's cell as a tuple, built once per distinct cell
+        codes = out.groupby(cells, sort=False, dropna=False).ngroup().to_numpy()
+        distinct = list(out[cells].drop_duplicates().itertuples(index=False, name=None))
+        out["_cell"] = pd.Series(distinct, dtype=object).to_numpy()[codes]
+    else:
+        out["_cell"] = []
     out["_cell_names"] = [tuple(cells)] * len(out)
     return out
 
@@ -182,8 +188,7 @@ def compare(
     who = ["_source", "run", "model", "_cell"]
     keys = every.drop_duplicates(who)[[*who, "_cell_names"]]
     names = condition_names(keys)
-    name_of = dict(zip(zip(*(keys[k] for k in who)), names))
-    every["template"] = [name_of[k] for k in zip(*(every[k] for k in who))]
+    every["template"] = np.array(names, dtype=object)[every.groupby(who, sort=False, dropna=False).ngroup()]
     every["run"] = every["_source"]
     every["notes_strategy"], every["n_notes"], every["sample"] = COMPARED, 0, 0
     for col, empty in (("note_ids", ()), ("note_sims", ()), ("question_type", "")):

@@ -165,7 +165,8 @@ def holm_matrix(tests: pd.DataFrame, value: str = "p_mcnemar_holm") -> pd.DataFr
         methods = list(dict.fromkeys(m for m, _ in parts))
         strategies = ordered_strategies([s for _, s in parts])
         cells = [f"{m} | {s}" for m, s in sorted(parts, key=lambda p: (methods.index(p[0]), strategies.index(p[1])))]
-    m = pd.DataFrame(np.nan, index=cells, columns=cells)
-    for a, b, v in zip(tests["a"], tests["b"], tests[value]):
-        m.loc[a, b] = m.loc[b, a] = v
-    return m
+    at = {c: i for i, c in enumerate(cells)}
+    m = np.full((len(cells), len(cells)), np.nan)
+    a, b = [tests[col].map(at).to_numpy(dtype=int) for col in ("a", "b")]
+    m[a, b] = m[b, a] = tests[value].to_numpy(dtype=float)
+    return pd.DataFrame(m, index=cells, columns=cells)

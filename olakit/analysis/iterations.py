@@ -20,7 +20,7 @@ def iteration_accuracy(df: pd.DataFrame, analysis: Stats = STATS) -> pd.DataFram
     """Accuracy with CI of the direct answer and of each loop's answer after every iteration (rows method, i.e.
     the loop, iteration, n, correct, accuracy, ci_low, ci_high, unparsed)."""
     rows = []
-    loops = [DIRECT, *[x for x in dict.fromkeys(df["loop"]) if x != DIRECT]]
+    loops = [DIRECT, *[x for x in dict.fromkeys(df["loop"].unique()) if x != DIRECT]]
     for loop in loops:
         for it, g in df[df["loop"] == loop].groupby("iteration", sort=True):
             row = accuracy_row(loop, "", g["correct"].to_numpy(), analysis)
@@ -33,7 +33,7 @@ def flips(df: pd.DataFrame) -> pd.DataFrame:
     """Per loop and iteration i >= 1: answers right at i-1 and wrong at i (right_to_wrong), the reverse
     (wrong_to_right), the exact McNemar p of the change, Holm-adjusted over the iterations of the loop."""
     rows = []
-    for loop in [x for x in dict.fromkeys(df["loop"]) if x != DIRECT]:
+    for loop in [x for x in dict.fromkeys(df["loop"].unique()) if x != DIRECT]:
         wide = df[df["loop"] == loop].pivot_table(
             index="question_id", columns="iteration", values="correct", aggfunc="first"
         )

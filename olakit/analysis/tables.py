@@ -57,7 +57,7 @@ def sort_rows(df: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
     """Sort by ``by`` columns, each in order of first appearance except notes_strategy (paper order)."""
     keys = []
     for col in by:
-        order = ordered_strategies(df[col]) if col == "notes_strategy" else list(dict.fromkeys(df[col]))
+        order = ordered_strategies(df[col]) if col == "notes_strategy" else list(dict.fromkeys(df[col].unique()))
         keys.append(df[col].map({v: i for i, v in enumerate(order)}))
     rank = pd.DataFrame(dict(zip(by, keys)))
     return df.loc[rank.sort_values(list(by), kind="stable").index].reset_index(drop=True)
@@ -73,7 +73,7 @@ def accuracy_long(
     Columns: method, notes_strategy, n, correct, accuracy, ci_low, ci_high. Method REGEX_VOTE is the
     majority of ``templates`` (default: every template present) under ``rule`` (olakit.vote).
     """
-    templates = list(templates) if templates is not None else list(dict.fromkeys(df["template"]))
+    templates = list(templates) if templates is not None else list(dict.fromkeys(df["template"].unique()))
     parts = [df[df["template"].isin(templates)].rename(columns={"template": "method"})]
     vote = regex_vote(df, templates, analysis).assign(method=REGEX_VOTE)
     parts.append(vote)
@@ -193,27 +193,23 @@ def template_count_ablation(
         subsets = (
             _sample_subsets(len(templates), k, max_subsets, rng) if sampled else combinations(range(len(templates)), k)
         )
-        accs: dict[str, list[tuple[float, str]]] = {st: [] for st in groups}
-        for subset in subsets:
-            at, won = matrix.winners(subset, analysis)
-            right = won & right_at[rows_at, at]
-            name = "+".join(templates[i] for i in subset)
-            for st, at in groups.items():
-                accs[st].append((float(right[at].mean()), name))
-        for strategy, vals in accs.items():
-            a = np.array([v for v, _ in vals])
-            best = max(vals)
+        subsets = np.array(list(subsets), dtype=np.intp).reshape(-1, k)
+        at, won = matrix.winners_many(subsets, analysis)  # (n, subsets): every subset of this size at once
+        right = won & right_at[rows_at[:, None], at]
+        for strategy, where in groups.items():
+            a = right[where].mean(0)
+            names = ["+".join(templates[i] for i in subsets[j]) for j in np.flatnonzero(a == a.max())]
             rows.append(
                 {
                     "notes_strategy": strategy,
                     "k": k,
-                    "n_subsets": len(vals),
+                    "n_subsets": len(a),
                     "sampled": sampled,
                     "mean": a.mean(),
                     "std": a.std(ddof=0),
                     "min": a.min(),
                     "max": a.max(),
-                    "best_subset": best[1],
+                    "best_subset": max(names),  # the best accuracy; among equals, the last name in order
                 }
             )
     return sort_rows(pd.DataFrame(rows), ["notes_strategy", "k"])
@@ -341,7 +337,7 @@ def notes_count_table(df: pd.DataFrame, template: str, analysis: Stats = STATS) 
     strategy (the same prompt)."""
     d = df[(df["template"] == template) & (df["sample"] == 0)]
     if d.empty:
-        raise DataError(f"no records of template {template!r}; present: {sorted(set(df['template']))}")
+        raise DataError(f"no records of template {template!r}; present: {sorted(set(df['template'].unique()))}")
     zero = d[d["notes_strategy"] == ZERO_SHOT]
     rows = []
     strategies = [s for s in ordered_strategies(d["notes_strategy"]) if s != ZERO_SHOT] or [ZERO_SHOT]
@@ -395,7 +391,8 @@ def override_effect(df: pd.DataFrame, templates: Sequence[str], analysis: Analys
     if "overridden" not in df or not df["overridden"].any():
         return pd.DataFrame(columns=["notes_strategy", "overrides", "records_changed", "votes_changed"])
     before = without_overrides(df)
-    sub = [t for t in templates if t in set(df["template"])]
+    have = set(df["template"].unique())
+    sub = [t for t in templates if t in have]
     v_after = regex_vote(df[df["template"].isin(sub)], sub, analysis)
     v_before = regex_vote(before[before["template"].isin(sub)], sub, analysis)
     rows = []
