@@ -194,7 +194,8 @@ def compare(
     for col, empty in (("note_ids", ()), ("note_sims", ()), ("question_type", "")):
         if col not in every.columns:
             every[col] = [empty] * len(every)
-        every[col] = every[col].map(lambda v, e=empty: e if not isinstance(v, list | tuple | str) else v)
+        every[col] = pd.Series([v if isinstance(v, list | tuple | str) else empty for v in every[col]],
+                               index=every.index, dtype=object)  # fmt: skip
     extra = [c for c in ("overridden", "extracted_auto") if c in every.columns]
     records = check_frame(normalise(every[[*COLUMNS, *extra]].copy()), "comparison")
     conditions = pd.DataFrame(

@@ -216,8 +216,10 @@ def get(row: dict, path: str, where: str, default=_MISSING):
     ...     {"q": {"a": [{"b": 1}, {"b": 2}]}}, "q.a.1.b", "row 1")
     (39.0, 2)
     """
-    value: Any = row
     parts = _parts(path)
+    if len(parts) == 1 and default is not _MISSING and type(row) is dict and not parts[0].endswith("[]"):
+        return row.get(parts[0], default)  # a plain field with a default: most lookups
+    value: Any = row
     for i, part in enumerate(parts):
         each = part.endswith("[]")
         key = part[:-2] if each else part

@@ -36,7 +36,7 @@ from olakit.config import Config, OwnDataset, is_dataset_file, read_config_file
 from olakit.data.datasets import _norm, get, question_hash, read_rows
 from olakit.data.eee import eee_rows
 from olakit.data.loaders import load_questions, note_read, resolve_data_dir
-from olakit.data.records import check_frame, prompt_hash, to_frame
+from olakit.data.records import check_frame, frame_of, prompt_hash, to_frame
 from olakit.errors import DataError
 from olakit.extract import EXTRACTORS, get_extractor, unparsed_cause
 from olakit.names import IMPORTED
@@ -263,11 +263,10 @@ def _shown(row: dict, field: str | None, where: str) -> list[str] | None:
     return None
 
 
-def _find(row, where, spec: RunFile, fmt: str, by_id: dict, by_text: dict, shown) -> Question | None:
-    id_field = spec.field_of("id", fmt)
+def _find(row, where, id_field: str | None, question_field: str, by_id: dict, by_text: dict, shown) -> Question | None:
     if id_field and (q := by_id.get(str(get(row, id_field, where, "")))) is not None:
         return q
-    text = get(row, spec.field_of("question", fmt), where, None)
+    text = get(row, question_field, where, None)
     hits = by_text.get(_norm(text), []) if text is not None else []
     if len(hits) > 1 and shown is not None:  # twins by text: the same options, in any order
         hits = [q for q in hits if sorted(map(option_text, q.options.values())) == sorted(shown)] or hits
@@ -433,6 +432,10 @@ class _Known:
     by_text: dict
     hashes: dict
     """question id -> its content hash"""
+    readings: dict = field(default_factory=dict)
+    """(question id, answer's type, answer, options shown) -> Reading: answers repeat across runs (labels, numbers)"""
+    golds: dict = field(default_factory=dict)
+    """question id -> (its gold as olakit reads it, the answers accepted)"""
 
     @classmethod
     def of(cls, questions: list[Question]) -> _Known:
@@ -453,43 +456,57 @@ def _records_of(name, model, fmt, rows, run: RunFile, spec: ImportSpec, known: _
         raise DataError(f"run {name} ({path}): score 'source' needs the run's verdict field ('verdict')")
     report = RunReport(run=name, file=str(path), format=fmt, model=model, scored_by=scored_by, source=source)
     _check_named(run, rows, path)
-    records, seen, golds = [], set(), {}
+    records, seen, golds, readings = [], set(), known.golds, known.readings
+
+    def read_of(value, q, shown):
+        try:
+            key = (q.id, type(value), value, tuple(shown) if shown is not None else None)
+            hit = readings.get(key)
+        except TypeError:  # an unhashable answer (a list, a mapping): read each time
+            return _read(value, q, shown, spec.normalise)
+        if hit is None:
+            hit = readings[key] = _read(value, q, shown, spec.normalise)
+        return hit
+
+    id_field, question_field, choices_field = field_of("id"), field_of("question"), field_of("choices")
+    question_top = question_field.split(".")[0]
+    sample_field, output_field, answer_field = field_of("sample"), field_of("output"), field_of("answer")
+    gold_field, verdict_field, finish_field = field_of("gold"), field_of("verdict"), field_of("finish_reason")
+    report.rows = len(rows)
     for where, row in rows:
-        report.rows += 1
-        id_field = field_of("id")
         if (
-            field_of("question") not in row
-            and field_of("question").split(".")[0] not in row
+            question_field not in row
+            and question_top not in row
             and not (id_field and get(row, id_field, where, None) is not None)
         ):
             report.skipped += 1
             continue
-        shown = _shown(row, field_of("choices"), where)
-        q = _find(row, where, run, fmt, known.by_id, known.by_text, shown)
+        shown = _shown(row, choices_field, where)
+        q = _find(row, where, id_field, question_field, known.by_id, known.by_text, shown)
         if q is None:
             report.unmatched += 1
             if len(report.unmatched_examples) < EXAMPLES:
-                text = get(row, field_of("question"), where, "")
-                ident = get(row, field_of("id"), where, None) if field_of("id") else None
+                text = get(row, question_field, where, "")
+                ident = get(row, id_field, where, None) if id_field else None
                 shown_id = f"id {ident!r} " if ident is not None else ""
                 report.unmatched_examples.append(f"{where}: {shown_id}{str(text)[:60]!r}")
             continue
-        repeat = int(get(row, field_of("sample"), where, 0) or 0) if field_of("sample") else 0
+        repeat = int(get(row, sample_field, where, 0) or 0) if sample_field else 0
         if (q.id, repeat) in seen:
             report.duplicates += 1
             continue
         seen.add((q.id, repeat))
         report.matched += 1
-        output = get(row, field_of("output"), where, "") if field_of("output") else ""
+        output = get(row, output_field, where, "") if output_field else ""
         output = _first(output) if isinstance(output, list) else output
-        output = str(output or "")
+        output = output if type(output) is str else str(output or "")
         labels = list(q.options)
-        answer = _first(get(row, field_of("answer"), where, None)) if field_of("answer") else None
+        answer = _first(get(row, answer_field, where, None)) if answer_field else None
         if reader:
             label = reader(output, labels)
             read = Reading(label, f"extract:{run.reextract}" if label is not None else NONE)
         else:
-            read = _read(answer, q, shown, spec.normalise)
+            read = read_of(answer, q, shown)
         report.read_rules[read.rule] = report.read_rules.get(read.rule, 0) + 1
         if q.id not in golds:  # the dataset's gold as olakit reads it, and its accepted answers: once a question
             gold = _read(q.gold, q, None, spec.normalise).value or q.gold
@@ -498,9 +515,9 @@ def _records_of(name, model, fmt, rows, run: RunFile, spec: ImportSpec, known: _
                 {gold} | {_read(a, q, None, spec.normalise).value for a in q.meta.get("alternatives") or ()},
             )
         gold, accepted = golds[q.id]
-        given_gold = get(row, field_of("gold"), where, None) if field_of("gold") else None
+        given_gold = get(row, gold_field, where, None) if gold_field else None
         if given_gold is not None:
-            theirs = _read(given_gold, q, shown, spec.normalise).value
+            theirs = read_of(given_gold, q, shown).value
             if theirs != gold:
                 report.gold_conflicts.append({"question_id": q.id, "run_gold": theirs, "dataset_gold": gold})
                 if spec.gold_from == "run" and theirs is not None:
@@ -509,54 +526,46 @@ def _records_of(name, model, fmt, rows, run: RunFile, spec: ImportSpec, known: _
         if rule is not None:  # the answer as given (a run olakit re-extracts: its output), the gold as given
             raw_gold = _first(given_gold) if given_gold is not None else q.gold
             try:
-                theirs_verdict = bool(rule(answer if field_of("answer") else output, raw_gold, row))
+                theirs_verdict = bool(rule(answer if answer_field else output, raw_gold, row))
             except Exception as exc:  # a user's function: its failure named with the row it failed on
                 raise DataError(f"{where}: score {_short(scored_by)} raised {type(exc).__name__}: {exc}") from None
-        elif reader is None and field_of("verdict"):
-            theirs_verdict = read_verdict(get(row, field_of("verdict"), where, None))
+        elif reader is None and verdict_field:
+            theirs_verdict = read_verdict(get(row, verdict_field, where, None))
         else:
             theirs_verdict = None
         if scored_by == SOURCE and theirs_verdict is None:
             raise DataError(f"{where}: score 'source' but the row has no verdict ({field_of('verdict')!r})")
         if theirs_verdict is not None and theirs_verdict != ours:
             report.score_disagreements.append(
-                {"question_id": q.id, "sample": repeat, "answer": str(answer) if field_of("answer") else output[-200:],
+                {"question_id": q.id, "sample": repeat, "answer": str(answer) if answer_field else output[-200:],
                  "read": read.value, "rule": read.rule, "gold": gold, "olakit": ours, "source": theirs_verdict}
             )  # fmt: skip
         label = read.value
         correct = ours if scored_by == OLAKIT or theirs_verdict is None else theirs_verdict
-        finish = get(row, field_of("finish_reason"), where, None) if field_of("finish_reason") else None
+        finish = get(row, finish_field, where, None) if finish_field else None
         finish = "length" if finish in ("max_tokens", "model_length") else finish
         records.append(
-            OlaGPTRecord(
-                run=name,
-                dataset=q.dataset,
-                question_id=q.id,
-                template=name,
-                notes_strategy=IMPORTED,
-                n_notes=0,
-                sample=repeat,
-                model=model,
-                prompt_hash=prompt_hash(json.dumps(row, sort_keys=True, default=str)[:10000]),
-                raw_output=output,
-                extracted=label,
-                gold=gold,
-                correct=correct,
-                olakit_correct=ours,
-                source_correct=theirs_verdict,
-                read_rule=read.rule,
-                finish_reason=finish,
-                unparsed_cause="" if label is not None else unparsed_cause(output, labels, finish),
-                source=f"{IMPORTED}:{fmt}:{path.name}",
-                question_hash=known.hashes[q.id],
-            )
-        )
+            (q.dataset, q.id, repeat, prompt_hash(_ROW_TEXT.encode(row)[:10000]), output, label, gold, correct, ours,
+             theirs_verdict, read.rule, finish, "" if label is not None else unparsed_cause(output, labels, finish),
+             known.hashes[q.id])
+        )  # fmt: skip
     if report.rows > report.skipped and not report.matched:
         raise _none_matched(name, path, report, field_of("id"), spec, known)
     ids = {i for i, _ in seen}
     report.missing = len(known.questions) - len(ids)
     report.missing_examples = [q.id for q in known.questions if q.id not in ids][:EXAMPLES]
-    return records, report
+    varying = dict(zip(_VARYING, map(list, zip(*records)))) if records else {f: [] for f in _VARYING}
+    constant = {"run": name, "template": name, "notes_strategy": IMPORTED, "n_notes": 0, "model": model,
+                "source": f"{IMPORTED}:{fmt}:{path.name}"}  # fmt: skip
+    return frame_of(OlaGPTRecord, len(records), varying, constant), report
+
+
+_VARYING = ("dataset", "question_id", "sample", "prompt_hash", "raw_output", "extracted", "gold", "correct",
+            "olakit_correct", "source_correct", "read_rule", "finish_reason", "unparsed_cause",
+            "question_hash")  # fmt: skip
+"""The record fields an imported row gives, in the order _records_of collects them."""
+_ROW_TEXT = json.JSONEncoder(sort_keys=True, default=str)
+"""A row as the text its prompt hash is of (json.dumps's, with one encoder for every row)."""
 
 
 NAMED = ("question", "choices", "id", "sample", "answer", "output", "gold", "verdict", "finish_reason")
@@ -596,7 +605,7 @@ def _none_matched(name, path, report: RunReport, id_field, spec: ImportSpec, kno
 def import_runs(spec: ImportSpec, base: Path | None = None) -> tuple[pd.DataFrame, ImportReport]:
     """The records of every run of ``spec`` (files relative to ``base``) and the report of what matched."""
     known = _Known.of(load_questions(spec.dataset, spec.split, spec.data_dir, spec.dataset_map))
-    records, reports, names = [], [], set()
+    frames, reports, names = [], [], set()
     for run in spec.runs:
         path = Path(run.file) if base is None or Path(run.file).is_absolute() else base / run.file
         if not path.is_file():
@@ -616,9 +625,10 @@ def import_runs(spec: ImportSpec, base: Path | None = None) -> tuple[pd.DataFram
                     raise DataError(f"two runs are named {label!r}; give each a distinct 'run'")
                 names.add(label)
                 got, report = _records_of(label, model, fmt, rows, run, spec, known, path, reader)
-                records += got
+                frames.append(got)
                 reports.append(report)
-    frame = check_frame(to_frame(records, OlaGPTRecord), "imported runs")
+    frame = pd.concat(frames, ignore_index=True) if frames else to_frame([], OlaGPTRecord)
+    frame = check_frame(frame, "imported runs")  # each run's frame is normalised: their concatenation is too
     return frame, ImportReport(dataset=spec.dataset, gold_from=spec.gold_from, runs=reports)
 
 
