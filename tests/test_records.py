@@ -7,6 +7,7 @@ import pytest
 
 from olakit.data.records import load_records, save_records, to_frame
 from olakit.errors import DataError
+from olakit.types import OlaGPTRecord
 from tests.toys import record
 
 
@@ -154,3 +155,22 @@ def test_the_recorded_outputs_are_read_once_and_again_when_a_file_changes(tmp_pa
     )
     recorded.import_olagpt(mine)
     assert len(list((tmp_path / "idx" / "recorded").glob("*.parquet"))) == 1 and not kept.exists()
+
+
+def test_records_given_by_column_make_the_frame_their_objects_make():
+    from olakit.data.records import frame_of
+
+    rows = [dict(dataset="aqua", question_id=f"test-{i}", model="m", prompt_hash="h", raw_output=f"so {g}",
+                 extracted=g, gold="A", correct=g == "A", template="ST", notes_strategy="zero-shot", n_notes=0,
+                 source_correct=None if i else True) for i, g in enumerate(["A", "B", None])]  # fmt: skip
+    want = to_frame([OlaGPTRecord(**r) for r in rows])
+    varying = {k: [r[k] for r in rows] for k in rows[0] if k not in ("template", "notes_strategy", "n_notes")}
+    got = frame_of(OlaGPTRecord, 3, varying, {"template": "ST", "notes_strategy": "zero-shot", "n_notes": 0})
+    pd.testing.assert_frame_equal(got, want)
+    assert got["note_ids"].iloc[0] is not got["note_ids"].iloc[1]  # a default list is each row's own
+    with pytest.raises(TypeError, match="no fields"):
+        frame_of(OlaGPTRecord, 3, {**varying, "templat": ["ST"] * 3})
+    with pytest.raises(TypeError, match="'template' is required"):
+        frame_of(OlaGPTRecord, 3, varying, {"notes_strategy": "zero-shot", "n_notes": 0})
+    with pytest.raises(ValueError, match="3 records"):
+        frame_of(OlaGPTRecord, 3, {**varying, "gold": ["A"]})
