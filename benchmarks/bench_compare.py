@@ -2,9 +2,9 @@
 question, answers drawn per run with its own accuracy, in the forms runs write them: ``C``, ``(C)``, ``C)``, and a
 source verdict field beside each) read and scored at <= 3 s per 100k rows (every answer through olakit.answers, both
 verdicts, the disagreements listed), and every comparison table over them (accuracy with intervals, the vote over
-the 85 and its bounds, the template-count ablation, exact McNemar + Holm over all 3,655 pairs of the 85 and their vote with the paired
-bootstrap, kappa, error overlap) in <= 8 s; then the OlaGPT reproduction's tables from its recorded outputs in <= 1 s
-(figures apart); the first two each the best of three runs.
+the 85 and its bounds, the template-count ablation, exact McNemar + Holm over all 3,655 pairs of the 85 and their
+vote with the paired bootstrap, kappa, error overlap) in <= 8 s; then the OlaGPT reproduction's tables from its
+recorded outputs in <= 1 s (figures apart); the first two each the best of three runs.
 Writes results/benchmarks/compare_import.json, compare_tables.json and reproduce_tables.json.
 Usage: python benchmarks/bench_compare.py [RUNS] [QUESTIONS]   (default 85 2290)
 """
