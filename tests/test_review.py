@@ -24,6 +24,7 @@ SCORES = {"Q5": [5], "Q44": [4, 4], "Q45": [4, 5], "Q333": [3, 3, 3], "Qbad": [N
 
 
 def scripted(prompt, req):
+    REQS.append(req)
     q = re.search(r"(Q\w+)", prompt).group(1) if re.search(r"Q\w+", prompt) else "?"
     if prompt.startswith("Please break down the following problem"):
         return "1. Understand\n2. Solve\nTotal Steps: 2"
@@ -43,7 +44,8 @@ def scripted(prompt, req):
     if prompt.startswith("Here is the answer to the question"):
         n = sum(1 for p in SEEN if p == q)
         SEEN.append(q)
-        return review_text(SCORES[q][min(n, len(SCORES[q]) - 1)])
+        score = SCORES[q][min(n, len(SCORES[q]) - 1)]
+        return score if isinstance(score, str) else review_text(score)  # a review's own text, or one of a score
     if "Please polish the answer" in prompt:
         return f"polished answer to {q}"
     if "Please improve the original answer" in prompt:
@@ -56,11 +58,13 @@ review_text, graded_reply = replies.review_text, replies.graded
 
 SEEN: list = []
 REVISED: list = []
+REQS: list = []
 
 
 def run_loop(tmp_path, questions, **cfg):
     SEEN.clear()
     REVISED.clear()
+    REQS.clear()
     counter = Counted(ScriptedModel(scripted))
     hs = Loop({"answerer": counter, "reviewer": counter}, ReviewConfig(**cfg)).run(questions)
     return hs, counter.counts
@@ -428,3 +432,88 @@ def test_ask_shows_the_direct_answer_and_says_when_the_final_answer_states_none(
     assert "direct answer (one call, no loop):\nTo face the music is to accept" in out
     assert "final answer (after 1 review):\nThe original answer is clear" in out
     assert "note: the final answer states no answer" in out
+
+
+def seed_functions(data_dir, *names):
+    """The seed's own functions (V1.4's code, read from the seed itself and run, never copied here)."""
+    import ast
+
+    seed = (data_dir.parent / "seeds/003_f638e0674a62da63.txt").read_text()
+    code = seed[seed.index("# V1.4") : seed.index("\nKevin's Blog")].replace("\u00a0", " ")
+    defs = [n for n in ast.parse(code).body if isinstance(n, ast.FunctionDef)]
+    for node in defs:
+        node.decorator_list = []  # the timing decorator prints; the functions are what is compared
+    namespace = {"re": re}
+    exec(compile(ast.Module(body=defs, type_ignores=[]), "seed-003", "exec"), namespace)
+    return [namespace[n] for n in names]
+
+
+REVIEWS = [
+    "Accuracy: 4\nCompleteness: 3\nClarity: 5\nDepth: 4\nOverall Score: 4",
+    "Overall Score: four of five",
+    "Overall Score: 4/5\nThanks.",
+    "Overall score: **4**",  # the rule fails on the bold: the same line's lone digit gives it
+    "Great answer. I would give it 3 of five.",  # olakit's strict parser: none
+    "Score: 2/5",
+    "Rated 3/4 here, so 2",  # x/y with y not 5: the lone digit after
+    "Overall Score: 10",  # the seed reads 10
+    "1. Accuracy: 5\n2. Completeness: 4\n\nAll in all a fine answer.",  # the last line has none: 4 above
+    "Depth: 2\n",
+    "Average Score: 3.5",
+    "No scores at all.",
+    "评分：4",  # no word boundary between a CJK character and the digit
+    "",
+]
+
+
+def test_literal_reads_review_scores_as_the_seeds_own_parser_does(data_dir):
+    """The port against the seed's extract_average_score_from_review on crafted reviews and on generated ones."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from olakit.review.parse import parse_score_seed
+
+    (seed,) = seed_functions(data_dir, "extract_average_score_from_review")
+    assert [parse_score_seed(r) for r in REVIEWS] == [seed(r) for r in REVIEWS]
+    assert [parse_score_seed(r) for r in REVIEWS[:6]] == [4, 4, 4, 4, 3, 2]  # worked by hand
+    assert parse_scores(REVIEWS[4])["overall"] is None  # where the two readers part
+
+    piece = st.sampled_from(["Overall Score:", "Average Score:", "overall score: ", "of", "/", "/5", " of five",
+                             "four", "five", "Three", "Depth:", "**", "\n", " ", "3", "5", "7", "10", "0",
+                             "x"])  # fmt: skip
+
+    @settings(max_examples=400, deadline=None, database=None)
+    @given(st.lists(st.one_of(piece, st.text(max_size=4)), max_size=12).map("".join))
+    def same(review):
+        assert parse_score_seed(review) == seed(review)
+
+    same()
+
+
+def test_literal_is_the_seeds_code_in_behaviour(tmp_path):
+    """The literal loop: the seed's review prompt (no score-format line), its score reading, its 800-token limit on
+    every call, and no revision after an unparseable review (the seed's final answer so far stands)."""
+    from olakit.review.loop import prompts
+
+    SCORES["Qloose"] = [None, "I would give it a 3 of five.", None]  # unread, then read only by the seed's parser
+    try:
+        literal, _ = run_loop(tmp_path, ["Qloose"], behaviour="literal")
+        limits = {"literal": {r["max_tokens"] for r in REQS}}
+        intended, _ = run_loop(tmp_path / "i", ["Qloose"], behaviour="intended")
+        limits["intended"] = {r["max_tokens"] for r in REQS}
+    finally:
+        del SCORES["Qloose"]
+    h = literal[0]
+    reviews = [s for s in h.stages if s["stage"].startswith("review")]
+    assert not any(prompts()["score_format"] in s["input"] for s in reviews)
+    assert [r["scores"]["overall"] for r in h.reviews] == [None, 3, None]
+    assert [r["decision"].startswith("unparseable review: no revision") for r in h.reviews] == [True, False, True]
+    assert [s["stage"] for s in h.stages if s["stage"].startswith("revise")] == ["revise 2"]
+    # after review 1 (unread) the seed has no final answer yet; after 2 the revision; after 3 (unread) it stands
+    assert h.answers[1:] == ["", "revised answer to Qloose (1)", "revised answer to Qloose (1)"]
+    assert limits["literal"] == {800}  # the seed's limit on every call
+    g = intended[0]
+    assert all(prompts()["score_format"] in s["input"] for s in g.stages if s["stage"].startswith("review"))
+    assert [r["scores"]["overall"] for r in g.reviews] == [None, None, None]  # the strict reader reads none
+    assert len([s for s in g.stages if s["stage"].startswith("revise")]) == 3  # revised after each
+    assert limits["intended"] == {400, 300}  # answers and revisions, reviews (two steps: no step calls)

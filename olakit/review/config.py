@@ -33,12 +33,13 @@ class ReviewConfig(Slice, OwnDataset, Stats):
     """The blog's temperature for every call; samples are seeded, and a literal regeneration is a new sample."""
     seed: int = 0
     """Seed of every sampled call."""
-    max_tokens: Annotated[int, Field(ge=1)] = 400
-    """Token limit of an outline, an answer or a revision."""
-    review_tokens: Annotated[int, Field(ge=1)] = 300
-    """Token limit of a review (its score lines come last)."""
-    step_tokens: Annotated[int, Field(ge=1)] = 200
-    """Token limit of one step's answer."""
+    max_tokens: Annotated[int, Field(ge=1)] | None = None
+    """Token limit of an outline, an answer or a revision (none: 400 intended; literal: 800, the seed's code's limit
+    on every call)."""
+    review_tokens: Annotated[int, Field(ge=1)] | None = None
+    """Token limit of a review, its score lines last (none: 300 intended, 800 literal)."""
+    step_tokens: Annotated[int, Field(ge=1)] | None = None
+    """Token limit of one step's answer (none: 200 intended, 800 literal)."""
     direct_tokens: Annotated[int, Field(ge=1)] = 400
     """Token limit of the direct answer the loop is compared with."""
     answer_stages: Literal[1, 2] = 1
@@ -52,3 +53,18 @@ class ReviewConfig(Slice, OwnDataset, Stats):
     """``exact``: what is normalised before a free-text answer and its reference are compared: ``case`` folded, runs
     of ``space`` as one, ``punctuation`` and whitespace stripped at both ends (olakit.answers); ``[]``: compared as
     written."""
+
+    def tokens(self, name: str) -> int:
+        """The token limit ``name`` (``max_tokens``, ``review_tokens``, ``step_tokens``, or ``similar_tokens``, the
+        similar questions' call) as set, else the behaviour's: olakit's limits (``intended``) or the seed's 800 on
+        every call (``literal``)."""
+        own = getattr(self, name, None)
+        if own is not None:
+            return own
+        return SEED_TOKENS if self.behaviour == "literal" else INTENDED_TOKENS[name]
+
+
+SEED_TOKENS = 800
+"""The seed's code's token limit, the same on every call (its get_response_from_model)."""
+INTENDED_TOKENS = {"max_tokens": 400, "review_tokens": 300, "step_tokens": 200, "similar_tokens": 200}
+"""olakit's token limits (the ``intended`` behaviour) where a run sets none."""

@@ -28,7 +28,14 @@ from olakit.errors import DataError
 from olakit.llm.answerer import Answerer, refuse
 from olakit.llm.request import Reply, Request
 from olakit.review.config import ReviewConfig
-from olakit.review.parse import parse_best, parse_scores, parse_similar, parse_steps, parse_steps_seed
+from olakit.review.parse import (
+    parse_best,
+    parse_score_seed,
+    parse_scores,
+    parse_similar,
+    parse_steps,
+    parse_steps_seed,
+)
 from olakit.review.stop import decide
 
 PROMPTS_FILE = RESOURCES / "review" / "prompts.json"
@@ -50,10 +57,20 @@ class History:
     first_score: int | None = None
     done: bool = False
     similar: list = field(default_factory=list)
+    settled: str = ""
+    """The ``literal`` behaviour's final answer so far, as the seed's code keeps it (its ``final_answer``): set by a
+    polish, a revision or a stop on the reviewed answer, unchanged by an unparseable review (empty until then: the
+    seed's "no valid answer")."""
 
     @property
     def final(self) -> str:
         return self.answers[-1] if self.answers else ""
+
+
+def seed_scores(review: str | None) -> dict[str, int | None]:
+    """parse_scores' shape with the seed's reading: the one score its code reads (parse_score_seed) as ``overall``,
+    the criteria unread (the seed reads none of them)."""
+    return {"accuracy": None, "completeness": None, "clarity": None, "depth": None, "overall": parse_score_seed(review)}
 
 
 def prompts() -> dict:
@@ -70,6 +87,7 @@ class Loop:
 
     def __init__(self, answerers: dict[str, Answerer], cfg: ReviewConfig):
         self.answerers, self.cfg, self.p = answerers, cfg, prompts()
+        self.tok = cfg.tokens  # each call's token limit: as set, else the behaviour's
 
     def _req(self, messages: list[dict], max_tokens: int, sample: int = 0) -> Request:
         return Request.make(
@@ -106,7 +124,13 @@ class Loop:
         res = self._stage(
             "similar questions",
             [
-                (h, self._req(_msgs(p["similar_system"], p["similar_user"].format(question=h.question)), 200))
+                (
+                    h,
+                    self._req(
+                        _msgs(p["similar_system"], p["similar_user"].format(question=h.question)),
+                        self.tok("similar_tokens"),
+                    ),
+                )
                 for h in hs
             ],
         )
@@ -115,14 +139,17 @@ class Loop:
             h.stages[-1]["n_similar"] = len(h.similar)
         again = [h for h in hs if len(h.similar) != 3]  # the seed regenerates when it finds no three questions
         msgs = lambda h: _msgs(p["similar_system"], p["similar_user"].format(question=h.question))  # noqa: E731
-        res = self._stage("similar questions (regenerated)", [(h, self._req(msgs(h), 200, sample=1)) for h in again])
+        res = self._stage(
+            "similar questions (regenerated)",
+            [(h, self._req(msgs(h), self.tok("similar_tokens"), sample=1)) for h in again],
+        )
         for h, r in zip(again, res):
             h.similar = parse_similar(r.text) or h.similar  # once only: what came then is used, and counted
             h.stages[-1]["n_similar"] = len(h.similar)
         for h in hs:
             h.similar = h.similar or [h.question]
         items = [
-            (h, self._req(_msgs(None, p["answer_similar"].format(question=q)), self.cfg.max_tokens))
+            (h, self._req(_msgs(None, p["answer_similar"].format(question=q)), self.tok("max_tokens")))
             for h in hs
             for q in h.similar
         ]
@@ -137,7 +164,8 @@ class Loop:
                 (
                     h,
                     self._req(
-                        _msgs(p["common_system"], p["common_user"].format(combined=combined)), self.cfg.max_tokens
+                        _msgs(p["common_system"], p["common_user"].format(combined=combined)),
+                        self.tok("max_tokens"),
                     ),
                 )
             )
@@ -151,7 +179,7 @@ class Loop:
                 h,
                 self._req(
                     _msgs(p["outline_system"], p["outline_user"].format(question=h.question, outline_and_best=r.text)),
-                    self.cfg.max_tokens,
+                    self.tok("max_tokens"),
                 ),
             )
             for h, r in zip(hs, common)
@@ -162,7 +190,10 @@ class Loop:
     def _lite_outline(self, hs: list[History]) -> None:
         p = self.p
         items = [
-            (h, self._req(_msgs(p["lite_system"], p["lite_user"].format(question=h.question)), self.cfg.max_tokens))
+            (
+                h,
+                self._req(_msgs(p["lite_system"], p["lite_user"].format(question=h.question)), self.tok("max_tokens")),
+            )
             for h in hs
         ]
         for h, r in zip(hs, self._stage("decomposition", items)):
@@ -185,7 +216,7 @@ class Loop:
                     _msgs(
                         p["part_system"], p["part_user"].format(outline=h.outline, question=h.question, i=i) + ref(h)
                     ),
-                    self.cfg.step_tokens,
+                    self.tok("step_tokens"),
                     sample,
                 ),
             )
@@ -199,7 +230,7 @@ class Loop:
                 h,
                 self._req(
                     _msgs(None, p["whole_user"].format(question=h.question, outline=h.outline) + ref(h)),
-                    self.cfg.max_tokens,
+                    self.tok("max_tokens"),
                     sample,
                 ),
             )
@@ -223,6 +254,7 @@ class Loop:
         for h, a in zip(hs, self._answer(hs, sample=0)):
             h.answers.append(a)
         p = self.p
+        literal = self.cfg.behaviour == "literal"
         for iteration in range(1, self.cfg.max_iterations + 1):
             active = [h for h in hs if not h.done]
             if not active:
@@ -232,16 +264,18 @@ class Loop:
                 for h, a in zip(active, self._answer(active, sample=iteration - 1)):
                     reviewed[id(h)] = a
             items = []
-            for h in active:
-                text = p["review_user"].format(question=h.question, answer=reviewed[id(h)]) + p["score_format"]
-                items.append((h, self._req(_msgs(p["review_system"], text), self.cfg.review_tokens)))
+            for h in active:  # literal: the seed's review prompt as is; intended: with olakit's score-format line
+                text = p["review_user"].format(question=h.question, answer=reviewed[id(h)])
+                text += "" if literal else p["score_format"]
+                items.append((h, self._req(_msgs(p["review_system"], text), self.tok("review_tokens"))))
             reviews = self._stage(f"review {iteration}", items, role="reviewer")
             polish, revise = [], []
             for h, r in zip(active, reviews):
-                scores = parse_scores(r.text)
+                scores = seed_scores(r.text) if literal else parse_scores(r.text)
                 if iteration == 1:
                     h.first_score = scores["overall"]
-                d = decide(iteration, scores["overall"], h.first_score, self.cfg.max_iterations, self.cfg.threshold)
+                d = decide(iteration, scores["overall"], h.first_score, self.cfg.max_iterations, self.cfg.threshold,
+                           revise_unparseable=not literal)  # fmt: skip
                 h.reviews.append(
                     {
                         "iteration": iteration,
@@ -262,7 +296,7 @@ class Loop:
                     h,
                     self._req(
                         _msgs(None, p["polish_user"].format(question=h.question, answer=reviewed[id(h)])),
-                        self.cfg.max_tokens,
+                        self.tok("max_tokens"),
                     ),
                 )
                 for h, _ in polish
@@ -272,12 +306,15 @@ class Loop:
             items = []
             for h, r in revise:
                 text = p["revise_user"].format(question=h.question, answer=reviewed[id(h)], review=r.text)
-                items.append((h, self._req(_msgs(None, text), self.cfg.max_tokens)))
+                items.append((h, self._req(_msgs(None, text), self.tok("max_tokens"))))
             for (h, _), r in zip(revise, self._stage(f"revise {iteration}", items)):
                 h.answers.append(r.text)
             for h in active:
-                if len(h.answers) == iteration:  # stopped without a new answer: the reviewed one stands
-                    h.answers.append(reviewed[id(h)])
+                unread = literal and h.reviews[-1]["unparseable"]
+                if len(h.answers) == iteration:  # no new answer: the reviewed one stands (literal, after an
+                    # unparseable review: the seed's final answer so far, unchanged)
+                    h.answers.append(h.settled if unread else reviewed[id(h)])
+                h.settled = h.settled if unread else h.answers[-1]
         for h in hs:  # questions that stopped early keep their last answer in later iterations
             h.answers += [h.answers[-1]] * (self.cfg.max_iterations + 1 - len(h.answers))
         return hs

@@ -165,6 +165,49 @@ def parse_scores(review: str | None) -> dict[str, int | None]:
     return out
 
 
+_SEED_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5}
+_SEED_SCORE_RULES = (
+    # (what the line must hold, the score it gives), tried in this order on each line from the last up
+    (re.compile(r"(Overall|Average)\s+Score:\s*(\d+|one|two|three|four|five)(?:\s*of\s*(?:one|two|three|four|five)"
+                r"|/\d+)?", re.IGNORECASE), lambda m: _seed_score(m.group(2).lower())),
+    (re.compile(r"(\d|one|two|three|four|five)\s+of\s+(one|two|three|four|five)"), lambda m: _seed_score(m.group(1))),
+    (re.compile(r"(\d)/(\d)"), lambda m: int(m.group(1)) if m.group(2) == "5" else _NO_SCORE),
+    (re.compile(r"\b[1-5]\b"), lambda m: int(m.group(0))),
+)  # fmt: skip
+_NO_SCORE = object()
+"""A rule that matched but gives no score: the seed's ``x/y`` with y other than 5 falls through to the next rule."""
+
+
+def _seed_score(token: str) -> int | None:
+    return int(token) if token.isdigit() else _SEED_WORDS.get(token)
+
+
+def parse_score_seed(review: str | None) -> int | None:
+    """The review's score as the seed's code (V1.4 ``extract_average_score_from_review``) reads it, for the
+    ``literal`` behaviour: each line from the last up, the first of these that the line holds gives the score:
+    "Overall Score: n" or "Average Score: n" (n digits or one-five, "n of five" and "n/m" after it allowed; the
+    rule is only tried on a line that says "Overall Score:" or "Average Score:"), "x of y" (x one digit or
+    one-five, y one-five, on the line in lower case), "x/5" (the first "x/y" of the line, when y is 5), and a lone
+    digit 1-5. None when no line gives one. So "I rate it 3 of five" reads 3, "Depth: 2" on the last line reads 2,
+    and "Overall Score: 10" reads 10, as the seed's code does.
+
+    >>> parse_score_seed("Accuracy: 4\\nOverall Score: four of five")
+    4
+    >>> parse_score_seed("Good.\\nClarity 3/5\\nThanks!")
+    3
+    >>> parse_score_seed("No scores here.") is None
+    True
+    """
+    for line in reversed((review or "").strip().split("\n")):
+        for i, (pattern, score) in enumerate(_SEED_SCORE_RULES):
+            if i == 0 and not re.search(r"(Overall|Average)\s+Score:", line, re.IGNORECASE):
+                continue
+            m = pattern.search(line.lower() if i == 1 else line)
+            if m is not None and (value := score(m)) is not _NO_SCORE:
+                return value
+    return None
+
+
 def states_an_answer(text: str | None) -> bool:
     """Whether a loop's final answer answers the question, for an open question (one with options is read by the
     strict reader instead). A heuristic, documented as one: False when the text is empty, carries review score lines

@@ -7,8 +7,10 @@ and at most ``max_iterations`` (default 3) reviews:
 - a later review at or above the threshold: stop;
 - anything lower: revise from the review and go on; when the iterations run out, the last revision is final.
 
-An unparseable review (no "Overall Score: n" line) is recorded and counted as below the threshold: the answer is
-revised from the review text and the loop goes on (the blog's code instead neither revises nor stops).
+An unparseable review (no score read) is recorded and, by default (olakit's rule, the ``intended`` behaviour),
+counted as below the threshold: the answer is revised from the review text and the loop goes on. The blog's code
+(the ``literal`` behaviour, ``revise_unparseable=False``) neither revises nor stops: the next iteration goes on
+from the outline.
 """
 
 from __future__ import annotations
@@ -25,7 +27,12 @@ class Decision:
 
 
 def decide(
-    iteration: int, score: int | None, first_score: int | None, max_iterations: int = 3, threshold: int = 4
+    iteration: int,
+    score: int | None,
+    first_score: int | None,
+    max_iterations: int = 3,
+    threshold: int = 4,
+    revise_unparseable: bool = True,
 ) -> Decision:
     """What the loop does after the review of ``iteration`` (1-based).
 
@@ -36,6 +43,8 @@ def decide(
     >>> decide(3, 2, 3).revise
     True
     """
+    if score is None and not revise_unparseable:
+        return Decision(stop=iteration >= max_iterations, reason="unparseable review: no revision (the seed's code)")
     if score is None:
         return Decision(
             stop=iteration >= max_iterations, revise=True, reason="unparseable review: revised as below the threshold"
