@@ -517,3 +517,32 @@ def test_literal_is_the_seeds_code_in_behaviour(tmp_path):
     assert [r["scores"]["overall"] for r in g.reviews] == [None, None, None]  # the strict reader reads none
     assert len([s for s in g.stages if s["stage"].startswith("revise")]) == 3  # revised after each
     assert limits["intended"] == {400, 300}  # answers and revisions, reviews (two steps: no step calls)
+
+
+def test_the_iterations_sweep_is_mode_by_iterations_and_each_run_records_length_and_score(tmp_path):
+    """sweeps/review_iterations.yaml expands to every mode x max_iterations x behaviour (20 runs of the review
+    notebook); each iteration's answer length and mean review score come from the records, worked by hand here."""
+    from pathlib import Path
+
+    from olakit.analysis.iterations import answer_trend
+    from olakit.notebook.sweep import expand, load_spec
+
+    spec = load_spec(Path(__file__).parents[1] / "sweeps" / "review_iterations.yaml")
+    jobs = expand(spec, "t", tmp_path / "runs", tmp_path / "results")
+    grid = {(j.parameters["mode"], j.parameters["max_iterations"], j.parameters["behaviour"]) for j in jobs}
+    assert len(jobs) == 20 and len(grid) == 20 and {Path(j.notebook).name for j in jobs} == {"review_loop.ipynb"}
+    hs, _ = run_loop(tmp_path, ["Q333", "Q5"])
+    rows = [{"loop": "review-lite", "iteration": i, "raw_output": a, "question_id": h.question,
+             "trace": json.dumps({"reviews": h.reviews}) if i == len(h.answers) - 1 else ""}
+            for h in hs for i, a in enumerate(h.answers)]  # fmt: skip
+    import pandas as pd
+
+    trend = answer_trend(pd.DataFrame(rows)).set_index("iteration")
+    first = ["first answer to Q333 (seed 0)", "first answer to Q5 (seed 0)"]
+    assert trend.loc[0, "mean_chars"] == sum(map(len, first)) / 2 and trend.loc[0, "reviews"] == 0
+    # review 1: Q333 scored 3, Q5 scored 5 (then polished and stopped); reviews 2 and 3: Q333 alone, 3 each
+    assert trend["reviews"].tolist() == [0, 2, 1, 1] and trend.loc[1, "mean_score"] == 4.0
+    assert (
+        trend.loc[3, "mean_words"]
+        == (len("revised answer to Q333 (3)".split()) + len("polished answer to Q5".split())) / 2
+    )

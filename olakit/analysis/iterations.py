@@ -1,5 +1,6 @@
 """The review loop measured, not assumed: accuracy after each iteration with CIs, the answers each iteration turns
-right-to-wrong and wrong-to-right with an exact McNemar test (Holm over the iterations), and the cost of each stage
+right-to-wrong and wrong-to-right with an exact McNemar test (Holm over the iterations), each iteration's answer
+length and review score, and the cost of each stage
 (calls, tokens, seconds per question) from the histories. Pure pandas over records; no LLM calls."""
 
 from __future__ import annotations
@@ -58,6 +59,32 @@ def flips(df: pd.DataFrame) -> pd.DataFrame:
                 row["p_mcnemar_holm"] = float(adjusted)
             rows += part
     return pd.DataFrame(rows)
+
+
+def answer_trend(df: pd.DataFrame) -> pd.DataFrame:
+    """Per loop and iteration (0: the first answer): the answers' mean length in characters and words, and the
+    reviews of that iteration (iteration i: the review that led to answer i): how many there were (a question that
+    stopped earlier has none; its answer is carried forward), how many were unparseable, and their mean overall
+    score. The seed's claim that more than 2-3 iterations make answers worse by verbosity is length against score
+    here and against accuracy in iteration_accuracy."""
+    columns = ["loop", "iteration", "n", "mean_chars", "mean_words", "reviews", "unparseable", "mean_score"]
+    loops = df[df["loop"] != DIRECT]
+    if loops.empty:
+        return pd.DataFrame(columns=columns)
+    scores: dict[tuple[str, int], list] = {}
+    for loop, text in zip(loops["loop"], loops["trace"]):
+        for r in json.loads(text)["reviews"] if text else ():
+            scores.setdefault((loop, int(r["iteration"])), []).append(r["scores"]["overall"])
+    rows = []
+    for (loop, it), g in loops.groupby(["loop", "iteration"], sort=False):
+        answers = g["raw_output"].fillna("").astype(str)
+        given = scores.get((loop, int(it)), [])
+        read = [s for s in given if s is not None]
+        rows.append({"loop": loop, "iteration": int(it), "n": len(g), "mean_chars": answers.str.len().mean(),
+                     "mean_words": answers.str.split().str.len().mean(), "reviews": len(given),
+                     "unparseable": len(given) - len(read),
+                     "mean_score": sum(read) / len(read) if read else float("nan")})  # fmt: skip
+    return pd.DataFrame(rows, columns=columns).sort_values(["loop", "iteration"], kind="stable", ignore_index=True)
 
 
 def stage_cost(df: pd.DataFrame) -> pd.DataFrame:

@@ -7,7 +7,8 @@ the doors and the notebooks copy nothing:
   tools or ran programs;
 - ``reproduction``: the paper's tables from the recorded outputs, beside its printed numbers (analysis.reproduce);
 - ``geek``: Table 2, the paired tests between rows, cost, actions, steps (analysis.traces), the judge's verdicts;
-- ``review``: accuracy per iteration, the flips between iterations, the cost of each stage (analysis.iterations);
+- ``review``: accuracy per iteration, the flips between iterations, each iteration's answer length and review
+  score, the cost of each stage (analysis.iterations);
 - ``import`` and ``compare``: the comparison's tables (analysis.compare), and an import's report;
 - ``notes``: the pool's answers.
 
@@ -24,7 +25,7 @@ import pandas as pd
 
 from olakit.analysis.compare import comparison_of, comparison_tables
 from olakit.analysis.inference import cell_outcomes, holm_matrix, paired_tests
-from olakit.analysis.iterations import flips, iteration_accuracy, stage_cost
+from olakit.analysis.iterations import answer_trend, flips, iteration_accuracy, stage_cost
 from olakit.analysis.reproduce import reproduction_tables
 from olakit.analysis.runs import label_note_counts, run_tables
 from olakit.analysis.tables import method_accuracy
@@ -79,7 +80,7 @@ def report(
             tables["judge"] = pd.DataFrame([result.extras.judge])
     elif kind == "review":
         tables = {"iteration_accuracy": iteration_accuracy(records, analysis), "flips": flips(records),
-                  "stage_cost": stage_cost(records)}  # fmt: skip
+                  "answer_trend": answer_trend(records), "stage_cost": stage_cost(records)}  # fmt: skip
         if result.extras.scored_by:  # free-text answers: how they were scored, named in the table
             tables["iteration_accuracy"]["scored_by"] = result.extras.scored_by
     elif kind in ("import", "compare"):
