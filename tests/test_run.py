@@ -252,3 +252,23 @@ def test_the_plan_printed_before_a_run_counts_its_calls(settings):
         got = sent.get(desc, 0)
         assert got == want if stage.exact else 0 < got <= want, (stage, sent)
     assert set(sent) <= {names.get(s.name, s.name) for s in plan}  # no batch the plan left out
+
+
+def test_a_notes_library_of_another_dataset_is_refused_unless_asked_for():
+    """E-KAR questions were shown AQuA's math notes (olagpt-aqua-69, -78) because the default library was AQuA's
+    and nothing checked: the default is now the dataset's own, and another dataset's notes are a named condition."""
+    from olakit.errors import DataError
+    from olakit.llm import ScriptedModel
+    from olakit.olagpt.config import OlaGPTConfig
+    from olakit.olagpt.run import run
+
+    model = ScriptedModel(lambda prompt, req: "So the answer is A.")
+    cfg = OlaGPTConfig(dataset="ekar_zh", n_questions=1, templates=["ST"], strategies=("random",), n_notes=(1,),
+                       baselines=(), max_tokens=8)  # fmt: skip
+    own = run(cfg, llm=model).records
+    assert [ids[0].split("-")[1] for ids in own["note_ids"]] == ["ekar"]  # olagpt-ekar-N: E-KAR's own notes
+    with pytest.raises(DataError, match=r"'olagpt-aqua' holds notes of aqua, and the questions are ekar_zh's"):
+        run(cfg.replace(library="olagpt"), llm=model)
+    cross = run(cfg.replace(library="olagpt", cross_dataset_notes=True), llm=model)
+    assert cross.records["note_ids"].iloc[0][0].startswith("olagpt-aqua-")
+    assert cross.log.config["cross_dataset_notes"] is True  # the condition is named in the run log

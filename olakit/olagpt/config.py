@@ -18,6 +18,10 @@ from olakit.settings import Analysis
 Strategy = Literal[STRATEGIES]  # type: ignore[valid-type]
 
 
+OWN_LIBRARY = {"aqua": "olagpt", "ekar_zh": "olagpt-ekar"}
+"""Each built-in dataset's own built-in notes library (olakit.olagpt.notes.LIBRARIES)."""
+
+
 class OlaGPTConfig(Slice, OwnDataset, Analysis):
     """An OlaGPT run: questions x templates x note strategies x note counts (x SC samples), baselines and votes."""
 
@@ -31,9 +35,14 @@ class OlaGPTConfig(Slice, OwnDataset, Analysis):
     """Note strategies, in the paper's names: zero-shot, random, retrieval, combine."""
     n_notes: Annotated[tuple[Annotated[int, Field(ge=0)], ...], Field(min_length=1)] = (3,)
     """How many notes a prompt carries (several: one cell each; zero-shot always has 0)."""
-    library: str | None = "olagpt"
-    """The notes library: ``olagpt`` (the authors' 81 AQuA notes), ``olagpt-ekar`` (their 2 E-KAR notes), a JSON
-    Lines file of notes, or a notes build's folder (``olakit notes build --out DIR``)."""
+    library: str | None = None
+    """The notes library: none (the dataset's own: ``olagpt`` for aqua, ``olagpt-ekar`` for ekar_zh; another
+    dataset has none, so build one: ``olakit notes build``), ``olagpt`` (the authors' 81 AQuA notes), ``olagpt-ekar``
+    (their 2 E-KAR notes), a JSON Lines file of notes, or a notes build's folder (``olakit notes build --out DIR``).
+    A library's notes record their dataset: notes of another dataset are refused unless ``cross_dataset_notes``."""
+    cross_dataset_notes: bool = False
+    """Show a library of another dataset's notes on purpose (a named condition, in the run log's config): AQuA's
+    math notes on E-KAR's analogies, say. Without it, such a library is an error."""
     baselines: tuple[Literal[SC, AUTO_COT], ...] = ()  # type: ignore[valid-type]
     """Baselines beside the templates: ``SC`` (self-consistency) and ``auto_cot``; the turbo baseline is the turbo
     template itself."""
@@ -113,6 +122,10 @@ class OlaGPTConfig(Slice, OwnDataset, Analysis):
     """A replicate: this many questions of the slice, from its first, answered once more past the cache (every call
     again, the same settings), so the run log reports each cell's run-to-run disagreement, the noise floor a
     difference between cells must clear (replicate.parquet holds its records; 0: none)."""
+
+    def notes_library(self) -> str | None:
+        """The library this run reads: as set, else the dataset's own built-in one (None where it has none)."""
+        return self.library if self.library is not None else OWN_LIBRARY.get(self.dataset)
 
     def reader(self, recorded: bool = False) -> str:
         """The extractor's name: the one set, else the source's own.

@@ -156,6 +156,19 @@ def resolve_library(spec: str | None, data_dir=None) -> NotesLibrary | None:
     return NotesLibrary.load(path / "notes.jsonl" if path.is_dir() else path)
 
 
+def check_library(library: NotesLibrary, dataset: str, cross: bool = False) -> NotesLibrary:
+    """``library`` if its notes are of ``dataset`` (or record none, as a hand-made file may), or ``cross``: a
+    cross-dataset condition asked for; else DataError naming both datasets and the two ways on."""
+    theirs = sorted({n.dataset for n in library.notes if n.dataset})
+    if cross or not theirs or theirs == [dataset]:
+        return library
+    raise DataError(
+        f"notes library {library.name!r} holds notes of {', '.join(theirs)}, and the questions are {dataset}'s: "
+        f"give a library of {dataset} (library=..., built by olakit notes build --dataset {dataset}), or set "
+        "cross_dataset_notes to show another dataset's notes on purpose"
+    )
+
+
 def error_reason(wrong: Sequence[str | None], gold: str) -> str:
     """The error reason a note records when its explanation comes from the dataset or a draft.
 
