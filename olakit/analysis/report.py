@@ -5,7 +5,8 @@ the doors and the notebooks copy nothing:
   the LLM-vote audit, usage (analysis.runs.run_tables), the paired tests between every cell with their Holm matrix,
   the replicate's disagreement when the run had one, and its templates' tool use (analysis.tools) when they had
   tools or ran programs;
-- ``reproduction``: the paper's tables from the recorded outputs, beside its printed numbers (analysis.reproduce);
+- ``reproduction``: the paper's tables from the recorded outputs, beside its printed numbers (analysis.reproduce),
+  and the ledger of its claims (analysis.ledger);
 - ``geek``: Table 2, the paired tests between rows, cost, actions, steps (analysis.traces), the judge's verdicts;
 - ``review``: accuracy per iteration, the flips between iterations, each iteration's answer length and review
   score, the cost of each stage (analysis.iterations);
@@ -26,6 +27,7 @@ import pandas as pd
 from olakit.analysis.compare import comparison_of, comparison_tables
 from olakit.analysis.inference import cell_outcomes, holm_matrix, paired_tests
 from olakit.analysis.iterations import answer_trend, flips, iteration_accuracy, stage_cost
+from olakit.analysis.ledger import claims_ledger
 from olakit.analysis.reproduce import reproduction_tables
 from olakit.analysis.runs import label_note_counts, run_tables
 from olakit.analysis.tables import method_accuracy
@@ -74,6 +76,7 @@ def report(
             tables["tool_use"] = use  # templates with tools, or a program template
     elif kind == "reproduction":
         tables = reproduction_tables(records, analysis)
+        tables["claims_ledger"] = claims_ledger(tables, (result.log.parameters or {}).get("data_dir"))
     elif kind == "geek":
         tables = geek_tables(records, analysis)
         if result.extras.judge:
