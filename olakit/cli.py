@@ -600,7 +600,9 @@ def cmd_notes(args) -> int:
     result = build_notes(cfg, parameters=params)
     result.write(args.out, report(result))
     x = result.extras
-    print(f"{x.notes} notes from {x.pool} pool questions written to {Path(args.out) / x.library} (run log "
+    where = f"from {x.pool} pool questions ({x.error_book} wrong every time)" if x.pool else "refined from drafts"
+    checked = f"; {x.passed} of {x.checked} pass their check" if x.checked else ""
+    print(f"{x.notes} notes {where} written to {Path(args.out) / x.library}{checked} (run log "
           f"{Path(args.out) / 'run.json'}); {_calls(result)}")  # fmt: skip
     return 0
 

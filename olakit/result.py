@@ -134,6 +134,13 @@ class NotesExtras(Extras):
     library: str = "notes.jsonl"
     notes: int = 0
     pool: int = 0
+    error_book: int = 0
+    """Pool questions wrong in all r answers."""
+    checked: int = 0
+    passed: int = 0
+    """Notes checked (the model, shown the note, answering its own question), and how many it answered right."""
+    calls: dict = field(default_factory=dict)
+    """Calls per step (question types, error book, self-correction, writing or refining notes, checking notes)."""
 
 
 @dataclass(frozen=True)

@@ -203,6 +203,10 @@ class Note:
     """The question type the LLM gave with the Table 5 prompt."""
     dataset: str = ""
     """Dataset the question comes from."""
+    provenance: tuple = ()
+    """How the note was made, step by step (active learning): each self-correction try (its hint, the model's
+    output and answer, right or not), an expert's draft before the LLM refined it, and the note's check (the model,
+    given the note, answering its own question); empty for notes made in one step."""
 
 
 @dataclass(frozen=True)

@@ -186,7 +186,7 @@ def test_error_book_keeps_questions_wrong_every_time(tmp_path):
         assert [q.id for q in book] == ["alpha", "delta"]
         assert wrong == {"alpha": ["B", "B", "B"], "delta": [None, None, None]}
         assert len(answers) == 12 and [a.extracted for a in answers if a.question_id == "gamma"] == ["C", "A", "C"]
-        lib, _ = build_library(llm, pool, r=3, explainer="dataset")
+        lib, _, stats = build_library(llm, pool, r=3, explainer="dataset")
         lib.save(tmp_path / "lib.jsonl")
         llm.close()
     assert [n.id for n in lib.notes] == ["aqua:alpha", "aqua:delta"]
@@ -198,7 +198,63 @@ def test_error_book_keeps_questions_wrong_every_time(tmp_path):
         "toy question",
     )
     assert NotesLibrary.load(tmp_path / "lib.jsonl").notes == lib.notes
+    assert stats["calls"] == {"question types": 4, "error book": 12, "writing notes": 0} and stats["error_book"] == 2
     drafts = write_notes(book, wrong, explainer="person")
     assert all(n.explanation == "" and n.error_reason == "" for n in drafts.notes)
     with pytest.raises(DataError, match="explainer 'teacher'"):
         write_notes(book, wrong, explainer="teacher")
+
+
+def test_self_correction_refined_drafts_and_the_note_check(tmp_path):
+    """The paper's two other ways to write notes, on a loopback server: "alpha" (answered B in the error book) is
+    wrong again at the first retry and right at the second, "delta" never: one note, its two tries as provenance;
+    an expert's draft refined by the model keeps the draft; each note checked by the model answering its own
+    question with the note as its example."""
+    from olakit.llm import LLM, Endpoint
+    from olakit.llm.loopback import Loopback
+    from olakit.olagpt.active_learning import HINTS
+
+    retries = []
+
+    def reply(prompt, req):
+        if "judge the type" in prompt:
+            return '{"task_type": "toy question"}'
+        if prompt.startswith("An expert drafted"):
+            return '{"error_reason": "models skip the units", "explanation": "refined: convert, then add"}'
+        if "Earlier answers to this question" in prompt:
+            retries.append(prompt)
+            if "alpha" in prompt:
+                return "so Answer: A" if HINTS[1] in prompt else "so Answer: C"
+            return "still unsure"
+        if (
+            prompt.count("Question alpha?") == 2 or prompt.count("Question epsilon?") == 2
+        ):  # the note, then the question
+            return "so Answer: A"
+        if "alpha" in prompt:
+            return "so Answer: B"
+        return "I am not sure."
+
+    pool = [Question(id=w, dataset="aqua", text=f"Question {w}?", options=OPTS, gold="A") for w in ("alpha", "delta")]
+    with Loopback(reply=reply) as srv:
+        llm = LLM(Endpoint(srv.base_url, "toy"), cache_dir=tmp_path / "c", progress=False)
+        lib, _, stats = build_library(llm, pool, r=2, explainer="self-correction", tries=3, check=True)
+        draft = Note(id="e1", source="expert", question="Question epsilon?", options=OPTS, answer="A",
+                     explanation="add them", model_expert="Ada", dataset="aqua")  # fmt: skip
+        refined, _, rstats = build_library(llm, [], explainer="refine", drafts=NotesLibrary([draft]), check=True)
+        llm.close()
+    assert [n.id for n in lib.notes] == ["aqua:alpha"]  # delta never corrected: no note
+    alpha = lib["aqua:alpha"]
+    tries = [p for p in alpha.provenance if "try" in p]
+    assert [(t["try"], t["answer"], t["right"]) for t in tries] == [(1, "C", False), (2, "A", True)]
+    assert alpha.explanation == "so Answer: A" and alpha.error_reason == "answered B, B, C instead of A"
+    assert "self-corrected at try 2" in alpha.model_expert
+    assert not any("the answer is A" in p or "correct answer" in p for p in retries)  # never told the answer
+    assert HINTS[1] in retries[-1] and "none of" not in retries[-1]  # delta's third: no option to rule out
+    assert alpha.provenance[-1]["right"] and stats["passed"] == 1 and stats["checked"] == 1
+    assert stats["calls"]["self-correction"] == 2 + 2 + 1  # try 1: both; try 2: both; try 3: delta alone
+    (note,) = refined.notes
+    assert note.explanation == "refined: convert, then add" and note.error_reason == "models skip the units"
+    assert note.provenance[0] == {"draft": "add them", "error_reason": "", "by": "Ada", "refined_by": "llm:toy"}
+    assert note.provenance[1]["right"] and rstats["passed"] == 1 and rstats["calls"]["refining drafts"] == 1
+    lib.save(tmp_path / "lib.jsonl")
+    assert NotesLibrary.load(tmp_path / "lib.jsonl").notes[0].provenance == alpha.provenance  # saved whole

@@ -168,7 +168,9 @@ def test_notes_build_writes_its_log_beside_the_library(tmp_path, scripted, capsy
     assert log.door == "notes build" and log.kind == "notes" and log.config["pool"] == 2
     assert log.extra["library"] == "notes.jsonl" and (out / "notes.jsonl").is_file()
     assert log.outputs["records"]["rows"] == 2  # the pool's answers: 2 questions answered once
-    assert log.calls["answerer"].paid == 4  # 2 question types and 2 answers
+    notes = log.extra["notes"]
+    assert log.calls["answerer"].paid == 4 + notes  # 2 question types, 2 answers, and each note's check
+    assert log.extra["checked"] == notes and log.extra["calls"]["checking notes"] == notes
     capsys.readouterr()
     assert main(["again", str(out), "--out", str(tmp_path / "again")]) == 0
     assert "olakit notes build --out" in capsys.readouterr().out

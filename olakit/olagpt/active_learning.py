@@ -1,12 +1,16 @@
 """Building a notes library by active learning (paper 3.4): sample the pool (Sentence-BERT embeddings, KMeans into
-20 clusters, draws in proportion to cluster size), answer each question r times and keep those wrong every time
-(the error book), then write their notes: explanation and error_reason by the LLM, from the dataset's own
-rationale, or by a person (empty drafts saved with ``NotesLibrary.save``, completed by hand, read back with
-``NotesLibrary.load``).
+20 clusters, a setting, draws in proportion to cluster size), answer each question r times with a template (ST, a
+setting) and keep those wrong every time (the error book), then write their notes: explanation and error_reason by
+the LLM told the answer, from the dataset's own rationale, by a person (empty drafts saved with
+``NotesLibrary.save``, completed by hand, read back with ``NotesLibrary.load``), by the model's own self-correction
+(the paper's "following prompts until a self-correction is made": retries with hints, each kept as provenance), or
+by the model refining an expert's drafts (the paper's "experts first, then LLMs refine"). Each note can be
+checked: the model, shown the note, answers its own question.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import re
@@ -30,7 +34,7 @@ from olakit.olagpt.templates import templates_for
 from olakit.result import NotesExtras, Result
 from olakit.retrieval.embedder import embed
 from olakit.runner import Run
-from olakit.types import OlaGPTRecord, Question
+from olakit.types import Note, OlaGPTRecord, Question
 
 log = logging.getLogger("olakit")
 
@@ -175,6 +179,138 @@ def write_notes(
     return NotesLibrary(notes, name=f"{book[0].dataset if book else 'empty'}-error-book")
 
 
+HINTS = (
+    "Those answers are wrong.",
+    "Those answers are wrong: check each step of the reasoning and each calculation again.",
+    "Those answers are wrong, and the answer is none of {wrong}: check each step against the question.",
+)
+"""The self-correction hints, one per try and stronger each time (the last repeats); none tells the answer."""
+
+
+def _hint(t: int, wrong: Sequence[str]) -> str:
+    """Try ``t``'s hint (from 0): HINTS in turn, the last repeating; the one naming the wrong options only when some
+    earlier answer gave an option (else the one before it)."""
+    i = min(t, len(HINTS) - 1)
+    if "{wrong}" in HINTS[i] and not wrong:
+        i -= 1
+    return HINTS[i].format(wrong=", ".join(wrong))
+
+
+RETRY_PROMPT = "{prompt}\n\nEarlier answers to this question: {wrong}. {hint} Solve it again step by step."
+"""A self-correction try: the question as the template asked it, the earlier answers and the try's hint."""
+
+
+def self_correct(
+    llm,
+    book: Sequence[Question],
+    wrong: dict,
+    *,
+    template: str = "ST",
+    qtypes: dict[str, str] | None = None,
+    tries: int = 3,
+    seed: int = 0,
+    max_tokens: int = 256,
+    extractor: str = "strict",
+) -> tuple[list[Note], int]:
+    """The paper's notes "following prompts until a self-correction is made": each question of the error book is
+    asked again with its wrong answers and a hint (HINTS, never the answer) until the model's own answer is the
+    gold, at most ``tries`` times; the right try's reasoning is the explanation, every try the provenance. A
+    question never corrected gets no note. (the notes, the calls made)."""
+    tmpl = templates_for(book[0].dataset, [template])[0] if book else None
+    qtypes = qtypes or {}
+    fn = get_extractor(extractor)
+    tried = {q.id: [] for q in book}
+    going, calls = list(book), 0
+    for t in range(tries):
+        reqs, hints = [], []
+        for q in going:
+            earlier = [*wrong.get(q.id, []), *(x["answer"] for x in tried[q.id])]
+            shown = ", ".join("unparsed" if a is None else str(a) for a in earlier)
+            labels = sorted({str(a) for a in earlier if a is not None})
+            hints.append(hint := _hint(t, labels))
+            prompt = build_prompt(q, qtypes.get(q.id, ""), tmpl, [])
+            reqs.append(Request.make(RETRY_PROMPT.format(prompt=prompt, wrong=shown, hint=hint), sample=t,
+                                     seed=seed, temperature=0.7, max_tokens=max_tokens))  # fmt: skip
+        replies = refuse(llm.batch(reqs, desc=f"self-correction, try {t + 1}"), "self-correction")
+        calls += len(reqs)
+        for q, hint, rep in zip(going, hints, replies):
+            answer = fn(rep.text, list(q.options))
+            tried[q.id].append({"try": t + 1, "hint": hint, "output": rep.text,
+                                "answer": answer, "right": answer == q.gold})  # fmt: skip
+        going = [q for q in going if not tried[q.id][-1]["right"]]
+        if not going:
+            break
+    notes = []
+    for q in book:
+        if not tried[q.id] or not tried[q.id][-1]["right"]:
+            continue
+        right = tried[q.id][-1]
+        earlier = [*wrong.get(q.id, []), *(x["answer"] for x in tried[q.id][:-1])]
+        note = note_from_question(q, explanation=right["output"].strip(), error_reason=error_reason(earlier, q.gold),
+                                  model_expert=f"llm:{llm.endpoint.model} (self-corrected at try {right['try']})",
+                                  llm_task_type=qtypes.get(q.id, ""))  # fmt: skip
+        notes.append(dataclasses.replace(note, provenance=tuple(tried[q.id])))
+    log.info("self-correction: %d of %d questions corrected within %d tries", len(notes), len(book), tries)
+    return notes, calls
+
+
+REFINE_PROMPT = (
+    "An expert drafted this note on a question that models often get wrong.\n\n{question}\n\nThe correct answer "
+    "is {gold}.\nThe expert's draft: {draft}\n{reason}Refine the note: make the solution correct, complete and "
+    "clear, and keep the expert's approach. Reply in strict JSON: "
+    '{{"error_reason": "why models get it wrong", "explanation": "the correct solution step by step"}}'
+)
+
+
+def refine_drafts(llm, drafts: NotesLibrary, *, max_tokens: int = 300) -> list[Note]:
+    """The paper's "experts first, then LLMs refine": each draft note (an expert's explanation, perhaps partial)
+    refined by the model; the draft is kept as provenance, a reply that is no JSON note keeps the draft's text."""
+    reqs = [
+        Request.make(REFINE_PROMPT.format(question=_note_question(n), gold=n.answer, draft=n.explanation or "(empty)",
+                                          reason=f"Why models get it wrong: {n.error_reason}\n" if n.error_reason
+                                          else ""), temperature=0, max_tokens=max_tokens)
+        for n in drafts.notes
+    ]  # fmt: skip
+    replies = refuse(llm.batch(reqs, desc="refining drafts"), "refining drafts")
+    out = []
+    for n, rep in zip(drafts.notes, replies):
+        explanation, reason = _parse_explanation(rep.text)
+        step = {"draft": n.explanation, "error_reason": n.error_reason, "by": n.model_expert or "expert",
+                "refined_by": f"llm:{llm.endpoint.model}"}  # fmt: skip
+        by = f"{n.model_expert or 'expert'}, refined by llm:{llm.endpoint.model}"
+        out.append(dataclasses.replace(n, explanation=explanation or n.explanation,
+                                       error_reason=reason or n.error_reason, model_expert=by,
+                                       provenance=(*n.provenance, step)))  # fmt: skip
+    return out
+
+
+def _note_question(n: Note) -> str:
+    options = "\n".join(f"{label}) {text}" for label, text in n.options.items())
+    return f"{n.question}\n{options}" if options else n.question
+
+
+def check_notes(
+    llm, notes: Sequence[Note], *, template: str = "ST", max_tokens: int = 256, extractor: str = "strict"
+) -> tuple[list[Note], int]:
+    """Each note checked: the model, shown the note alone as its example, answers the note's own question (the
+    template's prompt, greedy); the answer and whether it is right are appended to the note's provenance. (the
+    notes, how many passed)."""
+    fn = get_extractor(extractor)
+    qs = [Question(id=n.id, dataset=n.dataset, text=n.question, options=dict(n.options), gold=n.answer) for n in notes]
+    tmpls = {q.dataset: templates_for(q.dataset, [template])[0] for q in qs}
+    reqs = [Request.make(build_prompt(q, n.llm_task_type, tmpls[q.dataset], [n]), temperature=0,
+                         max_tokens=max_tokens) for q, n in zip(qs, notes)]  # fmt: skip
+    replies = refuse(llm.batch(reqs, desc="checking notes"), "checking notes") if reqs else []
+    out, passed = [], 0
+    for n, q, rep in zip(notes, qs, replies):
+        answer = fn(rep.text, list(q.options))
+        passed += answer == q.gold
+        check = {"check": f"given the note, {template} answers its own question", "answer": answer,
+                 "right": answer == q.gold, "output": rep.text}  # fmt: skip
+        out.append(dataclasses.replace(n, provenance=(*n.provenance, check)))
+    return out, passed
+
+
 def build_library(
     llm,
     pool: Sequence[Question],
@@ -186,18 +322,47 @@ def build_library(
     explainer: str = "dataset",
     seed: int = 0,
     max_tokens: int = 256,
-) -> tuple[NotesLibrary, list]:
-    """Active learning end to end: sample the pool (KMeans) when ``size`` is given, answer r times, keep the
-    questions wrong every time, write their notes (with the LLM's question type). (the library, every answer as a
-    record)."""
-    questions = sample_pool(pool, size, k=k, seed=seed) if size else list(pool)
-    qtypes = question_types(llm, questions)
-    book, wrong, records = error_book(
-        llm, questions, r=r, template=template, seed=seed, max_tokens=max_tokens, qtypes=qtypes
-    )
-    library = write_notes(book, wrong, explainer=explainer, llm=llm, qtypes=qtypes)
-    log.info("active learning: %d pool questions, %d wrong in all %d tries", len(questions), len(book), r)
-    return library, records
+    tries: int = 3,
+    drafts: NotesLibrary | None = None,
+    check: bool = False,
+) -> tuple[NotesLibrary, list, dict]:
+    """Active learning end to end: sample the pool (KMeans into ``k`` clusters) when ``size`` is given, answer r
+    times with ``template``, keep the questions wrong every time, write their notes (with the LLM's question type)
+    by ``explainer``; ``refine`` refines ``drafts`` instead. With ``check``, each note is checked (check_notes).
+    (the library, every answer as a record, what it took: pool, error book, notes, checked, passed and the calls
+    of each step)."""
+    stats = {"explainer": explainer, "pool": 0, "error_book": 0, "notes": 0, "checked": 0, "passed": 0,
+             "calls": {}}  # fmt: skip
+    records: list = []
+    if explainer == "refine":
+        if drafts is None:
+            raise DataError("explainer 'refine' needs the experts' drafts (a notes library)")
+        notes = refine_drafts(llm, drafts, max_tokens=max_tokens)
+        stats["calls"]["refining drafts"] = len(drafts)
+        name = f"{drafts.name}-refined"
+    else:
+        questions = sample_pool(pool, size, k=k, seed=seed) if size else list(pool)
+        qtypes = question_types(llm, questions)
+        book, wrong, records = error_book(
+            llm, questions, r=r, template=template, seed=seed, max_tokens=max_tokens, qtypes=qtypes
+        )
+        stats |= {"pool": len(questions), "error_book": len(book)}
+        stats["calls"] |= {"question types": len(questions), "error book": len(questions) * r}
+        if explainer == "self-correction":
+            notes, n = self_correct(llm, book, wrong, template=template, qtypes=qtypes, tries=tries, seed=seed,
+                                    max_tokens=max_tokens)  # fmt: skip
+            stats["calls"]["self-correction"] = n
+        else:
+            notes = write_notes(book, wrong, explainer=explainer, llm=llm, qtypes=qtypes).notes
+            stats["calls"]["writing notes"] = len(book) if explainer == "llm" else 0
+        name = f"{book[0].dataset if book else 'empty'}-error-book"
+        log.info("active learning: %d pool questions, %d wrong in all %d tries", len(questions), len(book), r)
+    if check:
+        notes, passed = check_notes(llm, notes, template=template, max_tokens=max_tokens)
+        stats |= {"checked": len(notes), "passed": passed}
+        stats["calls"]["checking notes"] = len(notes)
+    stats["notes"] = len(notes)
+    return NotesLibrary(notes, name=name), records, stats
 
 
 LIBRARY = "notes.jsonl"
@@ -212,14 +377,21 @@ def build_notes(config: NotesConfig, llm: Answerer | None = None, *, parameters:
         pool = load_questions(cfg.dataset, cfg.split, cfg.data_dir, cfg.dataset_map)
         if not cfg.sample:
             pool = pool[: cfg.pool]
-        library, records = build_library(
+        drafts = NotesLibrary.load(cfg.drafts) if cfg.drafts else None
+        library, records, stats = build_library(
             job.answerer,
             pool,
             r=cfg.r,
             size=cfg.sample,
+            k=cfg.clusters,
+            template=cfg.template,
             explainer=cfg.explainer,
             seed=cfg.seed,
             max_tokens=cfg.max_tokens,
+            tries=cfg.tries,
+            drafts=drafts,
+            check=cfg.check,
         )
-        extras = NotesExtras(library=LIBRARY, notes=len(library), pool=len(pool) if not cfg.sample else cfg.sample)
+        extras = NotesExtras(library=LIBRARY, notes=len(library), pool=stats["pool"], error_book=stats["error_book"],
+                             checked=stats["checked"], passed=stats["passed"], calls=stats["calls"])  # fmt: skip
         return job.finish(records, OlaGPTRecord, extras, files={LIBRARY: library.text()})

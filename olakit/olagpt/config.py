@@ -178,8 +178,32 @@ class NotesConfig(OwnDataset):
     """Draw this many from the whole split by KMeans (20 clusters), in proportion to cluster size (none: off)."""
     r: Annotated[int, Field(ge=1, le=10)] = 3
     """Answers per question (the paper: 3 to 5)."""
-    explainer: Literal["llm", "dataset", "person"] = "dataset"
-    """Who writes a note's explanation: ``llm``, ``dataset`` (its own rationale) or ``person`` (empty drafts)."""
+    explainer: Literal["llm", "dataset", "person", "self-correction", "refine"] = "dataset"
+    """Who writes a note's explanation: ``llm`` (told the gold answer), ``dataset`` (its own rationale), ``person``
+    (empty drafts), ``self-correction`` (the paper's "following prompts until a self-correction is made": the model
+    retries with hints, never told the answer, until its own answer is right; each try kept as the note's
+    provenance; a question it never corrects gets no note) or ``refine`` (the paper's "experts first, then LLMs
+    refine": the drafts of ``drafts``, refined by the model; the draft kept as provenance)."""
+    template: str = "ST"
+    """The thinking template the pool is answered with to find the wrong answers (the authors' ST)."""
+    clusters: Annotated[int, Field(ge=1)] = 20
+    """KMeans clusters of the pool sample (``sample``; the paper's 20)."""
+    tries: Annotated[int, Field(ge=1, le=10)] = 3
+    """``self-correction``: retries at most, each with a stronger hint."""
+    drafts: str | None = None
+    """``refine``: the experts' drafts, a notes file (JSON Lines: question, options, answer, explanation)."""
+    check: bool = True
+    """Check each note: the model, given the note alone, answers its own question (recorded in the note's
+    provenance and counted in the run)."""
+
+    @model_validator(mode="after")
+    def _drafts_for_refine(self):
+        if self.explainer == "refine" and self.drafts is None:
+            raise ValueError("explainer 'refine' refines the experts' drafts: give drafts (a notes file)")
+        if self.drafts is not None and self.explainer != "refine":
+            raise ValueError(f"drafts are refined by explainer 'refine', not {self.explainer!r}")
+        return self
+
     max_tokens: Annotated[int, Field(ge=1)] = 256
     """Token limit of an answer."""
     seed: int = 0

@@ -124,6 +124,7 @@ def note_from_dict(obj: dict, where: str) -> Note:
             "answer": label,
             "id": str(obj["id"]),
             "source": str(obj.get("source") or "manual"),
+            "provenance": tuple(obj.get("provenance") or ()),
         }
     )
 
