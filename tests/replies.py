@@ -186,3 +186,15 @@ def docs(prompt, request):
     if "answer: n" in low or "a number" in low:
         return "Step by step: 16 - 3 - 4 = 9, and 9 * 2 = 18. Answer: 18"
     return 'Step by step: the second option fits. {"Answer": "B"}'
+
+
+def active_learning(prompt, request):
+    """active_learning.ipynb's endpoint: every answer B, except a self-correction retry with the second hint, which
+    answers A; the teacher and the refiner reply with a JSON note."""
+    if "question type" in prompt.lower() or "type of the question" in prompt.lower():
+        return "math word problem"
+    if prompt.startswith("You are an expert teacher") or prompt.startswith("An expert drafted"):
+        return '{"error_reason": "a slip in the arithmetic", "explanation": "work it through: the answer follows"}'
+    if "Earlier answers to this question" in prompt:
+        return "Checked again: Answer: A" if "check each step" in prompt else "Still: Answer: B"
+    return "Step by step. Answer: B"

@@ -22,6 +22,7 @@ ALL = sorted(p.name for p in NOTEBOOKS.glob("*.ipynb"))
 
 def test_every_notebook_is_here():
     assert ALL == [
+        "active_learning.ipynb",
         "answer_stages.ipynb",
         "compare_runs.ipynb",
         "explore.ipynb",
@@ -282,6 +283,29 @@ def test_geek_ablation_notebook_against_a_scripted_endpoint(tmp_path, monkeypatc
     text = "\n".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
     assert "power: 10 pairs of rows" in text and "2 questions cannot decide any pair, whatever the answers" in text
     assert "registered comparisons (Holm at 0.05" in text and "+RE vs CoT: no estimate" in text  # before any call
+
+
+def test_active_learning_notebook_against_a_scripted_endpoint(tmp_path, monkeypatch, data_dir):
+    """Libraries written four ways on AQuA dev's first 6 questions and the authors' 81 notes, side by side. Every
+    answer is B, so the error book is the pool questions whose gold is not B (read here from the data file); a
+    self-correction retry answers A at the second hint, so that way's notes are the error book's questions with gold
+    A; every check answers B, so only notes of gold B questions could pass: none."""
+    monkeypatch.setenv("OLAKIT_BASE_URL", "scripted://tests.replies:active_learning")
+    monkeypatch.setenv("OLAKIT_MODEL", "scripted")
+    out, _ = run("active_learning.ipynb", tmp_path, n_questions=2, pool=6, r=2, n_boot=50)
+    golds = [json.loads(line)["correct"] for line in (data_dir / "aqua" / "dev.json").read_text().splitlines()[:6]]
+    book = sum(g != "B" for g in golds)
+    t = pd.read_csv(out / "tables" / "libraries.csv").set_index("library")
+    assert list(t.index) == ["dataset", "llm", "self-correction", "refine", "authors"]
+    assert (t.loc[["dataset", "llm", "self-correction"], "pool"] == 6).all()
+    assert t.loc["dataset", "error_book"] == book and t.loc["dataset", "notes"] == book == t.loc["refine", "notes"]
+    assert t.loc["self-correction", "notes"] == sum(g == "A" for g in golds) and t.loc["authors", "notes"] == 81
+    assert (t.loc[["dataset", "llm", "self-correction", "refine"], "passed_check"] == 0).all()
+    # calls: 6 question types + 12 answers + one check a note; llm: + one note a question; refine: one a draft
+    assert t.loc["dataset", "build_calls"] == 6 + 12 + book and t.loc["refine", "build_calls"] == 2 * book
+    tests = pd.read_csv(out / "tables" / "paired_tests.csv")
+    assert len(tests) == 10 and "p_mcnemar_holm" in tests  # five libraries, every pair, Holm over all
+    assert (out / "library_self-correction.jsonl").is_file() and manifest(out)["door"] == "notebook:active_learning"
 
 
 def test_a_misspelled_parameter_stops_the_notebook_with_its_name(tmp_path):

@@ -1,6 +1,7 @@
 """Results for the notebooks: the OlaGPT recorded outputs or a live OlaGPT run (``get_records``), GEEK's rows
 (``geek_records``) and their OlaGPT cross-method row, the review loop (``review_records``, ``open_judgement``), an
-LLM vote over recorded answers (``add_llm_vote``), and a tools ablation's runs side by side (``tool_ablation``).
+LLM vote over recorded answers (``add_llm_vote``), a tools ablation's runs side by side (``tool_ablation``), and
+notes libraries built in several ways, each run side by side with the authors' (``library_ablation``).
 Each takes its method's config whole and returns a Result (olakit.result); calls made for another part of the same
 result (a judge, a vote, a second run) are its parts. Every call goes through a run (olakit.runner), so a failed
 one is refused.
@@ -9,6 +10,8 @@ one is refused.
 from __future__ import annotations
 
 import dataclasses
+import tempfile
+from pathlib import Path
 
 import pandas as pd
 
@@ -28,8 +31,10 @@ from olakit.geek.corpus import parse_spec
 from olakit.geek.run import run_geek
 from olakit.llm.judge import judge_pairs
 from olakit.names import LLM_VOTE, LLM_VOTE_SHUFFLED, REGEX_VOTE, ZERO_SHOT, setting_label
-from olakit.olagpt.config import OlaGPTConfig
+from olakit.olagpt.active_learning import LIBRARY, build_notes
+from olakit.olagpt.config import OWN_LIBRARY, NotesConfig, OlaGPTConfig
 from olakit.olagpt.llm_vote import llm_vote_records
+from olakit.olagpt.notes import resolve_library
 from olakit.olagpt.run import run
 from olakit.registration import Registered
 from olakit.result import GeekExtras, OlaGPTExtras, RecordedExtras, Result, ReviewExtras
@@ -236,3 +241,66 @@ def tool_ablation(config: OlaGPTConfig, conditions=TOOL_CONDITIONS) -> tuple[Res
         effect_table["p_mcnemar_holm"] = holm(effect_table["p_mcnemar"].tolist())  # over every condition's rows
         tables |= {"tool_effect": effect_table, "tool_changes": pd.concat(changes, ignore_index=True)}
     return result, tables
+
+
+LIBRARY_WAYS = ("dataset", "llm", "self-correction", "refine")
+"""active_learning.ipynb's ways of writing notes (NotesConfig.explainer); ``refine`` refines the ``dataset`` way's
+notes (the dataset's rationales, written by people: the experts' drafts)."""
+AUTHORS = "authors"
+"""The condition of the authors' own library (the dataset's built-in one: AQuA's 81 notes, E-KAR's 2)."""
+
+
+def library_ablation(
+    config: OlaGPTConfig, ways=LIBRARY_WAYS, *, notes: NotesConfig, authors: bool = True
+) -> tuple[Result, dict[str, pd.DataFrame]]:
+    """Notes libraries built by active learning in each of ``ways`` (``notes``: the build's settings, its
+    explainer set per way), then ``config``'s run with each library and, with ``authors``, with the dataset's
+    built-in one, side by side as one comparison Result (every build's and run's calls in its log; the libraries
+    among its files, ``library_<way>.jsonl``), and the table ``libraries``: per way the pool, the error book, the
+    notes written, how many passed their check, and the calls the build and the run paid. A way that wrote no note
+    has no run."""
+    ways = list(ways)
+    if not ways or len(set(ways)) != len(ways):
+        raise DataError(f"ways {ways}: give one or more of {', '.join(LIBRARY_WAYS)}, each once")
+    builds: dict[str, Result] = {}
+    rows, runs, files = [], {}, {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for way in ways:
+            if way == "refine" and "dataset" not in builds:  # the drafts: the dataset's rationales as notes
+                builds["dataset"] = build_notes(notes.replace(explainer="dataset", drafts=None))
+            drafts = None
+            if way == "refine":
+                drafts = Path(tmp) / "drafts.jsonl"
+                drafts.write_text(builds["dataset"].files[LIBRARY], encoding="utf-8")
+            if way not in builds:
+                builds[way] = build_notes(notes.replace(explainer=way, drafts=str(drafts) if drafts else None))
+            text = builds[way].files[LIBRARY]
+            path = Path(tmp) / f"{way}.jsonl"
+            path.write_text(text, encoding="utf-8")
+            files[f"library_{way}.jsonl"] = text
+            x = builds[way].extras
+            rows.append({"library": way, "pool": x.pool, "error_book": x.error_book, "notes": x.notes,
+                         "checked": x.checked, "passed_check": x.passed,
+                         "build_calls": builds[way].calls["total"]["paid"]})  # fmt: skip
+            if x.notes:
+                runs[way] = run(config.replace(library=str(path)))
+        if authors and OWN_LIBRARY.get(config.dataset):
+            runs[AUTHORS] = run(config.replace(library=OWN_LIBRARY[config.dataset]))
+            rows.append({"library": AUTHORS, "pool": None, "error_book": None,
+                         "notes": len(resolve_library(OWN_LIBRARY[config.dataset], config.data_dir)), "checked": 0,
+                         "passed_check": 0, "build_calls": 0})  # fmt: skip
+    if len(runs) < 2:
+        raise DataError(f"libraries compared: {list(runs)}; fewer than two libraries had notes to run with")
+    for row in rows:
+        row["run_calls"] = runs[row["library"]].calls["total"]["paid"] if row["library"] in runs else 0
+    comparison = compare([r.records for r in runs.values()], labels=list(runs))
+    calls = {}
+    for r in [*builds.values(), *runs.values()]:
+        for role, c in r.log.calls.items():
+            calls[role] = calls[role] + c if role in calls else c
+    first = next(iter(runs.values())).log
+    result = comparison_result(comparison, lambda ref: make_log(
+        "notebook:active_learning", config, kind="compare", dataset=ref, files=sorted(
+            {f for r in [*builds.values(), *runs.values()] for f in r.log.data}),
+    ).replace(roles=first.roles, calls=calls))  # fmt: skip
+    return result.replace(files={**result.files, **files}), {"libraries": pd.DataFrame(rows)}
