@@ -198,3 +198,39 @@ def active_learning(prompt, request):
     if "Earlier answers to this question" in prompt:
         return "Checked again: Answer: A" if "check each step" in prompt else "Still: Answer: B"
     return "Step by step. Answer: B"
+
+
+EKAR_MARKS = {"AT": "For the problem of analogical reasoning", "DT": "can be disassembled into multiple sub-questions",
+              "DST": "Disassemble the following complex problems", "PT": "make a detailed plan",
+              "ST": "Let's think step by step."}  # fmt: skip
+"""Each E-KAR template's text, as its prompt carries it (turbo: none)."""
+
+
+def ekar_rule(template: str, i: int, gold: str, notes: bool) -> str:
+    """The answer ``ekar_known`` gives: by template, validation position ``i``, the gold and whether notes were
+    shown (tests/test_notebook.py works every table cell out from these rules by hand)."""
+    after = "ABCD"[("ABCD".index(gold) + 1) % 4]
+    rules = {"AT": gold, "DT": gold if i % 2 == 0 else after, "DST": "A", "PT": gold if notes else "B",
+             "ST": gold if i % 3 == 0 else "C", "turbo": (gold if i % 4 == 0 else "D") if notes else "D"}  # fmt: skip
+    return rules[template]
+
+
+def ekar_known(prompt, request):
+    """E-KAR with known answers: a validation question is answered by ekar_rule (its gold read from the data file),
+    any other (the train pool) with A; question types are "analogy question"."""
+    import json
+
+    from olakit.data.loaders import resolve_data_dir
+
+    if "question type" in prompt.lower() or "type of the question" in prompt.lower():
+        return "analogy question"
+    asked = prompt.rsplit("Now give you the", 1)[-1]
+    data = resolve_data_dir()
+    rows = [json.loads(line) for line in (data / "ekar_chinese" / "validation.json").read_text().splitlines() if line]
+    found = [(i, r) for i, r in enumerate(rows) if f"question: {r['question']}\n" in asked]
+    if not found:
+        return 'Step by step. {"Answer": "A"}'
+    i, row = found[0]
+    template = next((t for t, mark in EKAR_MARKS.items() if mark in prompt), "turbo")
+    notes = "Here are some similar questions" in prompt
+    return f'Step by step. {{"Answer": "{ekar_rule(template, i, row["answerKey"], notes)}"}}'

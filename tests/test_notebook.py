@@ -29,6 +29,7 @@ def test_every_notebook_is_here():
         "geek_ablation.ipynb",
         "note_strategy.ipynb",
         "notes_count.ipynb",
+        "reproduce_ekar.ipynb",
         "reproduce_olagpt.ipynb",
         "review_loop.ipynb",
         "template_count.ipynb",
@@ -306,6 +307,58 @@ def test_active_learning_notebook_against_a_scripted_endpoint(tmp_path, monkeypa
     tests = pd.read_csv(out / "tables" / "paired_tests.csv")
     assert len(tests) == 10 and "p_mcnemar_holm" in tests  # five libraries, every pair, Holm over all
     assert (out / "library_self-correction.jsonl").is_file() and manifest(out)["door"] == "notebook:active_learning"
+
+
+def test_reproduce_ekar_against_an_endpoint_with_known_answers(tmp_path, monkeypatch, data_dir):
+    """The E-KAR half on 12 validation questions: each template answers by a rule (tests/replies.py ekar_rule), so
+    every cell of Tables 3, 4, 7 and 8 is worked out here by hand from the data file's gold labels: accuracy per
+    template and strategy, the six-template consistency (c = 1..6), the regex vote in the authors' order (DT, DST,
+    PT, ST, turbo, then AT; the first of tied labels wins), its bounds, and the stand-in label everywhere."""
+    from collections import Counter
+
+    from tests.replies import ekar_rule
+
+    monkeypatch.setenv("OLAKIT_BASE_URL", "scripted://tests.replies:ekar_known")
+    monkeypatch.setenv("OLAKIT_MODEL", "scripted")
+    n = 12
+    out, nb = run("reproduce_ekar.ipynb", tmp_path, n_questions=n, pool=8, r=1, n_boot=50)
+    rows = [json.loads(line) for line in (data_dir / "ekar_chinese" / "validation.json").read_text().splitlines()][:n]
+    golds = [r["answerKey"] for r in rows]
+    order = ["DT", "DST", "PT", "ST", "turbo", "AT"]
+    label = f"validation ({n}) vs the paper's test (335)"
+    acc = pd.read_csv(out / "tables" / "accuracy.csv", index_col=0)
+    consistency = pd.read_csv(out / "tables" / "consistency.csv", index_col=0)
+    bounds = pd.read_csv(out / "tables" / "bounds.csv").set_index(["method", "notes_strategy"])
+    for strategy in ("zero-shot", "random", "retrieval", "combine"):
+        notes = strategy != "zero-shot"
+        answers = [{t: ekar_rule(t, i, g, notes) for t in order} for i, g in enumerate(golds)]
+        for t in order:
+            assert acc.loc[t, strategy] == pytest.approx(sum(a[t] == g for a, g in zip(answers, golds)) / n), (
+                t,
+                strategy,
+            )
+        votes, tops, upper, lower = [], Counter(), 0, 0
+        for a, g in zip(answers, golds):
+            counts = Counter(a[t] for t in order)  # first-seen order: the authors' vote order
+            top = max(counts.values())
+            votes.append(next(label for label in counts if counts[label] == top))
+            tops[top] += 1
+            right, wrong = counts.get(g, 0), max((c for x, c in counts.items() if x != g), default=0)
+            upper += right >= wrong and right > 0
+            lower += right > wrong
+        assert acc.loc["regex_vote", strategy] == pytest.approx(sum(v == g for v, g in zip(votes, golds)) / n)
+        for c in range(1, 7):
+            assert consistency.loc[c, strategy] == tops[c], (c, strategy)
+        assert bounds.loc[("regex_upper", strategy), "correct"] == upper
+        assert bounds.loc[("regex_lower", strategy), "correct"] == lower
+    cmp = pd.read_csv(out / "tables" / "paper_comparison.csv")
+    at = cmp[(cmp["table"] == "table3") & (cmp["row"] == "AT") & (cmp["column"] == "zero-shot")].iloc[0]
+    assert at["paper"] == 0.3851 and at["recomputed"] == 1.0  # AT answers every question right here
+    assert (cmp["compared_on"] == label).all() and (acc["compared_on"] == label).all()
+    m = manifest(out)
+    assert m["config"]["dataset"] == "ekar_zh" and "notes_build" in m["parts"] and (out / "notes.jsonl").is_file()
+    text = "\n".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
+    assert f"E-KAR, {label}" in text and len(list((out / "figures").glob("*.png"))) == 3
 
 
 def test_a_misspelled_parameter_stops_the_notebook_with_its_name(tmp_path):

@@ -475,3 +475,15 @@ def replies_numbers(prompt, request):
     from tests.replies import numbers
 
     return numbers(prompt, request)
+
+
+def test_every_shipped_sweep_file_loads_and_names_notebooks_that_exist(tmp_path):
+    from olakit.notebook.sweep import expand, load_spec
+
+    files = sorted((Path(__file__).resolve().parents[1] / "sweeps").glob("*.yaml"))
+    assert {f.stem for f in files} >= {"paper", "geek_dev", "review_iterations", "ekar"}
+    for f in files:
+        jobs = expand(load_spec(f), f.stem, tmp_path / "runs", tmp_path / "results")
+        assert jobs and all(Path(j.notebook).is_file() for j in jobs), f
+    (ekar,) = expand(load_spec(files[[f.stem for f in files].index("ekar")]), "e", tmp_path, tmp_path)
+    assert {k: ekar.parameters[k] for k in ("pool", "r", "n_questions")} == {"pool": 1155, "r": 3, "n_questions": None}

@@ -165,7 +165,7 @@ def write_tables(tables: dict, out_dir: str | os.PathLike) -> None:
     import pandas as pd
 
     for name, table in tables.items():
-        index = not isinstance(table.index, pd.RangeIndex)
+        index = not isinstance(table.index, pd.RangeIndex) or table.index.name is not None  # a named index: kept
         write_atomic(Path(out_dir) / "tables" / f"{name}.csv", lambda p, t=table, i=index: t.to_csv(p, index=i))
 
 

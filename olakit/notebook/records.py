@@ -1,7 +1,8 @@
 """Results for the notebooks: the OlaGPT recorded outputs or a live OlaGPT run (``get_records``), GEEK's rows
 (``geek_records``) and their OlaGPT cross-method row, the review loop (``review_records``, ``open_judgement``), an
 LLM vote over recorded answers (``add_llm_vote``), a tools ablation's runs side by side (``tool_ablation``), and
-notes libraries built in several ways, each run side by side with the authors' (``library_ablation``).
+notes libraries built in several ways, each run side by side with the authors' (``library_ablation``), and the
+E-KAR half of the paper: notes built on train, every template and strategy on validation (``ekar_reproduction``).
 Each takes its method's config whole and returns a Result (olakit.result); calls made for another part of the same
 result (a judge, a vote, a second run) are its parts. Every call goes through a run (olakit.runner), so a failed
 one is refused.
@@ -18,7 +19,8 @@ import pandas as pd
 from olakit.analysis.compare import compare, comparison_result
 from olakit.analysis.inference import holm
 from olakit.analysis.intervals import verdict_shares
-from olakit.analysis.tables import method_accuracy
+from olakit.analysis.reproduce import paper_comparison
+from olakit.analysis.tables import compute_tables, method_accuracy
 from olakit.analysis.tools import tool_changes, tool_effect, tool_use
 from olakit.analysis.traces import judge_table
 from olakit.data.datasets import check_versions
@@ -30,7 +32,7 @@ from olakit.geek.config import GeekConfig
 from olakit.geek.corpus import parse_spec
 from olakit.geek.run import run_geek
 from olakit.llm.judge import judge_pairs
-from olakit.names import LLM_VOTE, LLM_VOTE_SHUFFLED, REGEX_VOTE, ZERO_SHOT, setting_label
+from olakit.names import LLM_VOTE, LLM_VOTE_SHUFFLED, REGEX_VOTE, ZERO_SHOT, setting_label, voting_templates
 from olakit.olagpt.active_learning import LIBRARY, build_notes
 from olakit.olagpt.config import OWN_LIBRARY, NotesConfig, OlaGPTConfig
 from olakit.olagpt.llm_vote import llm_vote_records
@@ -304,3 +306,38 @@ def library_ablation(
             {f for r in [*builds.values(), *runs.values()] for f in r.log.data}),
     ).replace(roles=first.roles, calls=calls))  # fmt: skip
     return result.replace(files={**result.files, **files}), {"libraries": pd.DataFrame(rows)}
+
+
+EKAR_TEST = 335
+"""The questions of E-KAR's (Chinese) test split, the paper's: blind here (no labels), so validation stands in."""
+
+
+def stand_in(n: int) -> str:
+    """The label of every E-KAR table and figure: what was evaluated against what the paper evaluated."""
+    return f"validation ({n}) vs the paper's test ({EKAR_TEST})"
+
+
+def ekar_reproduction(config: OlaGPTConfig, notes: NotesConfig) -> tuple[Result, dict[str, pd.DataFrame], str]:
+    """The E-KAR half of Tables 3, 4, 7 and 8 and Fig 12: a notes library built by active learning on E-KAR's
+    train split (``notes``), then ``config``'s run on validation with it (every template suited to E-KAR, AT
+    included, and every note strategy unless narrowed), and the paper's tables from its records beside the
+    paper's E-KAR numbers (``paper_comparison``). Every table carries ``compared_on``, the stand-in label
+    (validation, n questions, against the paper's test of 335). (the run's Result with the build as its part
+    ``notes_build`` and the library among its files, the tables, the label)."""
+    if config.dataset != "ekar_zh" or notes.dataset != "ekar_zh":
+        raise DataError(f"the E-KAR half runs on ekar_zh; got a run on {config.dataset}, notes of {notes.dataset}")
+    build = build_notes(notes)
+    if not build.extras.notes:
+        raise DataError(f"the notes build on E-KAR {notes.split} wrote no note (no pool question was wrong in all "
+                        f"{notes.r} answers): give a larger pool")  # fmt: skip
+    text = build.files[LIBRARY]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / LIBRARY
+        path.write_text(text, encoding="utf-8")
+        result = run(config.replace(library=str(path)))
+    result = result.with_part("notes_build", build).replace(files={**result.files, "notes.jsonl": text})
+    label = stand_in(int(result.records["question_id"].nunique()))
+    templates = config.order(result.templates or voting_templates(result.records["template"]))
+    tables = compute_tables(result.records, templates, config)
+    tables["paper_comparison"] = paper_comparison(tables, "ekar_zh")
+    return result, {name: t.assign(compared_on=label) for name, t in tables.items()}, label
