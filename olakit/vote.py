@@ -123,9 +123,9 @@ class VoteMatrix:
         self.rep = np.zeros((n, width), dtype=np.intp)  # (n, L): the first column of each label
         rows, cols = np.nonzero(first)
         self.rep[rows, rank[rows, cols]] = cols
-        self.onehot = np.zeros((width, m, n), dtype=np.float32)  # (L, m, n): column j gives row i label l
+        self.onehot = np.zeros((m, width, n), dtype=np.float32)  # (m, L, n): column j gives row i label l
         rows, cols = np.nonzero(self.code >= 0)
-        self.onehot[self.code[rows, cols], cols, rows] = 1
+        self.onehot[cols, self.code[rows, cols], rows] = 1
 
     def counts(self, columns) -> np.ndarray:
         """Votes per label among ``columns``: (n, m), indexed by the label's first column in the row (a label no
@@ -185,30 +185,24 @@ class VoteMatrix:
             empty = np.zeros((n, 0), dtype=np.intp)
             return (np.stack([a for a, _ in pairs], 1) if pairs else empty,
                     np.stack([w for _, w in pairs], 1) if pairs else empty.astype(bool))  # fmt: skip
-        width, m, n = self.onehot.shape
-        chunk = max(1, 20_000_000 // (n * width))  # the (L, chunk, n) counts stay within ~80 MB
+        m, width, n = self.onehot.shape
+        chunk = max(1, 10_000_000 // (n * width))  # the (chunk, L, n) counts stay within ~40 MB
         parts = [self._winners_chunk(subsets[i : i + chunk], rule) for i in range(0, len(subsets), chunk)]
         return np.concatenate([a for a, _ in parts], 1), np.concatenate([w for _, w in parts], 1)
 
     def _winners_chunk(self, subsets: np.ndarray, rule: VoteRule) -> tuple[np.ndarray, np.ndarray]:
-        width, m, n = self.onehot.shape
+        m, width, n = self.onehot.shape
         s = len(subsets)
         weights = np.zeros((s, m), dtype=np.float32)
         np.add.at(weights, (np.arange(s)[:, None], subsets), 1)
-        counts = np.stack([weights @ self.onehot[c] for c in range(width)])  # (L, s, n) votes: exact small integers
-        top = np.zeros((s, n), dtype=np.float32)
-        label = np.zeros((s, n), dtype=np.intp)  # the first label (in row order) with the most votes
-        ties = np.zeros((s, n), dtype=np.intp)  # how many labels have the most votes
-        for c in range(width):
-            more = counts[c] > top
-            label[more] = c
-            ties = np.where(more, 1, ties + (counts[c] == top))
-            np.maximum(top, counts[c], out=top)
-        several = (ties > 1) & (top > 0)
+        counts = (weights @ self.onehot.reshape(m, width * n)).reshape(s, width, n)  # votes: exact small integers
+        top = counts.max(1)
+        label = counts.argmax(1)  # the first label (in row order) with the most votes
+        several = ((counts == top[:, None, :]).sum(1) > 1) & (top > 0)  # more than one label has the most votes
         if rule.tie == "first":  # the tied label whose first column in the subset comes first
             si, ni = np.nonzero(several)
             lab = self.code[ni[:, None], subsets[si]]
-            hit = (lab >= 0) & (counts[np.maximum(lab, 0), si[:, None], ni[:, None]] == top[si, ni][:, None])
+            hit = (lab >= 0) & (counts[si[:, None], np.maximum(lab, 0), ni[:, None]] == top[si, ni][:, None])
             label[si, ni] = lab[np.arange(len(ni)), hit.argmax(1)]
         top, several, label = top.T, several.T, label.T
         rows = np.arange(n)[:, None]
