@@ -42,8 +42,12 @@ def answer_matrix(df: pd.DataFrame, templates: Sequence[str] | None = None) -> t
     if missing:
         raise DataError(f"templates {missing} have no records; present: {sorted(set(df['template'].unique()))}")
     sub = df[df["template"].isin(templates)]
-    twice = sub.duplicated([*GROUP, "template"])
+    keys = sub.groupby(GROUP, sort=True).ngroup().to_numpy()  # each GROUP key's position in sorted order
+    column = pd.Categorical(sub["template"], categories=templates).codes
+    n_keys, m = (int(keys.max()) + 1 if len(keys) else 0), len(templates)
+    twice = pd.Series(np.bincount(keys * m + column, minlength=n_keys * m)[keys * m + column] > 1, index=sub.index)
     if twice.any():
+        twice &= sub.duplicated([*GROUP, "template"])  # the second answer of a template to a question
         first = sub[twice].iloc[0]
         same = sub[(sub["template"] == first["template"]) & (sub["question_id"] == first["question_id"])]
         raise DataError(
@@ -51,14 +55,19 @@ def answer_matrix(df: pd.DataFrame, templates: Sequence[str] | None = None) -> t
             f"({', '.join(sorted({f'{r}/{m}' if r else m for r, m in zip(same['run'], same['model'])}))}): a vote "
             "is within one run; compare runs with olakit.analysis.compare (each run's templates become conditions)"
         )
-    wide = sub.pivot(index=GROUP, columns="template", values="extracted")[templates]
-    gold = sub.groupby(GROUP)["gold"].first()
-    counts = sub.groupby(GROUP)["template"].nunique()
-    if (counts < len(templates)).any():
-        bad = counts[counts < len(templates)].index[0]
+    counts = np.bincount(keys, minlength=n_keys)
+    firsts = np.flatnonzero(np.r_[True, np.diff(np.sort(keys)) > 0]) if len(keys) else np.array([], dtype=int)
+    order = np.argsort(keys, kind="stable")
+    index = pd.MultiIndex.from_frame(sub.iloc[order[firsts]][GROUP].reset_index(drop=True))
+    if (counts < m).any():
+        bad = index[int(np.flatnonzero(counts < m)[0])]
         raise DataError(f"question {dict(zip(GROUP, bad))} lacks records for some of the templates {templates}")
-    wide = wide.astype(object).where(wide.notna(), None)
-    return wide, gold.loc[wide.index]
+    values = np.full((n_keys, m), None, dtype=object)
+    extracted = sub["extracted"].to_numpy(dtype=object)
+    values[keys, column] = np.where(pd.isna(extracted), None, extracted)
+    gold = pd.Series(sub["gold"].to_numpy(dtype=object)[order[firsts]], index=index, name="gold")
+    wide = pd.DataFrame(values, index=index, columns=pd.Index(templates, name="template"), dtype=object)
+    return wide, gold
 
 
 def vote_labels(
