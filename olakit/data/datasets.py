@@ -131,10 +131,9 @@ def read_rows(source) -> tuple[str, list[tuple[str, dict]]]:
             raise DataError(f"{path}: unknown dataset format {path.suffix!r}; use one of {', '.join(FORMATS)}")
         if not path.is_file():
             raise DataError(f"{path}: dataset file not found")
-        if fmt == "jsonl":
-            rows = [(f"{path} line {n}", obj) for n, obj in read_jsonl(path)]
-        elif fmt == "json" and _is_json_lines(path):  # AQuA's test.json is JSON Lines under a .json name
-            rows = [(f"{path} line {n}", obj) for n, obj in read_jsonl(path)]
+        if fmt == "jsonl" or (fmt == "json" and _is_json_lines(path)):  # AQuA's test.json: JSON Lines as .json
+            at = f"{path} line "
+            rows = [(at + str(n), obj) for n, obj in read_jsonl(path)]
         elif fmt == "json":
             data = read_json(path)
             if isinstance(data, dict):  # {"data": [...]}, or a BIG-bench task's {"examples": [...]}

@@ -397,12 +397,19 @@ def table_runs(path: Path, spec: RunFile) -> list[tuple[str, str, list[tuple[str
     if not spec.conditions:
         return [(spec.run or path.stem, "", rows)]
     groups: dict[tuple, list] = {}
-    for where, row in rows:
-        unnamed = spec.field_of("question", "table") not in row and not spec.id
-        if unnamed or any(c not in row for c in spec.conditions):
-            groups.setdefault((), []).append((where, row))  # prompt lines: counted as skipped by the first run
-            continue
-        groups.setdefault(tuple(str(row[c]) for c in spec.conditions), []).append((where, row))
+    question, conditions = spec.field_of("question", "table"), list(spec.conditions)
+    for item in rows:
+        row = item[1]
+        try:
+            key = tuple([str(row[c]) for c in conditions])
+        except KeyError:  # a condition column missing: counted as skipped by the first run
+            key = ()
+        if not spec.id and question not in row:  # prompt lines: counted as skipped by the first run
+            key = ()
+        group = groups.get(key)
+        if group is None:
+            group = groups[key] = []
+        group.append(item)
     skipped = groups.pop((), [])
     out = []
     for i, (values, group) in enumerate(groups.items()):
