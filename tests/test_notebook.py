@@ -312,8 +312,9 @@ def test_active_learning_notebook_against_a_scripted_endpoint(tmp_path, monkeypa
 def test_reproduce_ekar_against_an_endpoint_with_known_answers(tmp_path, monkeypatch, data_dir):
     """The E-KAR half on 12 validation questions: each template answers by a rule (tests/replies.py ekar_rule), so
     every cell of Tables 3, 4, 7 and 8 is worked out here by hand from the data file's gold labels: accuracy per
-    template and strategy, the six-template consistency (c = 1..6), the regex vote in the authors' order (DT, DST,
-    PT, ST, turbo, then AT; the first of tied labels wins), its bounds, and the stand-in label everywhere."""
+    template and strategy, the six-template consistency (c = 1..6), Table 7's mean and range over the five
+    templates (turbo left out), the regex vote in the authors' order (DT, DST, PT, ST, turbo, then AT; the first of
+    tied labels wins), its bounds, and the stand-in label everywhere."""
     from collections import Counter
 
     from tests.replies import ekar_rule
@@ -329,6 +330,7 @@ def test_reproduce_ekar_against_an_endpoint_with_known_answers(tmp_path, monkeyp
     acc = pd.read_csv(out / "tables" / "accuracy.csv", index_col=0)
     consistency = pd.read_csv(out / "tables" / "consistency.csv", index_col=0)
     bounds = pd.read_csv(out / "tables" / "bounds.csv").set_index(["method", "notes_strategy"])
+    precision = pd.read_csv(out / "tables" / "precision.csv", index_col=0)
     for strategy in ("zero-shot", "random", "retrieval", "combine"):
         notes = strategy != "zero-shot"
         answers = [{t: ekar_rule(t, i, g, notes) for t in order} for i, g in enumerate(golds)]
@@ -349,6 +351,9 @@ def test_reproduce_ekar_against_an_endpoint_with_known_answers(tmp_path, monkeyp
         assert acc.loc["regex_vote", strategy] == pytest.approx(sum(v == g for v, g in zip(votes, golds)) / n)
         for c in range(1, 7):
             assert consistency.loc[c, strategy] == tops[c], (c, strategy)
+        mine = [sum(a[t] == g for a, g in zip(answers, golds)) / n for t in order if t != "turbo"]  # Table 7
+        assert precision.loc["Mean", strategy] == pytest.approx(sum(mine) / 5)
+        assert precision.loc["Range", strategy] == pytest.approx(max(mine) - min(mine))
         assert bounds.loc[("regex_upper", strategy), "correct"] == upper
         assert bounds.loc[("regex_lower", strategy), "correct"] == lower
     cmp = pd.read_csv(out / "tables" / "paper_comparison.csv")
