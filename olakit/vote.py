@@ -205,9 +205,12 @@ class VoteMatrix:
         weights = np.zeros((s, m), dtype=np.float32)
         np.add.at(weights, (np.arange(s)[:, None], subsets), 1)
         counts = (weights @ self.onehot.reshape(m, width * n)).reshape(s, width, n)  # votes: exact small integers
-        top = counts.max(1)
-        label = counts.argmax(1)  # the first label (in row order) with the most votes
-        several = ((counts == top[:, None, :]).sum(1) > 1) & (top > 0)  # more than one label has the most votes
+        # the first label (in row order) with the most votes, from one maximum: votes * L + (L - 1 - label)
+        key = counts * width + np.arange(width - 1, -1, -1, dtype=np.float32)[None, :, None]
+        best = key.max(1).astype(np.int64)
+        top, label = best // width, width - 1 - best % width
+        np.put_along_axis(key, label[:, None, :], -1, axis=1)  # the runner-up: another label as many votes?
+        several = (key.max(1).astype(np.int64) // width == top) & (top > 0)
         if rule.tie == "first":  # the tied label whose first column in the subset comes first
             si, ni = np.nonzero(several)
             lab = self.code[ni[:, None], subsets[si]]
