@@ -172,3 +172,22 @@ def test_holm_and_kappas_agree_with_statsmodels_and_scikit_learn():
         a, b = labels[:, 0], labels[:, 1]
         if len(set(a)) > 1 or len(set(b)) > 1:
             assert cohen_kappa(a, b) == pytest.approx(cohen_kappa_score(a, b), abs=1e-12)
+
+
+def test_paired_tests_intervals_are_paired_bootstraps_pair_by_pair():
+    """paired_tests computes every pair's interval at once; each equals paired_bootstrap on that pair alone, bit for
+    bit (the same resamples, the same quantiles), questions a cell left out dropped pair by pair."""
+    import numpy as np
+    import pandas as pd
+
+    from olakit.analysis.inference import paired_tests
+
+    rng = np.random.default_rng(1)
+    df = pd.DataFrame(rng.random((300, 6)) < 0.5, columns=list("abcdef")).astype(object)
+    df.iloc[::7, 2] = None
+    tests = paired_tests(df)
+    assert len(tests) == 15
+    for _, r in tests.iterrows():
+        keep = df[[r["a"], r["b"]]].notna().all(axis=1)
+        _, lo, hi, p = paired_bootstrap(df.loc[keep, r["a"]].astype(bool), df.loc[keep, r["b"]].astype(bool))
+        assert (lo, hi, p) == (r["diff_ci_low"], r["diff_ci_high"], r["p_bootstrap"]), (r["a"], r["b"])
