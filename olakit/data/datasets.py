@@ -207,6 +207,22 @@ def _parts(path: str) -> tuple[str, ...]:
     return tuple(parts)
 
 
+def getter(path: str):
+    """``get`` for one path, made once: ``getter(path)(row, where, default)`` is ``get(row, path, where, default)``
+    (a plain field with a default is a dict lookup; a reader of many rows makes its getters once)."""
+    parts = _parts(path)
+    if len(parts) == 1 and not parts[0].endswith("[]"):
+        key = parts[0]
+
+        def plain(row, where, default=_MISSING):
+            if default is not _MISSING and type(row) is dict:
+                return row.get(key, default)
+            return get(row, path, where, default)
+
+        return plain
+    return lambda row, where, default=_MISSING: get(row, path, where, default)
+
+
 def get(row: dict, path: str, where: str, default=_MISSING):
     """The value at ``path`` (``a.b``, ``a[].b``: ``b`` of every element of the list ``a``; ``a[0]`` or ``a.0``:
     its first element); DataError naming the field when it is missing.

@@ -33,7 +33,7 @@ from pydantic import Field
 
 from olakit.answers import NONE, TEXT_STEPS, Reading, TextNormalise, option_text, read_answer
 from olakit.config import Config, OwnDataset, is_dataset_file, read_config_file
-from olakit.data.datasets import _norm, get, question_hash, read_rows
+from olakit.data.datasets import _norm, get, getter, question_hash, read_rows
 from olakit.data.eee import eee_rows
 from olakit.data.loaders import load_questions, note_read, resolve_data_dir
 from olakit.data.records import check_frame, frame_of, prompt_hash, to_frame
@@ -479,12 +479,15 @@ def _records_of(name, model, fmt, rows, run: RunFile, spec: ImportSpec, known: _
     question_top = question_field.split(".")[0]
     sample_field, output_field, answer_field = field_of("sample"), field_of("output"), field_of("answer")
     gold_field, verdict_field, finish_field = field_of("gold"), field_of("verdict"), field_of("finish_reason")
+    get_id, get_sample, get_output = (getter(f) if f else None for f in (id_field, sample_field, output_field))
+    get_answer, get_gold, get_verdict = (getter(f) if f else None for f in (answer_field, gold_field, verdict_field))
+    get_finish = getter(finish_field) if finish_field else None
     report.rows = len(rows)
     for where, row in rows:
         if (
             question_field not in row
             and question_top not in row
-            and not (id_field and get(row, id_field, where, None) is not None)
+            and not (id_field and get_id(row, where, None) is not None)
         ):
             report.skipped += 1
             continue
@@ -498,17 +501,17 @@ def _records_of(name, model, fmt, rows, run: RunFile, spec: ImportSpec, known: _
                 shown_id = f"id {ident!r} " if ident is not None else ""
                 report.unmatched_examples.append(f"{where}: {shown_id}{str(text)[:60]!r}")
             continue
-        repeat = int(get(row, sample_field, where, 0) or 0) if sample_field else 0
+        repeat = int(get_sample(row, where, 0) or 0) if sample_field else 0
         if (q.id, repeat) in seen:
             report.duplicates += 1
             continue
         seen.add((q.id, repeat))
         report.matched += 1
-        output = get(row, output_field, where, "") if output_field else ""
+        output = get_output(row, where, "") if output_field else ""
         output = _first(output) if isinstance(output, list) else output
         output = output if type(output) is str else str(output or "")
         labels = list(q.options)
-        answer = _first(get(row, answer_field, where, None)) if answer_field else None
+        answer = _first(get_answer(row, where, None)) if answer_field else None
         if reader:
             label = reader(output, labels)
             read = Reading(label, f"extract:{run.reextract}" if label is not None else NONE)
@@ -522,7 +525,7 @@ def _records_of(name, model, fmt, rows, run: RunFile, spec: ImportSpec, known: _
                 {gold} | {_read(a, q, None, spec.normalise).value for a in q.meta.get("alternatives") or ()},
             )
         gold, accepted = golds[q.id]
-        given_gold = get(row, gold_field, where, None) if gold_field else None
+        given_gold = get_gold(row, where, None) if gold_field else None
         if given_gold is not None:
             theirs = read_of(given_gold, q, shown).value
             if theirs != gold:
@@ -537,7 +540,7 @@ def _records_of(name, model, fmt, rows, run: RunFile, spec: ImportSpec, known: _
             except Exception as exc:  # a user's function: its failure named with the row it failed on
                 raise DataError(f"{where}: score {_short(scored_by)} raised {type(exc).__name__}: {exc}") from None
         elif reader is None and verdict_field:
-            theirs_verdict = read_verdict(get(row, verdict_field, where, None))
+            theirs_verdict = read_verdict(get_verdict(row, where, None))
         else:
             theirs_verdict = None
         if scored_by == SOURCE and theirs_verdict is None:
@@ -549,7 +552,7 @@ def _records_of(name, model, fmt, rows, run: RunFile, spec: ImportSpec, known: _
             )  # fmt: skip
         label = read.value
         correct = ours if scored_by == OLAKIT or theirs_verdict is None else theirs_verdict
-        finish = get(row, finish_field, where, None) if finish_field else None
+        finish = get_finish(row, where, None) if finish_field else None
         finish = "length" if finish in ("max_tokens", "model_length") else finish
         records.append(
             (q.dataset, q.id, repeat, prompt_hash(_ROW_TEXT.encode(row)[:10000]), output, label, gold, correct, ours,
@@ -561,10 +564,10 @@ def _records_of(name, model, fmt, rows, run: RunFile, spec: ImportSpec, known: _
     ids = {i for i, _ in seen}
     report.missing = len(known.questions) - len(ids)
     report.missing_examples = [q.id for q in known.questions if q.id not in ids][:EXAMPLES]
-    varying = dict(zip(_VARYING, map(list, zip(*records)))) if records else {f: [] for f in _VARYING}
+    columns = dict(zip(_VARYING, map(list, zip(*records)))) if records else {f: [] for f in _VARYING}
     constant = {"run": name, "template": name, "notes_strategy": IMPORTED, "n_notes": 0, "model": model,
                 "source": f"{IMPORTED}:{fmt}:{path.name}"}  # fmt: skip
-    return frame_of(OlaGPTRecord, len(records), varying, constant), report
+    return columns | {f: [v] * len(records) for f, v in constant.items()}, report
 
 
 _VARYING = ("dataset", "question_id", "sample", "prompt_hash", "raw_output", "extracted", "gold", "correct",
@@ -612,7 +615,8 @@ def _none_matched(name, path, report: RunReport, id_field, spec: ImportSpec, kno
 def import_runs(spec: ImportSpec, base: Path | None = None) -> tuple[pd.DataFrame, ImportReport]:
     """The records of every run of ``spec`` (files relative to ``base``) and the report of what matched."""
     known = _Known.of(load_questions(spec.dataset, spec.split, spec.data_dir, spec.dataset_map))
-    frames, reports, names = [], [], set()
+    columns: dict[str, list] = {}
+    reports, names = [], set()
     for run in spec.runs:
         path = Path(run.file) if base is None or Path(run.file).is_absolute() else base / run.file
         if not path.is_file():
@@ -632,10 +636,11 @@ def import_runs(spec: ImportSpec, base: Path | None = None) -> tuple[pd.DataFram
                     raise DataError(f"two runs are named {label!r}; give each a distinct 'run'")
                 names.add(label)
                 got, report = _records_of(label, model, fmt, rows, run, spec, known, path, reader)
-                frames.append(got)
+                for f, values in got.items():  # every run's columns, one after another: one frame for all
+                    columns.setdefault(f, []).extend(values)
                 reports.append(report)
-    frame = pd.concat(frames, ignore_index=True) if frames else to_frame([], OlaGPTRecord)
-    frame = check_frame(frame, "imported runs")  # each run's frame is normalised: their concatenation is too
+    n = len(columns.get("question_id", ()))
+    frame = check_frame(frame_of(OlaGPTRecord, n, columns) if columns else to_frame([], OlaGPTRecord), "imported runs")
     return frame, ImportReport(dataset=spec.dataset, gold_from=spec.gold_from, runs=reports)
 
 

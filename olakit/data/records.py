@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from operator import attrgetter
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from olakit.data import overrides as ov
@@ -127,16 +128,24 @@ _DTYPES = {
 }
 
 
+def _lists(column, convert) -> list[list]:
+    """Each value of ``column`` as a list of ``convert``ed items (each row its own list; the empty ones, most rows of
+    an import, made without a loop in Python over their items)."""
+    values = list(column)
+    out = [[] for _ in values]
+    for i in np.flatnonzero(np.fromiter(map(len, values), dtype=np.int64, count=len(values))):
+        out[i] = [convert(x) for x in values[i]]
+    return out
+
+
 def normalise(df: pd.DataFrame) -> pd.DataFrame:
     """Give the record columns their canonical dtypes (so a parquet round trip is exact)."""
     df = df.astype({c: t for c, t in _DTYPES.items() if c in df.columns})
     df["extracted"] = df["extracted"].astype(object).where(df["extracted"].notna(), None)
     df["finish_reason"] = df["finish_reason"].astype(object).where(df["finish_reason"].notna(), None)
     if "note_ids" in df.columns:
-        ids = [[str(i) for i in v] if len(v) else [] for v in df["note_ids"]]
-        sims = [[float(x) for x in v] if len(v) else [] for v in df["note_sims"]]
-        df["note_ids"] = pd.Series(ids, index=df.index, dtype=object)
-        df["note_sims"] = pd.Series(sims, index=df.index, dtype=object)
+        df["note_ids"] = pd.Series(_lists(df["note_ids"], str), index=df.index, dtype=object)
+        df["note_sims"] = pd.Series(_lists(df["note_sims"], float), index=df.index, dtype=object)
         df["question_type"] = df["question_type"].fillna("").astype(str)
     for col in ("olakit_correct", "source_correct"):
         df[col] = pd.Series([v if v is None or v is pd.NA or v != v else bool(v) for v in df[col]], index=df.index,
