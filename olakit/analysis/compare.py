@@ -192,10 +192,14 @@ def compare(
     every["run"] = every["_source"]
     every["notes_strategy"], every["n_notes"], every["sample"] = COMPARED, 0, 0
     for col, empty in (("note_ids", ()), ("note_sims", ()), ("question_type", "")):
-        if col not in every.columns:
+        if col not in every.columns:  # a kind without the column (GEEK's, the review loop's): empty
             every[col] = [empty] * len(every)
-        every[col] = pd.Series([v if isinstance(v, list | tuple | str) else empty for v in every[col]],
-                               index=every.index, dtype=object)  # fmt: skip
+            continue
+        missing = np.flatnonzero(every[col].isna().to_numpy())  # a source without it, among others that have it
+        if len(missing):
+            values = every[col].to_numpy(dtype=object).copy()
+            values[missing] = [empty] * len(missing)
+            every[col] = pd.Series(values, index=every.index, dtype=object)
     extra = [c for c in ("overridden", "extracted_auto") if c in every.columns]
     records = check_frame(normalise(every[[*COLUMNS, *extra]].copy()), "comparison")
     conditions = pd.DataFrame(
