@@ -32,8 +32,11 @@ GROUP = ["dataset", "notes_strategy", "n_notes", "sample", "question_id"]
 """A vote combines the templates' records that share these columns."""
 
 
-def answer_matrix(df: pd.DataFrame, templates: Sequence[str] | None = None) -> tuple[pd.DataFrame, pd.Series]:
-    """Wide view: one row per GROUP key, one column per template (extracted labels), and the gold labels.
+def answer_matrix(
+    df: pd.DataFrame, templates: Sequence[str] | None = None, raw: bool = False
+) -> tuple[pd.DataFrame, pd.Series] | tuple[pd.DataFrame, pd.Series, pd.DataFrame]:
+    """Wide view: one row per GROUP key, one column per template (extracted labels), and the gold labels; with
+    ``raw``, also the raw outputs placed alike (a third frame).
 
     Raises DataError if a template is missing for some question (votes over unequal sets mislead).
     """
@@ -62,12 +65,15 @@ def answer_matrix(df: pd.DataFrame, templates: Sequence[str] | None = None) -> t
     if (counts < m).any():
         bad = index[int(np.flatnonzero(counts < m)[0])]
         raise DataError(f"question {dict(zip(GROUP, bad))} lacks records for some of the templates {templates}")
-    values = np.full((n_keys, m), None, dtype=object)
-    extracted = sub["extracted"].to_numpy(dtype=object)
-    values[keys, column] = np.where(pd.isna(extracted), None, extracted)
+
+    def placed(name: str) -> pd.DataFrame:
+        values = np.full((n_keys, m), None, dtype=object)
+        given = sub[name].to_numpy(dtype=object)
+        values[keys, column] = np.where(pd.isna(given), None, given)
+        return pd.DataFrame(values, index=index, columns=pd.Index(templates, name="template"), dtype=object)
+
     gold = pd.Series(sub["gold"].to_numpy(dtype=object)[order[firsts]], index=index, name="gold")
-    wide = pd.DataFrame(values, index=index, columns=pd.Index(templates, name="template"), dtype=object)
-    return wide, gold
+    return (placed("extracted"), gold, placed("raw_output")) if raw else (placed("extracted"), gold)
 
 
 def vote_labels(
@@ -77,10 +83,10 @@ def vote_labels(
     as a label of its own made of its raw output (``raw``: two identical unparseable outputs vote together, as in
     the authors' code)."""
     templates = list(templates) if templates is not None else list(dict.fromkeys(df["template"].unique()))
-    wide, gold = answer_matrix(df, rule.order(templates))
-    if rule.unparsed == "raw" and wide.isna().to_numpy().any():
-        sub = df[df["template"].isin(wide.columns)]
-        raw = sub.pivot(index=GROUP, columns="template", values="raw_output")[list(wide.columns)].loc[wide.index]
+    if rule.unparsed != "raw":
+        return answer_matrix(df, rule.order(templates))
+    wide, gold, raw = answer_matrix(df, rule.order(templates), raw=True)
+    if wide.isna().to_numpy().any():
         wide = wide.where(wide.notna(), RAW + raw.astype(str))
     return wide, gold
 
@@ -89,13 +95,15 @@ def regex_vote(
     df: pd.DataFrame,
     templates: Sequence[str] | None = None,
     analysis: Analysis = ANALYSIS,
+    labels: tuple[pd.DataFrame, pd.Series] | None = None,
 ) -> pd.DataFrame:
     """Regex majority vote over ``templates`` for every question and condition, under ``rule`` (its vote order,
     tie rule and unparsed rule; ``analysis.analysis_seed`` for the random tie rule).
 
     Returns one row per GROUP key with columns ``voted`` (None when nothing parsed won), ``gold``, ``correct``.
+    ``labels``: vote_labels(df, templates, analysis) when the caller has it already (one matrix for many tables).
     """
-    return vote_wide(*vote_labels(df, templates, analysis), analysis)
+    return vote_wide(*(labels if labels is not None else vote_labels(df, templates, analysis)), analysis)
 
 
 def vote_wide(wide: pd.DataFrame, gold: pd.Series, analysis: Analysis = ANALYSIS) -> pd.DataFrame:

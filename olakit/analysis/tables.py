@@ -94,15 +94,21 @@ def accuracy_wide(long: pd.DataFrame) -> pd.DataFrame:
     return wide.loc[list(dict.fromkeys(long["method"]))]
 
 
-def answer_counts(df: pd.DataFrame, templates: Sequence[str] | None = None, rule: VoteRule = PAPER) -> pd.DataFrame:
+def answer_counts(
+    df: pd.DataFrame,
+    templates: Sequence[str] | None = None,
+    rule: VoteRule = PAPER,
+    labels: tuple[pd.DataFrame, pd.Series] | None = None,
+) -> pd.DataFrame:
     """Per question and condition: how the templates' answers split (one row per question and condition).
 
     Columns: n_templates, n_correct (templates answering correctly), n_wrong_top (size of the largest group
     agreeing on one wrong label: the paper's "incorrect consistency" count), n_plurality (size of the
     largest group agreeing on any label), n_unparsed. Under the rule's ``unparsed="raw"`` (the default) an unparsed
-    answer is a label of its own (its raw text), as in the authors' vote.
+    answer is a label of its own (its raw text), as in the authors' vote. ``labels``: vote_labels' matrix, when the
+    caller has it.
     """
-    wide, gold = vote_labels(df, templates, rule)
+    wide, gold = labels if labels is not None else vote_labels(df, templates, rule)
     m = VoteMatrix(wide)
     votes = m.counts(range(wide.shape[1]))
     is_gold = m.values == gold.to_numpy(dtype=object)[:, None]  # at each label's first column: is it the gold?
@@ -169,6 +175,7 @@ def template_count_ablation(
     templates: Sequence[str] | None = None,
     analysis: Analysis = ANALYSIS,
     max_subsets: int = SUBSETS,
+    labels: tuple[pd.DataFrame, pd.Series] | None = None,
 ) -> pd.DataFrame:
     """Fig 6's shape: vote accuracy over the subsets of k templates, k = 1..len(templates): every subset while a
     size has at most ``max_subsets``, else that many drawn without repeats (seeded by the analysis seed; ``sampled``
@@ -178,7 +185,7 @@ def template_count_ablation(
     best subset. With k = 1 the "vote" is the template itself.
     """
     templates = analysis.order(templates if templates is not None else df["template"])
-    wide, gold = vote_labels(df, templates, analysis)  # once; each subset votes over its columns
+    wide, gold = labels if labels is not None else vote_labels(df, templates, analysis)  # each subset: its columns
     matrix = VoteMatrix(wide)
     gold = gold.to_numpy(dtype=object)
     rows_at = np.arange(len(gold))
@@ -368,8 +375,9 @@ def compute_tables(
     if "overridden" in base and base["overridden"].any():  # how many answers in each cell were corrected by hand
         n = base[base["overridden"]].groupby(["template", "notes_strategy"]).size()
         acc_long["overrides"] = [int(n.get((m, s), 0)) for m, s in zip(acc_long["method"], acc_long["notes_strategy"])]
-    counts = answer_counts(base, templates, analysis)
-    vote = regex_vote(base, templates, analysis)
+    labels = vote_labels(base, templates, analysis)  # one answer matrix for the counts, the vote and Fig 6
+    counts = answer_counts(base, templates, analysis, labels)
+    vote = regex_vote(base, templates, analysis, labels)
     others = acc_long[acc_long["method"].isin(NON_TEMPLATES)]
     tables = {
         "accuracy": accuracy_wide(acc_long),
@@ -377,7 +385,7 @@ def compute_tables(
         "consistency": consistency_table(counts),
         "precision": precision_table(acc_long),
         "bounds": pd.concat([bounds_long(counts, vote, analysis), others], ignore_index=True),
-        "template_count": template_count_ablation(base, templates, analysis),
+        "template_count": template_count_ablation(base, analysis.order(templates), analysis, labels=labels),
         "extraction": extraction_audit(records),
         "answer_counts": counts,
     }
