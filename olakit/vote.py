@@ -140,9 +140,14 @@ class VoteMatrix:
         self.rep = np.zeros((n, width), dtype=np.intp)  # (n, L): the first column of each label
         rows, cols = np.nonzero(first)
         self.rep[rows, rank[rows, cols]] = cols
-        self.onehot = np.zeros((m, width, n), dtype=np.float32)  # (m, L, n): column j gives row i label l
+        # (m + 1, L * n): row j one-hot, column j gives row i label l; the last row (L - 1 - l), so that a subset's
+        # weights (L for each of its columns, 1 for the last row) give votes * L + (L - 1 - label) in one product
+        self.onehot = np.zeros((m + 1, width, n), dtype=np.float32)
         rows, cols = np.nonzero(self.code >= 0)
         self.onehot[cols, self.code[rows, cols], rows] = 1
+        self.onehot[m] = np.arange(width - 1, -1, -1, dtype=np.float32)[:, None]
+        self.onehot = self.onehot.reshape(m + 1, width * n)
+        self.width = width
 
     def counts(self, columns) -> np.ndarray:
         """Votes per label among ``columns``: (n, m), indexed by the label's first column in the row (a label no
@@ -202,27 +207,29 @@ class VoteMatrix:
             empty = np.zeros((n, 0), dtype=np.intp)
             return (np.stack([a for a, _ in pairs], 1) if pairs else empty,
                     np.stack([w for _, w in pairs], 1) if pairs else empty.astype(bool))  # fmt: skip
-        m, width, n = self.onehot.shape
+        width, n = self.width, self.local.shape[0]
         chunk = max(1, 10_000_000 // (n * width))  # the (chunk, L, n) counts stay within ~40 MB
         parts = [self._winners_chunk(subsets[i : i + chunk], rule) for i in range(0, len(subsets), chunk)]
         return np.concatenate([a for a, _ in parts], 1), np.concatenate([w for _, w in parts], 1)
 
     def _winners_chunk(self, subsets: np.ndarray, rule: VoteRule) -> tuple[np.ndarray, np.ndarray]:
-        m, width, n = self.onehot.shape
-        s = len(subsets)
-        weights = np.zeros((s, m), dtype=np.float32)
-        np.add.at(weights, (np.arange(s)[:, None], subsets), 1)
-        counts = (weights @ self.onehot.reshape(m, width * n)).reshape(s, width, n)  # votes: exact small integers
-        # the first label (in row order) with the most votes, from one maximum: votes * L + (L - 1 - label)
-        key = counts * width + np.arange(width - 1, -1, -1, dtype=np.float32)[None, :, None]
+        width, n = self.width, self.local.shape[0]
+        m, s = self.onehot.shape[0] - 1, len(subsets)
+        weights = np.zeros((s, m + 1), dtype=np.float32)
+        np.add.at(weights, (np.arange(s)[:, None], subsets), width)
+        weights[:, m] = 1
+        # votes * L + (L - 1 - label) for each label: exact small integers; the largest is the first label (in row
+        # order) with the most votes
+        key = (weights @ self.onehot).reshape(s, width, n)
         best = key.max(1).astype(np.int64)
         top, label = best // width, width - 1 - best % width
-        np.put_along_axis(key, label[:, None, :], -1, axis=1)  # the runner-up: another label as many votes?
-        several = (key.max(1).astype(np.int64) // width == top) & (top > 0)
+        floor = (top * width).astype(np.float32)[:, None, :]  # a label at or above it has as many votes as the top
+        several = (np.count_nonzero(key >= floor, axis=1) > 1) & (top > 0)
         if rule.tie == "first":  # the tied label whose first column in the subset comes first
             si, ni = np.nonzero(several)
             lab = self.code[ni[:, None], subsets[si]]
-            hit = (lab >= 0) & (counts[si[:, None], np.maximum(lab, 0), ni[:, None]] == top[si, ni][:, None])
+            votes = key[si[:, None], np.maximum(lab, 0), ni[:, None]] // width
+            hit = (lab >= 0) & (votes == top[si, ni][:, None])
             label[si, ni] = lab[np.arange(len(ni)), hit.argmax(1)]
         top, several, label = top.T, several.T, label.T
         rows = np.arange(n)[:, None]
