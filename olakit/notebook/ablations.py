@@ -18,7 +18,7 @@ from olakit.analysis.tables import answer_counts, bounds_long, method_accuracy
 from olakit.data.loaders import questions_of
 from olakit.names import LLM_VOTE, LLM_VOTE_SHUFFLED
 from olakit.olagpt.config import OlaGPTConfig
-from olakit.olagpt.notes import check_library, resolve_library
+from olakit.olagpt.notes import library_of
 from olakit.settings import ANALYSIS, Analysis
 from olakit.vote import regex_vote
 
@@ -57,9 +57,7 @@ def similarity_table(
         return similarity_bands(templated, edges=edges, analysis=cfg)
     ids = set(records["question_id"])
     questions = [q for q in questions_of(cfg) if q.id in ids]
-    dataset = questions[0].dataset if questions else cfg.dataset
-    library = check_library(resolve_library(cfg.notes_library(), cfg.data_dir), dataset, cfg.cross_dataset_notes)
-    sims = nearest_note_similarity(questions, library)
+    sims = nearest_note_similarity(questions, library_of(cfg, questions[0].dataset if questions else cfg.dataset))
     return similarity_bands(templated, sims, edges=edges, analysis=cfg)
 
 

@@ -170,6 +170,15 @@ def check_library(library: NotesLibrary, dataset: str, cross: bool = False) -> N
     )
 
 
+def library_of(config, dataset: str) -> NotesLibrary | None:
+    """The notes library an OlaGPT run reads (``config.notes_library()``: as set, else its dataset's own), checked
+    against the dataset its questions carry (check_library); None where it names none and has no built-in one."""
+    spec = config.notes_library()
+    if spec is None:
+        return None
+    return check_library(resolve_library(spec, config.data_dir), dataset, config.cross_dataset_notes)
+
+
 def error_reason(wrong: Sequence[str | None], gold: str) -> str:
     """The error reason a note records when its explanation comes from the dataset or a draft.
 

@@ -48,7 +48,7 @@ from olakit.olagpt.controller import Call, plan
 from olakit.olagpt.integrative import choose_request, chosen_templates, composed_template, diy_request
 from olakit.olagpt.intent import frame_question, question_types, type_prompt_name
 from olakit.olagpt.llm_vote import llm_vote_records
-from olakit.olagpt.notes import check_library, resolve_library
+from olakit.olagpt.notes import library_of
 from olakit.olagpt.templates import templates_for
 from olakit.olagpt.tool_use import Answered, Offer, answer_calls
 from olakit.olagpt.verify import verify
@@ -262,8 +262,7 @@ def _records(config: OlaGPTConfig, counter) -> tuple[list, dict]:
     templates = templates_for(cfg.dataset, cfg.templates)
     cfg.check_templates([t.name for t in templates])
     needs_notes = any(s != ZERO_SHOT for s in cfg.strategies)
-    library = check_library(resolve_library(spec, cfg.data_dir), questions[0].dataset, cfg.cross_dataset_notes) if (
-        needs_notes and (spec := cfg.notes_library()) is not None) else None  # fmt: skip
+    library = library_of(cfg, questions[0].dataset) if needs_notes else None
     if needs_notes and library is None:
         raise DataError(f"note strategies other than zero-shot need a notes library (library=...): {cfg.dataset} has "
                         "no built-in one; build one with olakit notes build")  # fmt: skip
