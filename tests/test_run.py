@@ -272,3 +272,17 @@ def test_a_notes_library_of_another_dataset_is_refused_unless_asked_for():
     cross = run(cfg.replace(library="olagpt", cross_dataset_notes=True), llm=model)
     assert cross.records["note_ids"].iloc[0][0].startswith("olagpt-aqua-")
     assert cross.log.config["cross_dataset_notes"] is True  # the condition is named in the run log
+
+
+def test_the_notes_tool_searches_the_runs_own_library():
+    """The notes tool's file names AQuA's library; on E-KAR it searches E-KAR's, the one the prompts show."""
+    from olakit.olagpt.config import OlaGPTConfig
+    from olakit.olagpt.tool_use import library
+
+    def notes_tool(cfg):
+        return dict(next(t for t in library(cfg) if t.name == "notes").settings)["library"]
+
+    assert notes_tool(OlaGPTConfig(dataset="ekar_zh", tools="all")) == "olagpt-ekar"
+    assert notes_tool(OlaGPTConfig(dataset="aqua", tools="all")) == "olagpt"
+    assert notes_tool(OlaGPTConfig(dataset="aqua", tools="all", library="notes/mine")) == "notes/mine"
+    assert notes_tool(OlaGPTConfig(dataset="gsm8k/test.jsonl", tools="all")) == "olagpt"  # no library: the tool's own

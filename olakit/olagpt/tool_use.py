@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from olakit.errors import DataError
 from olakit.llm import Reply, Request
@@ -55,14 +55,23 @@ def uses_tools(cfg: OlaGPTConfig, template: Template | None) -> bool:
 
 
 def library(cfg: OlaGPTConfig) -> list[Tool]:
-    """The run's tools: ``tool_names`` of the library, or all of it; DataError naming an unknown one."""
+    """The run's tools: ``tool_names`` of the library, or all of it; DataError naming an unknown one. A tool that
+    searches a notes library (a ``library`` setting) searches the run's own (its ``library``, or its dataset's
+    built-in one) where the run has one: the notes a tool finds are those the prompts show."""
     found = load_tools()
-    if cfg.tool_names is None:
-        return list(found.values())
-    unknown = [n for n in cfg.tool_names if n not in found]
+    unknown = [n for n in cfg.tool_names or () if n not in found]
     if unknown:
         raise DataError(f"tool_names: unknown tools {unknown}; the library has {', '.join(found)}")
-    return [found[n] for n in cfg.tool_names]
+    tools = list(found.values()) if cfg.tool_names is None else [found[n] for n in cfg.tool_names]
+    notes = cfg.notes_library()
+    return [_with_library(t, notes) if notes is not None else t for t in tools]
+
+
+def _with_library(tool: Tool, notes: str) -> Tool:
+    settings = dict(tool.settings)
+    if "library" not in settings or settings["library"] == notes:
+        return tool
+    return replace(tool, settings=tuple(sorted({**settings, "library": notes}.items())))
 
 
 def tool_query(template: Template, question) -> str:
