@@ -12,10 +12,12 @@ concurrent, cached batch across the questions still going).
 - Review: another conversation (the ``reviewer`` role: optionally another model or endpoint) scores accuracy,
   completeness, clarity, depth and overall, 1-5; the stop rules are olakit.review.stop.
 
-``behaviour``: ``intended`` (what the blog means: the answer under review is the current one, revised from each
-review, and the best similar answer is given as reference) or ``literal`` (what its code does: every iteration
-regenerates the answer from the outline, so a revision never reaches the next review, and the best similar answer is
-unused).
+``behaviour``: ``intended`` (what the blog means, with olakit's improvements: the answer under review is the current
+one, revised from each review, the best similar answer is given as reference, the reviewer is asked for one score line
+per criterion and read strictly, an unparseable review is revised from) or ``literal`` (what its code does: every
+iteration regenerates the answer from the outline, so a revision never reaches the next review; the best similar
+answer is unused; its review prompt as is, its score reader (parse_score_seed), no revision after an unparseable
+review, 800 tokens on every call).
 """
 
 from __future__ import annotations
