@@ -50,10 +50,14 @@ redis:
 
 # Lint and format check (ruff), the layer contracts (import-linter, pyproject.toml), then the suite with doctests.
 test: $(STAMP) browser redis lint
+	@# olakit's bytecode (its editable install compiles none, PYTHONDONTWRITEBYTECODE keeps imports from writing it):
+	@# every olakit process the tests start reads it instead of compiling olakit again (the CLI-start goal counts that)
+	@$(BIN)/python -m compileall -q olakit
 	$(BIN)/python -m pytest -q
 
 # The quick tier (under a minute): everything but the embedded model, the browser and the slow tests.
 test-fast: $(STAMP) lint
+	@$(BIN)/python -m compileall -q olakit
 	$(BIN)/python -m pytest -q -m "not real_model and not browser and not slow"
 
 # Mutation testing of the answer readers and scoring (pyproject's [tool.mutmut]); lists the surviving mutants.
