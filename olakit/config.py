@@ -70,7 +70,12 @@ class Config(BaseModel):
     """Base of the config types: frozen, unknown names refused, defaults validated, field docstrings as help."""
 
     model_config = ConfigDict(
-        frozen=True, extra="forbid", validate_default=True, use_attribute_docstrings=True, arbitrary_types_allowed=False
+        frozen=True,
+        extra="forbid",
+        validate_default=True,
+        use_attribute_docstrings=True,
+        arbitrary_types_allowed=False,
+        defer_build=True,  # the schema is built at the first validation: a command's start and --help need none
     )
     ALIASES: ClassVar[dict[str, str]] = {}
     """Short command-line flags for some fields (``{"n_questions": "-n"}``); the long flag always exists."""
