@@ -11,7 +11,10 @@ A block runs:
   directory outside the repository, one per document and shared by its blocks in order (a user follows a page top
   to bottom in one shell);
 - with the user's environment: no MPLBACKEND, no OLAKIT_ variable, a fresh HOME (no caches), the venv's bin first on
-  PATH (``source .venv/bin/activate``);
+  PATH (``source .venv/bin/activate``); one exception, the sentence embedder's vectors (``~/.cache/olakit/embeddings``,
+  keyed by the embedder's version and each text's sha256): the pages share them, as one user reading them in turn
+  does, so the StrategyQA facts are embedded once (by the first page whose block needs them: the cold path still
+  runs) and not once more per page (30-40 s each on 2 cores);
 - with one change: the model, swapped for a scripted endpoint through the OLAKIT_ variables
   (``scripted://tests.replies:docs``; PYTHONPATH names the repository so that the reply function imports).
 
@@ -26,9 +29,12 @@ What a block needs is said in an HTML comment just before it, ``<!-- docs-test: 
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import functools
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -77,12 +83,21 @@ def setup(namespace: dict) -> None:
     folder = Path(tempfile.mkdtemp(prefix="olakit-docs-"))
     (folder / "home").mkdir()
     (folder / "work").mkdir()
+    cache = folder / "home" / ".cache" / "olakit"
+    cache.mkdir(parents=True)
+    (cache / "embeddings").symlink_to(_shared_embeddings(), target_is_directory=True)
     namespace["_folder"] = folder
 
 
-def teardown(namespace: dict) -> None:
-    import shutil
+@functools.cache
+def _shared_embeddings() -> Path:
+    """One embeddings folder for every page of this test session (module docstring), removed at the process's end."""
+    folder = Path(tempfile.mkdtemp(prefix="olakit-docs-embeddings-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return folder
 
+
+def teardown(namespace: dict) -> None:
     shutil.rmtree(namespace.get("_folder", ""), ignore_errors=True)
 
 
