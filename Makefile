@@ -53,7 +53,7 @@ test: $(STAMP) browser redis lint
 	@# olakit's bytecode (its editable install compiles none, PYTHONDONTWRITEBYTECODE keeps imports from writing it):
 	@# every olakit process the tests start reads it instead of compiling olakit again (the CLI-start goal counts that)
 	@$(BIN)/python -m compileall -q olakit
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q --durations=25
 
 # The quick tier (under a minute): everything but the embedded model, the browser and the slow tests.
 test-fast: $(STAMP) lint
