@@ -56,6 +56,21 @@ def start_redis(folder, port: int | None = None, *options: str, password: str | 
     return proc, f"redis://{f':{password}@' if password else ''}127.0.0.1:{port}/0"
 
 
+THREADS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MALLOC_TRIM_THRESHOLD_")
+"""What Dask's nannies write into the environment of the process that starts them (pre-spawn-environ)."""
+
+
+@pytest.fixture(autouse=True)
+def threads_as_they_were():
+    """The LocalClusters these tests make themselves write THREADS into the test process (olakit's own sweeps put
+    them back, with the same olakit.notebook.cluster.environment_kept): undone after each test, so that the suite's
+    later subprocesses (torch's embedder) are not left on one thread."""
+    from olakit.notebook.cluster import environment_kept
+
+    with environment_kept():
+        yield
+
+
 @pytest.fixture
 def redis_url(tmp_path):
     proc, url = start_redis(tmp_path)
@@ -246,7 +261,11 @@ def test_a_dask_sweep_with_a_redis_cache_matches_the_local_executor(redis_url, t
         assert [r.status for r in local.runs] == ["ok", "ok"]
         paid_locally = srv.requests
         monkeypatch.setenv("OLAKIT_CACHE_URL", redis_url)
+        threads = {name: os.environ.get(name) for name in THREADS}
         dask = sweep(tmp_path, "dask", "dask")  # Redis, 2 Dask worker processes: every prompt paid again, once
+        # its LocalCluster's nannies wrote OMP_NUM_THREADS=1 and more into this process: put back (they were left,
+        # and every later process started here, torch's embedder in the docs' GEEK blocks, ran on one thread)
+        assert {name: os.environ.get(name) for name in THREADS} == threads
         assert [r.status for r in dask.runs] == ["ok", "ok"], [r.error for r in dask.runs]
         assert paid_locally == len(srv.per_prompt)  # calls = unique prompts, locally ...
         assert srv.requests == 2 * paid_locally and set(srv.per_prompt.values()) == {2}  # ... and across workers

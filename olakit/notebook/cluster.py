@@ -19,6 +19,7 @@ settings never reach the next. API keys are never sent: each worker reads its ow
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import os
@@ -65,6 +66,28 @@ def scheduler_address(scheduler: str | None = None) -> str | None:
     if scheme not in SCHEMES:
         raise DataError(f"scheduler {scheduler!r}: give its address as tcp://HOST:8786 (or HOST:8786)")
     return scheduler
+
+
+@contextlib.contextmanager
+def environment_kept():
+    """This process's environment as it was, after a LocalCluster: Dask's nannies write their pre-spawn settings
+    (``distributed.nanny.pre-spawn-environ``: OMP_NUM_THREADS=1, MKL_NUM_THREADS=1, OPENBLAS_NUM_THREADS=1,
+    MALLOC_TRIM_THRESHOLD_) into the process that starts them, before each worker (re)starts, and never undo it, so
+    every process started from it afterwards (a kernel, the embedded server, torch's embedder) would compute on one
+    thread. Those names are put back as they were (set or unset) when the block ends."""
+    require_extra("dask.distributed", "cluster", "the dask executor")  # it adds the nanny's settings to the config
+    import dask
+
+    names = set(dask.config.get("distributed.nanny.pre-spawn-environ", default={}) or {})
+    before = {name: os.environ.get(name) for name in names}
+    try:
+        yield
+    finally:
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def connect(scheduler: str | None, workers: int, scheduler_file: str | None = None):

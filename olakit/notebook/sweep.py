@@ -23,6 +23,7 @@ Dask tasks (olakit.notebook.cluster).
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import itertools
 import json
@@ -425,8 +426,11 @@ def run_sweep(
     before: dict = {}
     embedded = _needs_embedded(live)
     kernel_env: dict[str, str] = {"OLAKIT_BATCH": "1"} if spec.batch else {}  # given to each notebook's kernel
+    kept = contextlib.ExitStack()  # a LocalCluster's nannies change this process's environment: put back after it
     try:
         if executor == "dask":
+            if client is None:
+                kept.enter_context(cluster.environment_kept())
             if client is None:
                 client, local_cluster = cluster.connect(scheduler, parallel, scheduler_file)
                 own_client = True
@@ -456,6 +460,7 @@ def run_sweep(
             client.close()
         if local_cluster is not None:
             local_cluster.close()
+        kept.close()
     cache = environment().cache_url or str(default_cache_dir())
     index = SweepIndex(
         run_id=run_id,
