@@ -55,7 +55,8 @@ test: $(STAMP) browser redis lint
 	@$(BIN)/python -m compileall -q olakit
 	$(BIN)/python -m pytest -q --durations=25
 
-# The quick tier (about 6 min on 2 cores, most of it commands run as subprocesses): everything but the embedded model, the browser and the slow tests.
+# The quick tier (about 6 min on 2 cores, most of it commands run as subprocesses): everything but the embedded
+# model, the browser and the slow tests.
 test-fast: $(STAMP) lint
 	@$(BIN)/python -m compileall -q olakit
 	$(BIN)/python -m pytest -q -m "not real_model and not browser and not slow"

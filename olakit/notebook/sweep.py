@@ -431,7 +431,6 @@ def run_sweep(
         if executor == "dask":
             if client is None:
                 kept.enter_context(cluster.environment_kept())
-            if client is None:
                 client, local_cluster = cluster.connect(scheduler, parallel, scheduler_file)
                 own_client = True
             # read while the client is open: a closed one has no scheduler (the index once died on it, exit 1)
