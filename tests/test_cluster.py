@@ -296,6 +296,7 @@ def test_a_worker_killed_mid_sweep_is_rerun_and_nothing_is_paid_twice_but_calls_
     redis_url, tmp_path, monkeypatch
 ):
     import psutil
+    import redis
 
     with Loopback(delay=0.4) as srv:
         monkeypatch.setenv("OLAKIT_BASE_URL", srv.base_url)
@@ -322,6 +323,11 @@ def test_a_worker_killed_mid_sweep_is_rerun_and_nothing_is_paid_twice_but_calls_
             # the calls the server holds at the kill (each takes 0.4 s): read after the signal too, since a stage's
             # next calls can start between the first reading and the kill (once: 0 read before, 8 in flight)
             killed["in_flight"] = max(before, srv.active)
+            # and the answers the server had sent that no kernel had stored yet (each is stored as it arrives, in the
+            # background: on a busy machine a few lag, and the killed kernel's are lost; once 9 paid twice with 5 in
+            # flight): those completed in this sweep less the answers Redis holds, read together
+            stored = sum(1 for _ in redis.Redis.from_url(redis_url).scan_iter("olakit:answer:*"))
+            killed["unstored"] = max(0, sum(srv.completed.values()) - sum(reference.values()) - stored)
             killed["pid"] = victim.pid
 
         threading.Thread(target=kill_a_worker, daemon=True).start()
@@ -331,8 +337,9 @@ def test_a_worker_killed_mid_sweep_is_rerun_and_nothing_is_paid_twice_but_calls_
     assert set(srv.per_prompt) == set(reference)  # every prompt of the sweep was answered
     twice = sum(n - 1 for n in srv.per_prompt.values())
     reruns = {r.name: r.worker for r in index.runs}
-    print(f"killed worker pid {killed['pid']}; {killed['in_flight']} calls in flight, {twice} paid twice; {reruns}")
-    assert twice <= killed["in_flight"]  # only calls in flight at the kill were paid again
+    print(f"killed worker pid {killed['pid']}; {killed['in_flight']} calls in flight, {killed['unstored']} answered "
+          f"but not stored, {twice} paid twice; {reruns}")  # fmt: skip
+    assert twice <= killed["in_flight"] + killed["unstored"]  # only calls not in the cache at the kill: paid again
     assert sorted(r.attempts for r in index.runs) == [1, 2]  # the killed run's restart is counted
     results = tmp_path / "results"
     assert tables(results, "dask") == tables(results, "local")
