@@ -1,9 +1,70 @@
-"""olakit: reproduce and extend OlaGPT (thinking templates, retrieved notes, voting).
+"""olakit: which prompting ideas make an LLM reason better (OlaGPT's templates, notes and votes; GEEK; the CoT +
+self-review loop; and methods of one's own).
 
-Importing the package is cheap: heavy libraries load inside the functions that need them.
+The public face: every name in ``__all__`` is loaded when first used, so ``import olakit`` stays cheap and the
+analysis of recorded runs never imports a model client.
+
+    import olakit
+    res = olakit.run_method("geek", {"n_questions": 5})         # any method of the table, or module:object
+    tables = olakit.report(res)                                  # every table of its kind
+    res.write("results/geek", tables)                            # the folder whole or not at all
 """
 
-from olakit.errors import OlakitError
+from __future__ import annotations
+
+import importlib
 
 __version__ = "0.1.0"
-__all__ = ["OlakitError", "__version__"]
+
+_PUBLIC = {
+    # methods and their doors
+    "Method": "olakit.method",
+    "method_of": "olakit.methods",
+    "known_methods": "olakit.methods",
+    "run_method": "olakit.methods",
+    "stepwise": "olakit.steps",
+    "ask": "olakit.steps",
+    "choices_line": "olakit.steps",
+    "StepwiseConfig": "olakit.steps",
+    "Generation": "olakit.generation",
+    "run_olagpt": "olakit.olagpt.run:run",
+    "run_geek": "olakit.geek.run",
+    "run_review": "olakit.review.run",
+    "build_notes": "olakit.olagpt.active_learning",
+    # config types
+    "OlaGPTConfig": "olakit.olagpt.config",
+    "NotesConfig": "olakit.olagpt.config",
+    "GeekConfig": "olakit.geek.config",
+    "ReviewConfig": "olakit.review.config",
+    "CompareConfig": "olakit.analysis.config",
+    "Analysis": "olakit.settings",
+    "VoteRule": "olakit.settings",
+    # results, tables, other runs
+    "Result": "olakit.result",
+    "read_result": "olakit.result",
+    "report": "olakit.analysis.report",
+    "compare_runs": "olakit.analysis.compare",
+    "import_spec": "olakit.analysis.imports",
+    # data and errors
+    "Question": "olakit.types",
+    "OlakitError": "olakit.errors",
+    "DataError": "olakit.errors",
+    "ConfigError": "olakit.config",
+}
+"""Each public name's module (``module:attribute`` where the names differ)."""
+
+__all__ = sorted(_PUBLIC) + ["__version__"]
+
+
+def __getattr__(name: str):
+    where = _PUBLIC.get(name)
+    if where is None:
+        raise AttributeError(f"module 'olakit' has no attribute {name!r}")
+    module, _, attr = where.partition(":")
+    value = getattr(importlib.import_module(module), attr or name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_PUBLIC))

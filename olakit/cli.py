@@ -12,6 +12,8 @@ olakit reproduce-olagpt --out DIR [Analysis settings] [--data-dir DIR] [--figure
 olakit run --out DIR [OlaGPTConfig settings, e.g. -n 10 --strategies zero-shot,retrieval --preset olakit]
 olakit geek --out DIR [GeekConfig settings]
 olakit review (--out DIR | --ask QUESTION) [ReviewConfig settings]
+olakit method NAME --out DIR [its config's settings]   (any method: olagpt, geek, review, notes, module:object)
+olakit methods   (the methods found by name: built-in, and installed packages' entry points)
 olakit sweep FILE.yaml [--run-id ID] [--parallel N] [--figures-dir figures] [--force]
 olakit notebook NAME [-p NAME VALUE ...] [-y YAML] [--output EXECUTED.ipynb]
 olakit import SPEC.yaml --out DIR [Analysis settings]
@@ -60,12 +62,20 @@ CONFIGS = {
 
 
 def _configs(argv: list[str]) -> dict:
-    """The config types the command line's command takes flags from (``{}`` for none)."""
+    """The config types the command line's command takes flags from (``{}`` for none); ``olakit method NAME``: the
+    named method's own (olakit.methods.method_of)."""
     import importlib
 
+    words = [a for a in argv if not a.startswith("-")]
+    if words[:1] == ["method"] and len(words) > 1:
+        from olakit.methods import method_of
+
+        return {"method": method_of(words[1]).config}
     names = next((CONFIGS[a] for a in argv if a in CONFIGS), ())
-    if "export" in argv and "batch" in argv:  # `olakit batch export ... run|geek ...`: the run's own
+    if "export" in argv and "batch" in argv:  # `olakit batch export ... run|geek|method ...`: the run's own
         names = next((CONFIGS[a] for a in argv if a in ("run", "geek")), names)
+        if "method" in argv:
+            return _configs(argv[argv.index("method") :])
     out = {}
     for name in names:
         module, _, cls = name.partition(":")
@@ -135,6 +145,17 @@ def _parser(configs: dict | None = None) -> argparse.ArgumentParser:
             help="answer through the provider's Batch API at its batch rate (docs/batch.md) [default: $OLAKIT_BATCH]",
         )
         flags(lv, config)  # fmt: skip
+
+    me = sub.add_parser("method", help="run any method by name: olagpt, geek, review, notes, or one of your own "
+                        "(module:object, file.py:object; docs/methods.md)")  # fmt: skip
+    me.add_argument("spec", metavar="NAME", help="a method's name (olakit methods lists them) or module:object")
+    me.add_argument("--out", required=True, help="output directory (records.parquet, tables/, run.json)")
+    me.add_argument("--concurrency", type=int, default=None, help="calls in flight at once [default: the client's]")
+    me.add_argument("--registration", default=None, help="a pre-registered family of comparisons (docs/plan.md)")
+    me.add_argument("--batch", action=argparse.BooleanOptionalAction, default=None,
+                    help="answer through the provider's Batch API [default: $OLAKIT_BATCH]")  # fmt: skip
+    flags(me, "method")
+    sub.add_parser("methods", help="list the methods found by name")
 
     rv = sub.add_parser("review", help="the CoT + self-review loop (seeds/003) on a dataset slice or one question")
     rv.add_argument("--ask", default=None, help="one open question: print the final answer and the history")
@@ -348,6 +369,42 @@ def cmd_geek(args, export=None) -> int:
     _print_table(tables["table2"], ["method", "n", "correct", "accuracy", "ci_low", "ci_high"])
     _judged(tables, result.log)
     print(f"{_calls(result)}; retrieval {json.dumps(result.extras.recall)}")
+    return 0
+
+
+def cmd_method(args, export=None) -> int:
+    from olakit.analysis.report import report
+    from olakit.config import from_arguments
+    from olakit.data.loaders import questions_of
+    from olakit.methods import method_of, run_method, summary
+
+    method = method_of(args.spec)
+    cfg = from_arguments(method.config, args)
+    registered, door = _door("method", cfg, args, export)
+    door["parameters"] |= {"method": args.spec}
+    takes = method.options()
+    if "announce" in takes and hasattr(cfg, "pick"):
+        cells = len(method.cells(cfg)) if method.cells is not None else 1
+        door["announce"] = _announce(cfg, registered, cells * (cells - 1) // 2, method.pairs)
+    options = {k: v for k, v in door.items() if k in takes or v is not None}
+    result = run_method(method, cfg, **options)
+    tables = report(result)
+    result = result.write(args.out, tables)
+    if hasattr(cfg, "pick") and result.kind == "olagpt":
+        n = len(cfg.pick(questions_of(cfg)))
+        print(f"{method.name} on {getattr(cfg, 'dataset', '')}, {n} questions")
+    print(summary(result, tables))
+    _judged(tables, result.log)
+    print(f"{_calls(result)}; run log: {Path(args.out) / 'run.json'}")
+    return 0
+
+
+def cmd_methods(args) -> int:
+    from olakit.methods import known_methods
+
+    for name, method in known_methods().items():
+        print(f"{name:10} {method.config.__name__:16} {method.about}")
+    print("and any method of your own: olakit method module:object (or file.py:object); docs/methods.md")
     return 0
 
 
@@ -640,7 +697,7 @@ COMMANDS = {
     "run": cmd_run, "geek": cmd_geek, "review": cmd_review, "import": cmd_import, "compare": cmd_compare,
     "reproduce-olagpt": cmd_reproduce, "plan": cmd_plan, "export": cmd_export, "batch": cmd_batch,
     "notebook": cmd_notebook, "sweep": cmd_sweep, "data": cmd_data, "cache": cmd_cache, "notes": cmd_notes,
-    "again": cmd_again, "serve": cmd_serve,
+    "again": cmd_again, "serve": cmd_serve, "method": cmd_method, "methods": cmd_methods,
 }  # fmt: skip
 
 
@@ -709,8 +766,9 @@ def main(argv: list[str] | None = None) -> int:
     export = None
     if args.cmd == "batch" and args.batch_cmd == "export":  # the run itself, its requests written to a file
         export, inner = args.requests, [a for a in args.command if a != "--"]
-        if not inner or inner[0] not in ("run", "geek"):
-            print("olakit batch export: give the run after --requests FILE: run ... or geek ...", file=sys.stderr)
+        if not inner or inner[0] not in ("run", "geek", "method"):
+            print("olakit batch export: give the run after --requests FILE: run ..., geek ... or method NAME ...",
+                  file=sys.stderr)  # fmt: skip
             return 2
         args = _parse(inner)
     # olakit's own progress lines; other libraries only when something is wrong (faiss logs its loader at INFO)
@@ -722,7 +780,7 @@ def main(argv: list[str] | None = None) -> int:
     from olakit.llm.batch import Exported
 
     try:
-        if args.cmd in ("run", "geek"):
+        if args.cmd in ("run", "geek", "method"):
             return COMMANDS[args.cmd](args, export)
         return COMMANDS[args.cmd](args)
     except Exported as exc:

@@ -48,7 +48,7 @@ UNSHAPING = ("out", "out_dir", "concurrency", "figures_dir")
 LOG_NAME = "run.json"
 HISTORY_NAME = "runs.jsonl"
 """Earlier logs of the same run in the same folder, one JSON object a line, oldest first."""
-COMMANDS = ("run", "geek", "review", "notes build", "reproduce-olagpt", "compare")
+COMMANDS = ("run", "geek", "review", "notes build", "reproduce-olagpt", "compare", "method")
 """Doors that are ``olakit`` commands (a notebook's door is ``notebook:<name>``; ``import`` takes its spec)."""
 
 
@@ -418,11 +418,13 @@ def command(log: RunLog, out: str | os.PathLike | None = None) -> str:
     if log.door not in COMMANDS:
         raise DataError(f"run log door {log.door!r}: no command makes it; known: {', '.join(COMMANDS)}, import")
     words = ["olakit", *log.door.split()]
+    if log.door == "method":  # a method of one's own: named first, as `olakit method NAME` takes it
+        words.append(log.parameters.get("method", ""))
     target = out if out is not None else log.parameters.get("out")
     if target is not None:
         words += ["--out", str(target)]
     for name, value in log.parameters.items():
-        if name not in ("out",) and value is not None:
+        if name not in ("out", "method") and value is not None:
             words += _flag(name, value)
     for name, value in log.config.items():
         words += _flag(name, value)

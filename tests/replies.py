@@ -145,6 +145,22 @@ TOOL_INPUTS = {"calculator": "(16 - 3 - 4) * 2", "python": "ans = (16 - 3 - 4) *
 """What the docs model gives each built-in tool on a tool loop's first turn."""
 
 
+def _own_methods(prompt):
+    """docs/methods.md's two methods: Plan-and-Solve's answer triggers, Least-to-Most's decomposition and steps."""
+    end = prompt.rstrip()
+    if end.endswith("the answer (arabic numerals) is"):
+        return " 18."
+    if end.endswith("the answer is") and "Therefore, among" in end[-60:]:
+        return " (B)."
+    if end.endswith("Questions to answer first:"):
+        return "1. How many are left?\n2. What are they worth?"
+    if "Answer each question in turn" in prompt and end.endswith("A:"):
+        if "End with 'The answer is X'" in end[-120:]:
+            return "The answer is (B)." if "Answer Choices:" in prompt else "The answer is 18."
+        return "Working it out from the problem: 9."
+    return None
+
+
 def docs(prompt, request):
     """The model behind every command of README.md and docs/ in the suite (tests/test_docs.py): a plausible answer
     to whatever the prompt asks, by its kind, so each door runs to its end as a user sees it: question types, letters,
@@ -152,6 +168,9 @@ def docs(prompt, request):
     low = prompt.lower()
     if "question type" in low or "type of the question" in low or "judge the type" in low:
         return '{"task_type": "math word problem"}'
+    method = _own_methods(prompt)  # docs/methods.md's Plan-and-Solve and Least-to-Most
+    if method is not None:
+        return method
     if "Write a Python program that computes the answer" in prompt:  # PoT
         return "```python\neggs = 16 - 3 - 4\nans = eggs * 2\n```"
     messages = request.get("messages", [])

@@ -87,7 +87,7 @@ def expected_parameters(path: str | os.PathLike, given: dict) -> dict | None:
     if any(n not in defaults and n not in given for n in names):
         return None
     own = {n: given.get(n, defaults.get(n)) for n in names}
-    kind: type[Config] | None = config_type(path)
+    kind: type[Config] | None = config_type(path, given)
     settings = kind.from_mapping({**defaults, **given}).as_dict() if kind else {}
     return json.loads(json.dumps({**own, **settings}, default=str))
 

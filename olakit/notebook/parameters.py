@@ -21,6 +21,7 @@ from olakit.data.files import SHIPPED
 from olakit.env import environment
 from olakit.errors import DataError
 from olakit.geek.config import GeekConfig
+from olakit.methods import method_of
 from olakit.olagpt.config import OlaGPTConfig
 from olakit.review.config import ReviewConfig
 from olakit.runlog import RunLog, claim_folder
@@ -37,25 +38,34 @@ _PLAIN = (str, int, float, bool, list, dict, tuple, type(None))
 _IPYTHON = {"In", "Out", "exit", "quit", "get_ipython", "open"}
 
 
-def config_type(path: str | os.PathLike) -> type[Config] | None:
-    """The config type a notebook names in its metadata, or None."""
+METHOD = "method"
+"""The metadata config of a notebook that runs any method (method.ipynb): its config type is that of the method its
+``method`` parameter names (olakit.methods.method_of)."""
+
+
+def config_type(path: str | os.PathLike, values: dict | None = None) -> type[Config] | None:
+    """The config type a notebook names in its metadata, or None; a method notebook's: the config type of the method
+    ``values`` (the parameters given) or its parameters cell name."""
     meta = json.loads(Path(path).read_text(encoding="utf-8")).get("metadata", {}).get("olakit", {})
     name = meta.get("config")
+    if name == METHOD:
+        spec = (values or {}).get(METHOD, parameter_defaults(path).get(METHOD))
+        return method_of(spec).config
     if name is not None and name not in CONFIGS:
-        raise DataError(f"{path}: metadata olakit.config {name!r}; known: {', '.join(CONFIGS)}")
+        raise DataError(f"{path}: metadata olakit.config {name!r}; known: {', '.join(CONFIGS)}, {METHOD}")
     return CONFIGS.get(name)
 
 
-def accepted_names(path: str | os.PathLike) -> list[str]:
+def accepted_names(path: str | os.PathLike, values: dict | None = None) -> list[str]:
     """What a notebook takes as parameters: its parameters cell's names, then its config's settings."""
     own = parameter_names(path)
-    kind = config_type(path)
+    kind = config_type(path, values)
     return own + [f for f in (kind.settings() if kind else []) if f not in own]
 
 
-def check_names(path: str | os.PathLike, names, where: str = "") -> None:
+def check_names(path: str | os.PathLike, names, where: str = "", values: dict | None = None) -> None:
     """DataError naming every name the notebook does not take (a misspelled parameter must not pass silently)."""
-    known = accepted_names(path)
+    known = accepted_names(path, values)
     unknown = [n for n in names if n not in known]
     if unknown:
         raise DataError(
@@ -66,15 +76,16 @@ def check_names(path: str | os.PathLike, names, where: str = "") -> None:
 def check_parameters(notebook: Path, parameters: dict, grid: dict, where: str) -> None:
     """Every name a notebook's own parameter or a setting of its config, and every grid point a valid config, so a
     misspelled name or a bad value stops the sweep before any kernel starts."""
-    check_names(notebook, [*parameters, *grid], where)
-    kind = config_type(notebook)
-    if kind is None:
-        return
     keys = list(grid)
-    # the parameters cell's own values stand where nothing overrides them (a setting with no default: sources)
-    own = {k: v for k, v in parameter_defaults(notebook).items() if k in kind.model_fields}
     for values in itertools.product(*(grid[k] for k in keys)) if keys else [()]:
-        kind.from_mapping({**own, **parameters, **dict(zip(keys, values))}, where)
+        point = {**parameters, **dict(zip(keys, values))}
+        check_names(notebook, [*parameters, *grid], where, point)
+        kind = config_type(notebook, point)
+        if kind is None:
+            return
+        # the parameters cell's own values stand where nothing overrides them (a setting with no default: sources)
+        own = {k: v for k, v in parameter_defaults(notebook).items() if k in kind.model_fields}
+        kind.from_mapping({**own, **point}, where)
 
 
 def from_text(path: str | os.PathLike, pairs: list[tuple[str, str]]) -> dict:
@@ -83,7 +94,7 @@ def from_text(path: str | os.PathLike, pairs: list[tuple[str, str]]) -> dict:
     a YAML value (``3`` an integer, ``[1, 3]`` a list)."""
     import yaml
 
-    kind = config_type(path)
+    kind = config_type(path, dict(pairs))
     out = {}
     for name, text in pairs:
         if kind is not None and name in kind.model_fields:
@@ -103,8 +114,8 @@ def configure(notebook: str, namespace: dict):
     ``out_dir`` that holds another run."""
     path = notebook_file(notebook)
     given = [k for k, v in namespace.items() if not k.startswith("_") and k not in _IPYTHON and isinstance(v, _PLAIN)]
-    check_names(path, given, f"notebook {notebook}")
-    kind = config_type(path)
+    check_names(path, given, f"notebook {notebook}", namespace)
+    kind = config_type(path, namespace)
     cfg = kind.from_mapping(namespace, f"notebook {notebook}") if kind else None
     own = {name: namespace[name] for name in parameter_names(path)}
     params = {**own, **(cfg.as_dict() if cfg else {})}

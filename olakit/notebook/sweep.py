@@ -51,7 +51,7 @@ from olakit.names import plural
 from olakit.notebook import cluster
 from olakit.notebook.inputs import unchanged
 from olakit.notebook.jobs import Job, execute, resolve_notebook
-from olakit.notebook.parameters import check_parameters, config_type, parameter_defaults
+from olakit.notebook.parameters import METHOD, check_parameters, config_type, parameter_defaults
 from olakit.olagpt.budget import planned_calls
 from olakit.olagpt.config import OlaGPTConfig
 from olakit.runner import endpoint as role_endpoint
@@ -119,12 +119,32 @@ def load_spec(path: str | os.PathLike) -> SweepFile:
             raise DataError(f"{where}: notebook {exc}") from None
         if "out_dir" in entry.parameters or "out_dir" in entry.grid:
             raise DataError(f"{where}: out_dir is set by the sweep (results/<run_id>/<name>)")
+        entry = _methods_from(entry, path.parent)
         check_parameters(notebook, entry.parameters, entry.grid, where)
         entries.append(entry.replace(notebook=str(notebook), name=entry.name or Path(entry.notebook).stem))
     return spec.replace(notebooks=entries)
 
 
+def _method_path(spec, base: Path):
+    """A method named ``file.py:object`` in a sweep file: its file is the sweep file's folder's (an absolute path as
+    it is); any other name as given."""
+    if isinstance(spec, str) and ".py:" in spec:
+        file, _, name = spec.rpartition(":")
+        return f"{Path(base, file) if not Path(file).is_absolute() else file}:{name}"
+    return spec
+
+
+def _methods_from(entry: SweepEntry, base: Path) -> SweepEntry:
+    """The entry with its ``method`` parameter (and grid values) resolved as paths inside the file are."""
+    params = {k: _method_path(v, base) if k == METHOD else v for k, v in entry.parameters.items()}
+    grid = {k: [_method_path(v, base) for v in vs] if k == METHOD else vs for k, vs in entry.grid.items()}
+    return entry.replace(parameters=params, grid=grid)
+
+
 def _slug(value) -> str:
+    if isinstance(value, str) and ".py:" in value:  # a method's file: named by the file's name, wherever it is
+        file, _, name = value.rpartition(":")
+        value = f"{Path(file).name}:{name}"
     text = json.dumps(value, sort_keys=True) if not isinstance(value, str) else value
     return re.sub(r"[^A-Za-z0-9.]+", "-", text).strip("-")[:40] or "x"
 
@@ -297,7 +317,7 @@ def thread_env(n: int) -> dict[str, str]:
     }
 
 
-ALWAYS_LIVE = ("geek_ablation", "review_loop", "answer_stages")
+ALWAYS_LIVE = ("geek_ablation", "review_loop", "answer_stages", "method")
 """Notebooks that always call a model (they have no ``source`` parameter)."""
 
 
@@ -311,7 +331,7 @@ def plan_lines(live: list[Job], embedded: bool) -> list[str]:
     lines, calls, ceiling = [f"plan: {plural(len(live), 'live notebook')} on {endpoint.model}"], 0, 0
     for job in live:
         path = resolve_notebook(job.notebook)
-        kind = config_type(path)
+        kind = config_type(path, job.parameters)
         cfg = kind.from_mapping({**parameter_defaults(path), **job.parameters}) if kind else None
         if isinstance(cfg, OlaGPTConfig):
             stages = planned_calls(cfg)

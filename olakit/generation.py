@@ -1,0 +1,78 @@
+"""Generation settings: one type for what a model call is asked to generate, merged from a run down to a stage.
+
+``Generation`` holds the settings that change a model's output: the token limit, temperature, top-p, seed, stop
+sequences and the number of samples. "Not set" (None) means the model's own default, so nothing is sent for it.
+A run's settings are the base; a stage (or a role) overrides some of them (``stages``), and ``merge`` makes the
+settings a call is made with: a setting the override leaves unset keeps the base's.
+
+>>> base = Generation(max_tokens=256, temperature=0)
+>>> base.merge(Generation(max_tokens=16)).params()
+{'max_tokens': 16, 'temperature': 0.0}
+>>> Generation().params()
+{}
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field, field_validator
+
+from olakit.config import Config
+
+__all__ = ["Generation"]
+
+_SENT = {"max_tokens": "max_tokens", "temperature": "temperature", "top_p": "top_p", "seed": "seed", "stop": "stop"}
+"""Each setting's name in a chat completion request (``samples`` is no parameter: each sample is a call of its own,
+its seed offset by its index, olakit.llm.request)."""
+
+
+class Generation(Config):
+    """What a model call is asked to generate; each setting unset (None) is the model's default, and not sent."""
+
+    max_tokens: Annotated[int, Field(ge=1)] | None = None
+    """Token limit of an answer (none: the model's own limit)."""
+    temperature: Annotated[float, Field(ge=0)] | None = None
+    """Sampling temperature (none: the model's default)."""
+    top_p: Annotated[float, Field(gt=0, le=1)] | None = None
+    """Nucleus sampling's probability mass (none: the model's default)."""
+    seed: int | None = None
+    """The sampling seed sent with each call (none: none sent); sample i is sent seed + i."""
+    stop: tuple[str, ...] | None = None
+    """Stop sequences (none: the model's own)."""
+    samples: Annotated[int, Field(ge=1)] = 1
+    """Answers per question and stage: 1, or k for a vote over k samples (each its own cached call)."""
+    stages: dict[str, dict] = {}
+    """Per stage (or role) overrides, by the stage's name: ``{"extract": {"max_tokens": 16}}``; a stage not named
+    takes the settings above."""
+
+    @field_validator("stages")
+    @classmethod
+    def _stages(cls, value):
+        for name, override in value.items():
+            unknown = sorted(set(override) - set(_SENT) - {"samples"})
+            if unknown:
+                raise ValueError(f"stage {name!r}: {', '.join(unknown)} not generation settings ({', '.join(_SENT)})")
+            Generation(**override)  # each value checked as its setting is
+        return value
+
+    def generation(self) -> Generation:
+        """Just the generation settings of a larger config (a method's config is one)."""
+        return Generation(**{k: getattr(self, k) for k in Generation.model_fields})
+
+    def merge(self, other: Generation | dict | None) -> Generation:
+        """These settings with ``other``'s set ones in their place (``other``: a Generation or a mapping)."""
+        if other is None:
+            return self.generation()
+        given = other if isinstance(other, dict) else other.model_dump(exclude_unset=True)
+        return Generation(**{**self.generation().model_dump(exclude={"stages"}), **given})
+
+    def for_stage(self, stage: str, **override) -> Generation:
+        """The settings of one stage: these, then the stage's own from ``stages``, then ``override``."""
+        return self.generation().merge(self.stages.get(stage)).merge(override)
+
+    def params(self) -> dict:
+        """The request parameters: every setting that is set, by its name in a chat completion request."""
+        return {sent: getattr(self, name) for name, sent in _SENT.items() if getattr(self, name) is not None} | (
+            {"stop": list(self.stop)} if self.stop is not None else {}
+        )

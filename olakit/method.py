@@ -1,0 +1,59 @@
+"""What a method is, as one object: its config type, the kind of result it makes (and so its records, extras and
+tables), how it runs, its cells (what a plan and a registration name) and a line about it.
+
+The table of methods (the built-in ones, and a user's found by name) is olakit.methods; a user's stepwise method is
+made by olakit.steps.stepwise. Every door (``olakit method``, the method notebook, sweeps, compare, export, the
+explorers) takes a Method and nothing else about it.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from olakit.errors import DataError
+
+__all__ = ["DOOR_OPTIONS", "Method"]
+
+DOOR_OPTIONS = ("parameters", "registration", "concurrency", "batch", "export", "announce")
+"""What a door may hand a method's run besides its config and models: the door's own flags for the log, a
+pre-registered family, the calls in flight, batch mode, an export file, and a function called once the roles are
+resolved (the plan a command prints)."""
+
+
+@dataclass(frozen=True)
+class Method:
+    """One method: ``run(config, models=None, **options)`` makes its Result (``options``: those of DOOR_OPTIONS its run
+    takes); ``kind`` is the result's kind (olakit.result.EXTRAS: its records, extras and tables, olakit.analysis
+    .report); ``cells(config)`` the conditions its tables name (``TEMPLATE:STRATEGY``, GEEK's rows);
+    ``calls(config)`` its most calls, when known before it runs (None: not known); ``pairs`` what its paired tests
+    compare (``cells``, ``rows``, ``iterations``)."""
+
+    name: str
+    config: type
+    kind: str
+    run: Callable
+    about: str = ""
+    cells: Callable | None = None
+    calls: Callable | None = None
+    pairs: str = "cells"
+
+    def options(self) -> tuple[str, ...]:
+        """The door options (DOOR_OPTIONS) its run takes."""
+        params = inspect.signature(self.run).parameters
+        return tuple(o for o in DOOR_OPTIONS if o in params)
+
+    def __call__(self, config=None, models=None, **options):
+        """Run it: ``config`` a config of its type or a mapping of settings (none: every default); an option its
+        run does not take is one DataError, before anything runs."""
+        if config is None or isinstance(config, dict):
+            config = self.config(**(config or {}))
+        elif not isinstance(config, self.config):
+            raise DataError(f"method {self.name}: config is {type(config).__name__}; it takes {self.config.__name__}")
+        given = {k: v for k, v in options.items() if v is not None}
+        refused = sorted(set(given) - set(self.options()))
+        if refused:
+            raise DataError(f"method {self.name} does not take {', '.join(refused)} (it takes "
+                            f"{', '.join(self.options()) or 'no door options'})")  # fmt: skip
+        return self.run(config, models, **given)
