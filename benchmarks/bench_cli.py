@@ -26,6 +26,7 @@ CASES = {
     "plan --bad": ["plan", "--bad"],
     "notebook --bad": ["notebook", "--bad"],
     "import --bad": ["import", "--bad"],
+    "method geek --bad": ["method", "geek", "--bad"],
 }
 
 

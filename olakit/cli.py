@@ -36,7 +36,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import os
 import sys
 from pathlib import Path
 
@@ -88,9 +87,8 @@ def _configs(argv: list[str]) -> dict:
 
 def _parser(configs: dict | None = None) -> argparse.ArgumentParser:
     """The parser, with the flags of the config types in ``configs`` (those of the command given, _configs)."""
-    p = argparse.ArgumentParser(prog="olakit", description=__doc__.split("\n\n")[0], allow_abbrev=False)
-    sub = p.add_subparsers(dest="cmd", required=True)
-    _no_abbreviations(sub)
+    p = _Parser(prog="olakit", description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
     c = configs or {}
 
     def flags(parser, name, **kw):
@@ -99,7 +97,9 @@ def _parser(configs: dict | None = None) -> argparse.ArgumentParser:
 
             add_arguments(parser, c[name], **kw)
 
-    data = sub.add_parser("data", help="download or verify the datasets").add_subparsers(dest="data_cmd", required=True)
+    data = sub.add_parser("data", help="download or verify the datasets").add_subparsers(
+        dest="data_cmd", required=True, parser_class=_Parser
+    )
     f = data.add_parser("fetch", help="download the data files at their pinned commits and check sha256")
     f.add_argument("--dest", default=None, help="target directory (default: data/raw in the repository)")
     f.add_argument(
@@ -209,7 +209,7 @@ def _parser(configs: dict | None = None) -> argparse.ArgumentParser:
     ex.add_argument("--data-dir", default=None, help="where the run's questions are (default: the usual places)")
 
     bt = sub.add_parser("batch", help="the provider batches journaled for the configured endpoint (docs/batch.md)")
-    bt_cmd = bt.add_subparsers(dest="batch_cmd", required=True)
+    bt_cmd = bt.add_subparsers(dest="batch_cmd", required=True, parser_class=_Parser)
     bt_cmd.add_parser("status", help="each journaled batch's state and requests done, as the provider reports them")
     bt_cmd.add_parser("cancel", help="cancel them; the next run collects what they finished and resubmits the rest")
     be = bt_cmd.add_parser("export", help="write the requests a run's next stage needs (and the cache lacks) as an "
@@ -229,13 +229,16 @@ def _parser(configs: dict | None = None) -> argparse.ArgumentParser:
     bi.add_argument("--engine-model", default=None, help="the name the engine gives the model in its answers when it "
                     "is not $OLAKIT_MODEL")  # fmt: skip
 
-    ca = sub.add_parser("cache", help="the answer cache").add_subparsers(dest="cache_cmd", required=True)
+    ca = sub.add_parser("cache", help="the answer cache").add_subparsers(
+        dest="cache_cmd", required=True, parser_class=_Parser
+    )
     cp = ca.add_parser("copy", help="copy every answer from one cache to another (a directory or redis://HOST/DB)")
     cp.add_argument("src", help="a diskcache directory or a Redis URL")
     cp.add_argument("dst", help="a diskcache directory or a Redis URL")
 
-    notes = sub.add_parser("notes", help="notes libraries").add_subparsers(dest="notes_cmd", required=True)
-    _no_abbreviations(notes)
+    notes = sub.add_parser("notes", help="notes libraries").add_subparsers(
+        dest="notes_cmd", required=True, parser_class=_Parser
+    )
     b = notes.add_parser("build", help="build a notes library by active learning (error book of a pool)")
     b.add_argument("--out", required=True, help="output directory: notes.jsonl (the library), records.parquet (the "
                    "pool's answers), run.json; give the folder as a run's --library")  # fmt: skip
@@ -247,14 +250,12 @@ def _parser(configs: dict | None = None) -> argparse.ArgumentParser:
     return p
 
 
-def _no_abbreviations(subparsers) -> None:
-    """Every parser under ``subparsers`` refuses abbreviated flags (``--n-note 1`` is an error, never a guess)."""
-    make = subparsers.add_parser
+class _Parser(argparse.ArgumentParser):
+    """A parser that refuses abbreviated flags (``--n-note 1`` is an error, never a guess): argparse's own
+    ``allow_abbrev=False``, for every command's parser (``add_subparsers(parser_class=_Parser)``)."""
 
-    def add_parser(*args, **kwargs):
-        return make(*args, **{"allow_abbrev": False, **kwargs})
-
-    subparsers.add_parser = add_parser
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **{"allow_abbrev": False, **kwargs})
 
 
 # ---- the commands
@@ -747,17 +748,8 @@ class Terminal(logging.Formatter):
 
 
 def _parse(argv: list[str]) -> argparse.Namespace:
-    """The command line parsed with the flags of its command's config types. While their classes are made, pydantic's
-    plugins are off (its documented PYDANTIC_DISABLE_PLUGINS, unless the user set it): olakit uses none, and finding
-    them reads every installed package's metadata, a fifth of the command line's start."""
-    unset = "PYDANTIC_DISABLE_PLUGINS" not in os.environ
-    if unset:
-        os.environ["PYDANTIC_DISABLE_PLUGINS"] = "__all__"
-    try:
-        return _parser(_configs(argv)).parse_args(argv)
-    finally:
-        if unset:
-            del os.environ["PYDANTIC_DISABLE_PLUGINS"]
+    """The command line parsed with the flags of its command's config types."""
+    return _parser(_configs(argv)).parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:

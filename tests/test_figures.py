@@ -1,8 +1,4 @@
-"""The figure helpers that are olakit's own: the matplotlib heatmap (Fig 12, the Holm and kappa matrices) and the
-seaborn import that leaves scipy unloaded until seaborn uses it."""
-
-import subprocess
-import sys
+"""The figure helpers that are olakit's own: the matplotlib heatmap (Fig 12, the Holm and kappa matrices)."""
 
 import matplotlib
 
@@ -45,31 +41,6 @@ def test_the_fig12_heatmap_has_row_0_at_the_bottom_and_integer_counts():
     assert _cells(ax) == {(0, 0): "3", (0, 1): "0", (1, 0): "1", (1, 1): "2"}
     assert len(fig.axes) == 1  # no colour bar
     plt.close(fig)
-
-
-def test_seaborn_is_imported_without_scipy_and_still_uses_it_when_asked():
-    code = """
-import sys
-import numpy as np
-import matplotlib
-matplotlib.use("agg")
-from olakit.analysis import figures
-with figures.paper_style():
-    pass
-print("scipy.stats" in sys.modules, "scipy.cluster" in sys.modules)
-sns = figures.seaborn_deferred()
-x = np.random.default_rng(0).normal(size=300)
-from seaborn._statistics import KDE
-density, support = KDE(cumulative=False)(x)
-from scipy.stats import gaussian_kde
-print(np.allclose(density, gaussian_kde(x, bw_method="scott")(support)))
-print(float(KDE(cumulative=True)(x)[0][-1]) > 0.99)  # the cumulative KDE needs scipy: it is there
-grid = sns.clustermap(np.random.default_rng(1).normal(size=(6, 4)))
-print(len(grid.dendrogram_row.reordered_ind))
-"""
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.split() == ["False", "False", "True", "True", "6"]
 
 
 def test_a_matrix_outlines_the_registered_pairs_and_says_so():

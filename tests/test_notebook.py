@@ -429,17 +429,3 @@ def test_the_notebook_door_takes_settings_in_their_flag_forms_and_checks_names_f
     assert main(["notebook", "template_count", "-p", "answer_stages", "3", *out]) == 2
     assert main(["notebook", "nope", *out]) == 2
     assert not (tmp_path / "x.ipynb").exists()  # nothing ran
-
-
-def test_papermill_is_imported_without_the_iri_grammar_and_notebooks_still_validate():
-    import subprocess
-    import sys
-
-    code = (
-        "import sys\nfrom olakit.notebook.jobs import papermill\npapermill()\nimport nbformat\n"
-        f"nbformat.validate(nbformat.read({str(NOTEBOOKS / 'vote_type.ipynb')!r}, as_version=4))\n"
-        "print('rfc3987_syntax' in sys.modules, 'jsonschema' in sys.modules)"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.split() == ["False", "True"]

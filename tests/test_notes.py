@@ -7,6 +7,7 @@ import pytest
 
 from olakit.errors import DataError, UnknownNameError
 from olakit.olagpt.active_learning import build_library, error_book, sample_pool, write_notes
+from olakit.olagpt.config import NotesConfig
 from olakit.olagpt.notes import NotesLibrary, olagpt_library
 from olakit.olagpt.selection import select
 from olakit.retrieval.embedder import embed
@@ -186,7 +187,7 @@ def test_error_book_keeps_questions_wrong_every_time(tmp_path):
         assert [q.id for q in book] == ["alpha", "delta"]
         assert wrong == {"alpha": ["B", "B", "B"], "delta": [None, None, None]}
         assert len(answers) == 12 and [a.extracted for a in answers if a.question_id == "gamma"] == ["C", "A", "C"]
-        lib, _, stats = build_library(llm, pool, r=3, explainer="dataset")
+        lib, _, stats = build_library(llm, pool, NotesConfig(r=3, explainer="dataset", check=False))
         lib.save(tmp_path / "lib.jsonl")
         llm.close()
     assert [n.id for n in lib.notes] == ["aqua:alpha", "aqua:delta"]
@@ -237,10 +238,11 @@ def test_self_correction_refined_drafts_and_the_note_check(tmp_path):
     pool = [Question(id=w, dataset="aqua", text=f"Question {w}?", options=OPTS, gold="A") for w in ("alpha", "delta")]
     with Loopback(reply=reply) as srv:
         llm = LLM(Endpoint(srv.base_url, "toy"), cache_dir=tmp_path / "c", progress=False)
-        lib, _, stats = build_library(llm, pool, r=2, explainer="self-correction", tries=3, check=True)
+        lib, _, stats = build_library(llm, pool, NotesConfig(r=2, explainer="self-correction", tries=3, check=True))
         draft = Note(id="e1", source="expert", question="Question epsilon?", options=OPTS, answer="A",
                      explanation="add them", model_expert="Ada", dataset="aqua")  # fmt: skip
-        refined, _, rstats = build_library(llm, [], explainer="refine", drafts=NotesLibrary([draft]), check=True)
+        refine = NotesConfig(explainer="refine", drafts="drafts.jsonl", check=True)  # the file: read by build_notes
+        refined, _, rstats = build_library(llm, [], refine, NotesLibrary([draft]))
         llm.close()
     assert [n.id for n in lib.notes] == ["aqua:alpha"]  # delta never corrected: no note
     alpha = lib["aqua:alpha"]

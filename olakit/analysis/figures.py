@@ -1,17 +1,15 @@
 """Paper figures with seaborn: ``fn(data, *, ..., ax=None) -> Axes``; nothing is saved here.
 
-Use inside ``with paper_style():`` for the common look. seaborn is imported through ``seaborn_deferred``, which
-leaves scipy unloaded until seaborn really uses it (a KDE, a clustermap): olakit's figures never do, and
-scipy.stats was 0.7 s of each notebook's 3 s start. Heatmaps (Fig 12, the Holm and kappa matrices) are drawn by
-``heatmap`` with matplotlib alone: seaborn's heatmap draws the whole figure once per call to test its tick labels
-for overlap, so a four-panel Fig 12 was drawn four extra times before it was saved.
+Use inside ``with paper_style():`` for the common look. seaborn is imported as it is (with the scipy.stats and
+scipy.cluster it imports: about 0.5 s of a kernel that draws; olakit no longer edits seaborn's modules to defer
+them). Heatmaps (Fig 12, the Holm and kappa matrices) are drawn by ``heatmap`` with matplotlib alone: seaborn's
+heatmap draws the whole figure once per call to test its tick labels for overlap, so a four-panel Fig 12 was drawn
+four extra times before it was saved.
 """
 
 from __future__ import annotations
 
 import contextlib
-import importlib
-import sys
 from collections.abc import Sequence
 
 import numpy as np
@@ -19,29 +17,6 @@ import pandas as pd
 
 from olakit.analysis.questions import fig12_grid
 from olakit.names import BASELINES, NON_TEMPLATES, VOTES
-
-
-class _Deferred:
-    """A scipy function or module seaborn binds when it is imported, imported itself on first use."""
-
-    def __init__(self, module: str, name: str | None = None):
-        self._module, self._name = module, name
-
-    def _target(self):
-        found = importlib.import_module(self._module)
-        return getattr(found, self._name) if self._name else found
-
-    def __call__(self, *args, **kwargs):
-        return self._target()(*args, **kwargs)
-
-    def __getattr__(self, attr: str):
-        return getattr(self._target(), attr)
-
-
-_SCIPY_IN_SEABORN = {  # seaborn module -> (the scipy module it imports at its top, the name it binds, from it)
-    "seaborn._statistics": ("scipy.stats", "gaussian_kde", "gaussian_kde"),
-    "seaborn.matrix": ("scipy.cluster", "hierarchy", None),
-}
 
 
 def error_bars(rows) -> np.ndarray:
@@ -55,34 +30,10 @@ def error_bars(rows) -> np.ndarray:
     return np.clip(np.vstack([acc - lo, hi - acc]), 0, None)
 
 
-def seaborn_deferred():
-    """seaborn, imported (when nothing has imported it yet) without importing scipy.stats and scipy.cluster, then
-    given back what it took from them as stand-ins that import them on first use: seaborn behaves as it does with
-    scipy (its KDE is scipy's gaussian_kde, clustermap works), and a kernel that draws neither never pays for them.
-    Where seaborn's layout is not the one known here, or scipy is already imported, a plain import."""
-    if "seaborn" in sys.modules or any(m in sys.modules for m, _, _ in _SCIPY_IN_SEABORN.values()):
-        return importlib.import_module("seaborn")
-    held = {m: None for m, _, _ in _SCIPY_IN_SEABORN.values()}
-    sys.modules.update(held)  # None: "from scipy.stats import ..." raises ImportError, seaborn's no-scipy path
-    try:
-        sns = importlib.import_module("seaborn")
-    finally:
-        for m in held:
-            if sys.modules.get(m, 0) is None:
-                del sys.modules[m]
-    for module, (scipy_module, bound, name) in _SCIPY_IN_SEABORN.items():
-        found = sys.modules.get(module)
-        if found is not None and hasattr(found, "_no_scipy"):
-            deferred = f"{scipy_module}.{bound}" if name is None else scipy_module
-            setattr(found, bound, _Deferred(deferred, name))
-            found._no_scipy = False
-    return sns
-
-
 @contextlib.contextmanager
 def paper_style():
     """The one figure style of the kit (seaborn paper context, white grid)."""
-    sns = seaborn_deferred()
+    import seaborn as sns
 
     with sns.axes_style("whitegrid"), sns.plotting_context("paper", font_scale=1.1):
         yield
@@ -144,7 +95,7 @@ def before_after_voting(long: pd.DataFrame, *, votes=VOTES, exclude=BASELINES, a
 
 def template_count(ablation: pd.DataFrame, *, ax=None):
     """Fig 6's shape: mean vote accuracy over all subsets of k templates (line) and their min-max (band)."""
-    sns = seaborn_deferred()
+    import seaborn as sns
 
     ax = _ax(ax)
     ablation = ablation.copy()
@@ -203,7 +154,7 @@ def notes_count(table: pd.DataFrame, *, ax=None):
 
     ``table``: tables.notes_count_table output (notes_strategy, n_notes, accuracy, ci_low, ci_high).
     """
-    sns = seaborn_deferred()
+    import seaborn as sns
 
     ax = _ax(ax)
     palette = dict(zip(table["notes_strategy"].unique(), sns.color_palette(n_colors=table["notes_strategy"].nunique())))
@@ -233,7 +184,7 @@ def vote_types(table: pd.DataFrame, *, x: str = "notes_strategy", ax=None):
 
     ``table``: rows method, ``x``, accuracy, ci_low, ci_high.
     """
-    sns = seaborn_deferred()
+    import seaborn as sns
 
     ax = _ax(ax)
     by = x
@@ -263,7 +214,7 @@ def vote_types(table: pd.DataFrame, *, x: str = "notes_strategy", ax=None):
 
 def pareto(table: pd.DataFrame, *, ax=None):
     """Cost vs accuracy per cell, the Pareto front joined by a line (cost.cost_accuracy output)."""
-    sns = seaborn_deferred()
+    import seaborn as sns
 
     ax = _ax(ax)
     sns.scatterplot(data=table, x="tokens_per_question", y="accuracy", hue="notes_strategy", style="method", ax=ax)

@@ -3,11 +3,9 @@ papermill (execute), here or on a Dask worker, and ``olakit notebook`` (run_note
 
 from __future__ import annotations
 
-import importlib
 import logging
 import os
 import re
-import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -107,25 +105,12 @@ class _KnownParameters(logging.Filter):
         return not record.getMessage().startswith("Passed unknown parameter:")
 
 
-def papermill():
-    """papermill, imported (when nothing has imported jsonschema yet) without rfc3987_syntax: jsonschema, which
-    nbformat validates notebooks with, imports it when installed for its "iri" format check, and it builds a grammar
-    at import, 1.5 s of every sweep's start, for a format no notebook schema uses."""
-    if "jsonschema" in sys.modules or "rfc3987_syntax" in sys.modules:
-        return importlib.import_module("papermill")
-    sys.modules["rfc3987_syntax"] = None  # None: its import fails, and jsonschema goes without that one check
-    try:
-        return importlib.import_module("papermill")
-    finally:
-        if sys.modules.get("rfc3987_syntax", 0) is None:
-            del sys.modules["rfc3987_syntax"]
-
-
 def execute(job: Job, attempts: int = 3, env: dict[str, str] | None = None) -> Job:
     """Run one notebook through papermill (a kernel that failed to start because of a port race is started again,
     up to ``attempts`` times), its kernel given ``env`` besides this process's environment; the job says how it
     went."""
-    pm = papermill()
+    import papermill as pm
+
     papermill_log = logging.getLogger("papermill")
     if not any(isinstance(f, _KnownParameters) for f in papermill_log.filters):
         papermill_log.addFilter(_KnownParameters())

@@ -312,25 +312,16 @@ def check_notes(
 
 
 def build_library(
-    llm,
-    pool: Sequence[Question],
-    *,
-    r: int = 3,
-    size: int | None = None,
-    k: int = 20,
-    template: str = "ST",
-    explainer: str = "dataset",
-    seed: int = 0,
-    max_tokens: int = 256,
-    tries: int = 3,
-    drafts: NotesLibrary | None = None,
-    check: bool = False,
+    llm, pool: Sequence[Question], config: NotesConfig, drafts: NotesLibrary | None = None
 ) -> tuple[NotesLibrary, list, dict]:
-    """Active learning end to end: sample the pool (KMeans into ``k`` clusters) when ``size`` is given, answer r
-    times with ``template``, keep the questions wrong every time, write their notes (with the LLM's question type)
-    by ``explainer``; ``refine`` refines ``drafts`` instead. With ``check``, each note is checked (check_notes).
-    (the library, every answer as a record, what it took: pool, error book, notes, checked, passed and the calls
-    of each step)."""
+    """Active learning end to end, as ``config`` says (NotesConfig, passed whole: its settings have no second
+    default here): sample the pool (KMeans into ``clusters``) when ``sample`` is given, answer ``r`` times with
+    ``template``, keep the questions wrong every time, write their notes (with the LLM's question type) by
+    ``explainer``; ``refine`` refines ``drafts`` (the library read from ``config.drafts``) instead. With ``check``,
+    each note is checked (check_notes). (the library, every answer as a record, what it took: pool, error book,
+    notes, checked, passed and the calls of each step)."""
+    cfg = config
+    explainer, template, seed, max_tokens, r = cfg.explainer, cfg.template, cfg.seed, cfg.max_tokens, cfg.r
     stats = {"explainer": explainer, "pool": 0, "error_book": 0, "notes": 0, "checked": 0, "passed": 0,
              "calls": {}}  # fmt: skip
     records: list = []
@@ -341,7 +332,7 @@ def build_library(
         stats["calls"]["refining drafts"] = len(drafts)
         name = f"{drafts.name}-refined"
     else:
-        questions = sample_pool(pool, size, k=k, seed=seed) if size else list(pool)
+        questions = sample_pool(pool, cfg.sample, k=cfg.clusters, seed=seed) if cfg.sample else list(pool)
         qtypes = question_types(llm, questions)
         book, wrong, records = error_book(
             llm, questions, r=r, template=template, seed=seed, max_tokens=max_tokens, qtypes=qtypes
@@ -349,7 +340,7 @@ def build_library(
         stats |= {"pool": len(questions), "error_book": len(book)}
         stats["calls"] |= {"question types": len(questions), "error book": len(questions) * r}
         if explainer == "self-correction":
-            notes, n = self_correct(llm, book, wrong, template=template, qtypes=qtypes, tries=tries, seed=seed,
+            notes, n = self_correct(llm, book, wrong, template=template, qtypes=qtypes, tries=cfg.tries, seed=seed,
                                     max_tokens=max_tokens)  # fmt: skip
             stats["calls"]["self-correction"] = n
         else:
@@ -357,7 +348,7 @@ def build_library(
             stats["calls"]["writing notes"] = len(book) if explainer == "llm" else 0
         name = f"{book[0].dataset if book else 'empty'}-error-book"
         log.info("active learning: %d pool questions, %d wrong in all %d tries", len(questions), len(book), r)
-    if check:
+    if cfg.check:
         notes, passed = check_notes(llm, notes, template=template, max_tokens=max_tokens)
         stats |= {"checked": len(notes), "passed": passed}
         stats["calls"]["checking notes"] = len(notes)
@@ -378,20 +369,7 @@ def build_notes(config: NotesConfig, llm: Answerer | None = None, *, parameters:
         if not cfg.sample:
             pool = pool[: cfg.pool]
         drafts = NotesLibrary.load(cfg.drafts) if cfg.drafts else None
-        library, records, stats = build_library(
-            job.answerer,
-            pool,
-            r=cfg.r,
-            size=cfg.sample,
-            k=cfg.clusters,
-            template=cfg.template,
-            explainer=cfg.explainer,
-            seed=cfg.seed,
-            max_tokens=cfg.max_tokens,
-            tries=cfg.tries,
-            drafts=drafts,
-            check=cfg.check,
-        )
+        library, records, stats = build_library(job.answerer, pool, cfg, drafts)
         extras = NotesExtras(library=LIBRARY, notes=len(library), pool=stats["pool"], error_book=stats["error_book"],
                              checked=stats["checked"], passed=stats["passed"], calls=stats["calls"])  # fmt: skip
         return job.finish(records, OlaGPTRecord, extras, files={LIBRARY: library.text()})
