@@ -316,6 +316,20 @@ def test_a_branch_tie_follows_the_documented_rule_and_is_counted(tmp_path, corpu
         GeekConfig(tie="coin")
 
 
+def test_a_random_branch_tie_is_broken_by_the_analysis_seed_not_the_runs(tmp_path, corpus_file):
+    """Every vote's random tie-break takes ``analysis_seed`` (olakit.config.Stats): the same run (its seed, so its
+    branches) broken by eight analysis seeds gives both answers, and the run's tie setting is VoteRule's own."""
+    answers = set()
+    for analysis_seed in range(8):
+        res = geek(tmp_path, ScriptedModel(_split_reply), rows=("Full",), corpus=str(corpus_file), branches=2,
+                   tie="random", analysis_seed=analysis_seed)  # fmt: skip
+        trace = json.loads(res.records.iloc[0]["trace"])
+        assert [b["answer"] for b in trace["branches"]] == ["yes", "no"] and trace["tie"] is True
+        answers.add(trace["answer"])
+        assert res.log.analysis["tie"] == "random" and res.log.analysis["analysis_seed"] == analysis_seed
+    assert answers == {"yes", "no"}
+
+
 def test_the_table3_judge_sees_the_answer_bearing_branch_in_the_human_layout(tmp_path, corpus_file):
     """Both chains in one layout (no source tags), the GEEK side from the branch whose answer the majority gave."""
     from olakit.geek.assessment import assess

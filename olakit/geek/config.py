@@ -8,15 +8,18 @@ from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from olakit.config import OwnDataset, Slice, Stats
+from olakit.config import OwnDataset, Slice
 from olakit.geek.actions import ROWS
-from olakit.majority import TIE_RULES
+from olakit.settings import Analysis
 
 TOKENS = {"select": 4, "decomp": 48, "pre_answer": 160, "retrieve": 48, "self": 48, "final": 96, "direct": 128}
 
 
-class GeekConfig(Slice, OwnDataset, Stats):
-    """A GEEK run: every row of ``rows`` on a slice of StrategyQA (or of a yes/no dataset file)."""
+class GeekConfig(Slice, OwnDataset, Analysis):
+    """A GEEK run: every row of ``rows`` on a slice of StrategyQA (or of a yes/no dataset file). Row Full's vote over
+    its branches follows the analysis settings' vote rule as every vote does: ``tie`` (``first``: the first branch in
+    branch order, 0.0 before 0.1; ``random``: seeded by ``analysis_seed`` per question; ``none``: no answer, counted
+    wrong); ties are counted in the trace and in the ``ties`` column of the steps table."""
 
     ALIASES = {"n_questions": "-n"}
     dataset: str = "strategyqa"
@@ -51,10 +54,6 @@ class GeekConfig(Slice, OwnDataset, Stats):
     """Row Full: candidate sub-questions sampled at each explored Add Decomp (each opens a branch)."""
     depth: Annotated[int, Field(ge=1)] = 1
     """Row Full: how many Add Decomps branch (the tree's depth)."""
-    tie: Literal[TIE_RULES] = "first"
-    """Row Full: the answer when the branches tie (the seed gives no rule): ``first`` (the first branch in branch
-    order, 0.0 before 0.1), ``random`` (seeded per question) or ``none`` (no answer, counted wrong). Ties are counted
-    in the trace and in the ``ties`` column of the steps table."""
     pre_answer: bool = False
     """Add Decomp writes every remaining sub-question with a guessed answer; the guess goes to the extractor as a
     hint."""
@@ -63,7 +62,7 @@ class GeekConfig(Slice, OwnDataset, Stats):
     tokens: dict[str, Annotated[int, Field(ge=1)]] = TOKENS
     """Token limit of each kind of call (select, decomp, pre_answer, retrieve, self, final, direct)."""
     seed: int = 0
-    """Seed of the sampled branch candidates."""
+    """Seed of the sampled branch candidates (a tie between branches is broken by ``analysis_seed``)."""
     answer_stages: Literal[1, 2] = 1
     """1: the strict yes/no reader; 2: an answer cut off or without yes/no gets a second call with the trigger."""
     recall_ks: tuple[Annotated[int, Field(ge=1)], ...] = (1, 3, 5, 10)

@@ -41,7 +41,8 @@ def _record(q, row: str, branches: tuple[Trace], found: tuple, cfg: GeekConfig, 
     labels = [a.label for a in found]
     counts = Counter(x for x in labels if x is not None).most_common()
     tie = len(counts) > 1 and counts[0][1] == counts[1][1]
-    label = majority(labels, cfg.tie, keyed_rng(cfg.seed, "geek-branch-tie", q.id)) if len(labels) > 1 else labels[0]
+    rng = keyed_rng(cfg.analysis_seed, "geek-branch-tie", q.id)
+    label = majority(labels, cfg.tie, rng) if len(labels) > 1 else labels[0]
     first = next((t for t, a in zip(branches, found) if a.label == label), branches[0])
     calls = {id(r): r for t in branches for r in t.results}.values()  # a shared prefix counts once
     calls = list(calls) + [a.second for a in found if a.second is not None]

@@ -142,7 +142,7 @@ def _chosen_records(cfg, questions, names, choices: dict[str, Choice], records, 
             if qid != q.id:
                 continue
             labels = [cell[t].extracted for t in c.chosen if t in cell]
-            label = majority(labels, cfg.tie, keyed_rng(cfg.seed, "chosen-vote", q.id, strategy, n))
+            label = majority(labels, cfg.tie, keyed_rng(cfg.analysis_seed, "chosen-vote", q.id, strategy, n))
             out.append(
                 OlaGPTRecord(
                     dataset=q.dataset,
