@@ -85,6 +85,11 @@ BUILTIN_DATASETS = ("aqua", "ekar_zh", "strategyqa")
 """The datasets olakit reads by name (AQuA-RAT, E-KAR Chinese, StrategyQA); any other is named by its file."""
 DATASET_FORMATS = {".jsonl": "jsonl", ".json": "json", ".csv": "csv", ".parquet": "parquet"}
 """A dataset file's suffix -> its format."""
+SANDBOX_STATUSES = ("ok", "error", "timeout", "memory", "output", "blocked")
+"""How a program's run in the sandbox ends (olakit.tools.sandbox.Execution.status)."""
+TOOL_STATUSES = (*SANDBOX_STATUSES, "unknown tool", "malformed", "step cap")
+"""How a tool call in a trace ended: a tool's (``ok``, ``error``) or the sandbox's, or the tool loop's own; the
+analysis of traces reads them without importing the tools (olakit.analysis.tools)."""
 
 
 def natural_order(ids) -> list[str]:

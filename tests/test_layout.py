@@ -75,3 +75,18 @@ def test_docs_layout_names_every_module():
         if p.name != "__init__.py" and not re.search(rf"\b{re.escape(p.stem)}\b", text)
     ]
     assert missing == [], f"docs/layout.md does not name {missing}"
+
+
+def test_the_core_imports_no_infrastructure():
+    """`import olakit` and the analysis of recorded runs (the report, the reproduction, imports and comparisons) load
+    none of the infrastructure: no model client, cache or Redis claims, batch journal, embedded-model daemon, test
+    server, sandbox, tool loop, Dask sweep or notebook runner."""
+    code = (
+        "import sys, olakit\n"
+        "import olakit.analysis.report, olakit.analysis.reproduce, olakit.analysis.compare, olakit.analysis.imports\n"
+        "infra = ('olakit.llm', 'olakit.tools', 'olakit.notebook', 'olakit.runner', 'olakit.retrieval')\n"
+        "print(sorted(m for m in sys.modules if m.startswith(infra)))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "[]", f"the core imports infrastructure: {out.stdout}"

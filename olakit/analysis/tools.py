@@ -19,7 +19,7 @@ import json
 import pandas as pd
 
 from olakit.analysis.inference import holm, mcnemar_exact
-from olakit.tools.loop import STATUSES
+from olakit.names import TOOL_STATUSES as STATUSES
 
 CELL = ["template", "notes_strategy", "n_notes"]
 

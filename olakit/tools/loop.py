@@ -34,13 +34,13 @@ from olakit.env import environment, user_dir
 from olakit.errors import DataError
 from olakit.llm import Request
 from olakit.llm.answerer import refuse
+from olakit.names import TOOL_STATUSES
 from olakit.tools import Tool
 from olakit.tools.errors import ToolError
-from olakit.tools.sandbox import STATUSES as SANDBOX_STATUSES
 
 PROTOCOLS = ("openai", "text")
-STATUSES = (*SANDBOX_STATUSES, "unknown tool", "malformed", "step cap")
-"""How a tool call in a trace ended: a tool's (``ok``, ``error``) or the sandbox's, or the loop's own."""
+STATUSES = TOOL_STATUSES
+"""How a tool call in a trace ended (olakit.names.TOOL_STATUSES)."""
 UNCACHED = ("timeout", "memory")
 """Statuses whose results are not kept: they depend on the machine and its load."""
 

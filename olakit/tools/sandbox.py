@@ -31,10 +31,11 @@ import threading
 from dataclasses import asdict, dataclass, field, fields
 
 from olakit.errors import DataError
+from olakit.names import SANDBOX_STATUSES
 from olakit.tools.errors import ToolError
 
-STATUSES = ("ok", "error", "timeout", "memory", "output", "blocked")
-"""How a program's run ends (Execution.status)."""
+STATUSES = SANDBOX_STATUSES
+"""How a program's run ends (Execution.status): olakit.names.SANDBOX_STATUSES."""
 
 
 @dataclass(frozen=True)
