@@ -189,6 +189,8 @@ WORST = {
     "a huge output": ("while True:\n    print('x' * 1000)", "output", "output limit"),
     "a syntax error": ("ans = (", "error", "SyntaxError"),
     "an exit": ("import sys\nsys.exit(3)", "error", "SystemExit: 3"),
+    # issue 52, finding 3: an early exit was recorded as "memory" ("out of memory?")
+    "an early exit": ("import os\nos._exit(7)", "error", "exit status 7"),
 }
 
 

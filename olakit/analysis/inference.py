@@ -13,26 +13,30 @@ import pandas as pd
 
 from olakit.analysis.tables import ordered_strategies, sc_vote
 from olakit.config import STATS, Stats
-from olakit.names import AUTO_COT, LLM_VOTE, REGEX_VOTE, SC
+from olakit.names import AUTO_COT, CHOSEN_VOTE, LLM_VOTE, REGEX_VOTE, SC
 from olakit.settings import ANALYSIS, Analysis
 from olakit.vote import regex_vote
 
 
-def cell_outcomes(df: pd.DataFrame, templates: Sequence[str], analysis: Analysis = ANALYSIS) -> pd.DataFrame:
+def cell_outcomes(
+    df: pd.DataFrame, templates: Sequence[str], analysis: Analysis = ANALYSIS, vote: bool = True
+) -> pd.DataFrame:
     """Correctness per question (rows) and cell (columns "method | strategy"): templates at sample 0, the regex
-    vote, SC, and single-answer methods (auto_cot, llm_vote) when present."""
+    vote (without ``vote``: none), SC, and single-answer methods (auto_cot, llm_vote, the chosen vote) when
+    present; a cell a question lacks is empty (a pair is tested on the questions both answered)."""
     parts = []
     base = df[df["template"].isin(templates) & (df["sample"] == 0)]
     for t in templates:
         g = base[base["template"] == t]
         parts.append(g.assign(method=t)[["method", "notes_strategy", "question_id", "correct"]])
-    vote = regex_vote(base, templates, analysis).assign(method=REGEX_VOTE)
-    parts.append(vote[["method", "notes_strategy", "question_id", "correct"]])
+    if vote:
+        parts.append(regex_vote(base, templates, analysis).assign(method=REGEX_VOTE)[
+            ["method", "notes_strategy", "question_id", "correct"]])  # fmt: skip
     if (df["template"] == SC).any():
         parts.append(
             sc_vote(df, analysis=analysis).assign(method=SC)[["method", "notes_strategy", "question_id", "correct"]]
         )
-    for m in (AUTO_COT, LLM_VOTE):
+    for m in (AUTO_COT, LLM_VOTE, CHOSEN_VOTE):
         g = df[df["template"] == m]
         if len(g):
             parts.append(g.assign(method=m)[["method", "notes_strategy", "question_id", "correct"]])

@@ -29,7 +29,7 @@ from olakit.analysis.inference import cell_outcomes, holm_matrix, paired_tests
 from olakit.analysis.iterations import answer_trend, flips, iteration_accuracy, stage_cost
 from olakit.analysis.ledger import claims_ledger
 from olakit.analysis.reproduce import reproduction_tables
-from olakit.analysis.runs import label_note_counts, run_tables
+from olakit.analysis.runs import answer_every_cell, label_note_counts, run_tables
 from olakit.analysis.tables import method_accuracy
 from olakit.analysis.tools import tool_use
 from olakit.analysis.traces import geek_tables
@@ -66,9 +66,13 @@ def report(
         result = dataclasses.replace(result, records=with_verdict(result.records, analysis.verdict))
     records, kind = result.records, result.kind
     if kind in ("olagpt", "recorded"):
-        names = analysis.order(result.templates or voting_templates(records["template"]))
-        tables = run_tables(records, names, analysis)
-        tests = paired_tests(cell_outcomes(label_note_counts(records), names, analysis), analysis=analysis)
+        have = set(records["template"])
+        names = [t for t in analysis.order(result.templates or voting_templates(records["template"])) if t in have]
+        config = result.log.config or {}
+        chosen_only = bool(config.get("choose_k")) and not config.get("choice_comparison")  # the chosen vote is its
+        voted = not chosen_only and answer_every_cell(records[records["sample"] == 0], names)
+        tables = run_tables(records, names, analysis, vote=voted)
+        tests = paired_tests(cell_outcomes(label_note_counts(records), names, analysis, voted), analysis=analysis)
         tables |= {"paired_tests": tests, "holm_matrix": holm_matrix(tests)}
         if getattr(result.extras, "replicate", None):
             tables["replicate"] = pd.DataFrame(result.extras.replicate["cells"])

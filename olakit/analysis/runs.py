@@ -28,29 +28,53 @@ def run_tables(
     df: pd.DataFrame,
     templates: Sequence[str],
     analysis: Analysis = ANALYSIS,
+    vote: bool = True,
 ) -> dict[str, pd.DataFrame]:
     """The foundation tables over the templates (voted in the order given), plus every method's accuracy
-    (templates, regex vote, LLM vote, SC, Auto-CoT) with CIs, the LLM-vote audit and usage per method."""
+    (templates, regex vote, LLM vote, SC, Auto-CoT) with CIs, the LLM-vote audit and usage per method. Without
+    ``vote`` (a run with template choice alone), or where the templates did not all answer every question, there is
+    no vote over them and no table built on one: each template is counted on the questions it answered."""
     have = set(df["template"].unique())
     present = [t for t in templates if t in have]
     base = df[df["template"].isin(present) & (df["sample"] == 0)]
-    tables = compute_tables(label_note_counts(base), present, analysis) if present else {}
-    tables["methods"] = method_accuracy(label_note_counts(df), present, analysis)
+    voted = vote and answer_every_cell(base, present)
+    tables = compute_tables(label_note_counts(base), present, analysis) if present and voted else {}
+    tables["methods"] = method_accuracy(label_note_counts(df), present, analysis, vote=voted)
     tables["methods_wide"] = accuracy_wide(tables["methods"])
     verified = [f"{t}{VERIFIED_SUFFIX}" for t in present if f"{t}{VERIFIED_SUFFIX}" in have]
     if verified:
-        vlong = accuracy_long(label_note_counts(df[df["template"].isin(verified)]), verified, analysis)
+        vlong = accuracy_long(label_note_counts(df[df["template"].isin(verified)]), verified, analysis, voted)
         vlong["method"] = vlong["method"].replace({REGEX_VOTE: VERIFIED_VOTE})
         tables["methods"] = sort_rows(
             pd.concat([tables["methods"], vlong], ignore_index=True), ["method", "notes_strategy"]
         )
-        tables["verification"] = verification_table(label_note_counts(df), present, analysis)
+        if voted:  # the vote before and after verification: over templates that answered every question
+            tables["verification"] = verification_table(label_note_counts(df), present, analysis)
     if CHOSEN_VOTE in have:
         tables["template_choice"] = choice_table(label_note_counts(df), present, analysis)
     if {LLM_VOTE, LLM_VOTE_SHUFFLED} <= have:
         tables["llm_vote_audit"] = llm_vote_audit(label_note_counts(df), present, analysis)
     tables["usage"] = usage_table(df)
     return tables
+
+
+def answer_every_cell(records: pd.DataFrame, templates: Sequence[str]) -> bool:
+    """Whether every template answers every question of every cell (dataset, note strategy and count): what a
+    vote over them, and the tables built on one, need. A run with template choice alone (``choose_k`` without
+    ``choice_comparison``) has each question answered by its chosen templates only: no vote over all of them
+    exists, the chosen vote is its vote.
+
+    >>> import pandas as pd
+    >>> r = pd.DataFrame({"dataset": "d", "notes_strategy": "zero-shot", "n_notes": 0, "question_id": ["1", "1", "2"],
+    ...                   "template": ["A", "B", "A"]})
+    >>> answer_every_cell(r, ["A", "B"]), answer_every_cell(r, ["A"])
+    (False, True)
+    """
+    if not len(templates):
+        return False
+    sub = records[records["template"].isin(templates)]
+    per = sub.groupby(["dataset", "notes_strategy", "n_notes", "question_id"], sort=False)["template"].nunique()
+    return bool(len(per)) and bool((per == len(templates)).all())
 
 
 def llm_vote_audit(records: pd.DataFrame, templates: Sequence[str], analysis: Analysis = ANALYSIS) -> pd.DataFrame:

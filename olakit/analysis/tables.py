@@ -67,16 +67,18 @@ def accuracy_long(
     df: pd.DataFrame,
     templates: Sequence[str] | None = None,
     analysis: Analysis = ANALYSIS,
+    vote: bool = True,
 ) -> pd.DataFrame:
     """Accuracy of each template and of the regex vote, per note strategy, with 95% CIs.
 
     Columns: method, notes_strategy, n, correct, accuracy, ci_low, ci_high. Method REGEX_VOTE is the
-    majority of ``templates`` (default: every template present) under ``rule`` (olakit.vote).
+    majority of ``templates`` (default: every template present) under ``rule`` (olakit.vote); with ``vote``
+    False there is none (templates that did not all answer every question: each on the questions it answered).
     """
     templates = list(templates) if templates is not None else list(dict.fromkeys(df["template"].unique()))
     parts = [df[df["template"].isin(templates)].rename(columns={"template": "method"})]
-    vote = regex_vote(df, templates, analysis).assign(method=REGEX_VOTE)
-    parts.append(vote)
+    if vote:
+        parts.append(regex_vote(df, templates, analysis).assign(method=REGEX_VOTE))
     rows = [
         accuracy_row(method, strategy, g["correct"], analysis)
         for (method, strategy), g in pd.concat(parts)[["method", "notes_strategy", "correct"]].groupby(
@@ -301,13 +303,15 @@ def method_accuracy(
     df: pd.DataFrame,
     templates: Sequence[str],
     analysis: Analysis = ANALYSIS,
+    vote: bool = True,
 ) -> pd.DataFrame:
-    """Accuracy with 95% CI of every method in the records: each template and the regex vote (sample 0),
-    SC (majority over its samples), and single-answer methods (auto_cot, llm_vote, llm_vote_shuffled)."""
+    """Accuracy with 95% CI of every method in the records: each template and the regex vote (sample 0; none
+    without ``vote``), SC (majority over its samples), and single-answer methods (auto_cot, llm_vote,
+    llm_vote_shuffled, the chosen vote)."""
     parts = []
     if templates:
         base = df[df["template"].isin(templates) & (df["sample"] == 0)]
-        parts.append(accuracy_long(base, templates, analysis))
+        parts.append(accuracy_long(base, templates, analysis, vote))
     rows = []
     sc = sc_vote(df, analysis=analysis)
     for strategy, g in sc.groupby("notes_strategy", sort=False):

@@ -268,10 +268,10 @@ def _records(config: OlaGPTConfig, counter) -> tuple[list, dict]:
                         "no built-in one; build one with olakit notes build")  # fmt: skip
     model = counter.endpoint.model
     extract = get_extractor(cfg.reader())
+    offer = Offer(cfg)  # which tools each answer is offered (an unknown tool: an error before the first call)
     qtypes = question_types(counter, questions)
 
     calls = plan(questions, qtypes, templates, library, cfg)
-    offer = Offer(cfg)  # which tools each answer is offered: the template choice and the answers read it alike
     choices = _choose(cfg, counter, questions, templates, offer) if cfg.choose_k else {}
     if choices and not cfg.choice_comparison:  # the saving: only the chosen templates answer
         calls = [c for c in calls if c.template in choices[c.question.id].chosen]

@@ -22,6 +22,7 @@ review, 800 tokens on every call).
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass, field
 
@@ -102,6 +103,8 @@ class Loop:
             return []
         t0 = time.perf_counter()
         results = refuse(self.answerers[role].batch([r for _, r in items], name), f"{role}: {name}")
+        if self.cfg.behaviour == "literal":  # the seed's get_response_from_model strips every reply it returns
+            results = [dataclasses.replace(r, text=r.text.strip()) if r.text is not None else r for r in results]
         wall = time.perf_counter() - t0
         for (h, req), res in zip(items, results):
             h.stages.append(

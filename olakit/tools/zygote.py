@@ -254,8 +254,10 @@ def _run(req: dict) -> dict:
         answer = {"status": "timeout", "error": f"CPU-time limit: over {req['cpu_s']} s", "stdout": ""}
     elif os.WIFSIGNALED(code):
         answer = {"status": "error", "error": f"killed by signal {os.WTERMSIG(code)}", "stdout": ""}
-    else:
-        answer = {"status": "memory", "error": "the program ended without an answer (out of memory?)", "stdout": ""}
+    else:  # the fork left before it answered: the program ended the process itself (os._exit, os.abort caught)
+        status = os.WEXITSTATUS(code) if os.WIFEXITED(code) else code
+        answer = {"status": "error", "error": f"the program ended the process (exit status {status}) before it "
+                  "answered", "stdout": ""}  # fmt: skip
     answer["wall_s"], answer["cpu_s"] = round(wall, 6), round(cpu, 6)
     return answer
 
