@@ -9,7 +9,11 @@ from sybil.parsers.markdown import CodeBlockParser
 from tests import docs_blocks
 
 pytest_collect_file = Sybil(
-    parsers=[CodeBlockParser("bash", docs_blocks.run_block), CodeBlockParser("python", docs_blocks.run_block)],
+    parsers=[
+        CodeBlockParser("bash", docs_blocks.run_block),
+        CodeBlockParser("python", docs_blocks.run_block),
+        CodeBlockParser("text", docs_blocks.check_output),
+    ],
     patterns=["README.md", "docs/*.md"],
     setup=docs_blocks.setup,
     teardown=docs_blocks.teardown,

@@ -24,13 +24,16 @@ What a block needs is said in an HTML comment just before it, ``<!-- docs-test: 
 - ``loopback``: it needs a provider's API beyond chat completions (the Batch API): the model is the loopback server
   (olakit.llm.loopback, with the batch endpoints) answering with the same reply function, on 127.0.0.1;
 - ``fails "MESSAGE"``: it must exit non-zero and print MESSAGE;
-- ``not-run "REASON"``: it is not run here, for REASON (tests/test_docs.py keeps that list short and says why).
+- ``not-run "REASON"``: it is not run here, for REASON (tests/test_docs.py keeps that list short and says why);
+- ``output`` (before a ``text`` block): the block is what the command block just before it printed, and is checked
+  against that output, line by line (trailing spaces aside): output shown in the docs is never out of date.
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
+import difflib
 import functools
 import os
 import re
@@ -139,3 +142,19 @@ def run_block(example) -> None:
         assert said["fails"] in output, f"{where}: its error does not say {said['fails']!r}:\n{output[-3000:]}"
         return
     assert done.returncode == 0, f"{where}: exit {done.returncode}:\n{output[-4000:]}"
+    example.namespace["_printed"] = (where, done.stdout)
+
+
+def check_output(example) -> None:
+    """A ``text`` block marked ``output``: the lines the command block before it printed (module docstring); other
+    ``text`` blocks are prose and are not checked."""
+    if "output" not in directive(example):
+        return
+    where, printed = example.namespace.get("_printed", ("", None))
+    assert printed is not None, f"{Path(example.path).name} line {example.line}: no command block ran before it"
+    shown = [line.rstrip() for line in example.parsed.strip("\n").splitlines()]
+    got = [line.rstrip() for line in printed.strip("\n").splitlines()]
+    assert shown == got, (
+        f"{Path(example.path).name} line {example.line}: the output shown is not what {where} printed:\n"
+        + "\n".join(difflib.unified_diff(shown, got, "shown", "printed", lineterm=""))
+    )
