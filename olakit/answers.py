@@ -18,7 +18,9 @@ The rules, each stated once:
   last ``####``), an ``equation`` (``24 - 6 = 18``: what follows the last ``=``). A JSON boolean is no number;
   anything else (two numbers, a word) is none.
 - **yes_no**: a JSON ``boolean`` (true/false), or the ``word`` yes, no, true or false in any case, a full stop or
-  other punctuation around it allowed. 1 and 0 are not read as yes/no.
+  other punctuation around it allowed; in a sentence, the last answer ``statement`` (``So the answer is yes.``,
+  ``Answer: no``, ``the answer (yes or no) is no``), else a ``leading`` word followed by punctuation (``No, because
+  ...``, ``Yes. It is.``). 1 and 0 are not read as yes/no; nor is a sentence that states none of these.
 - **choice**: a bare ``label`` of the question (``C``; a single letter in either case), ``parenthesised`` (``(C)``),
   ``label_paren`` (``C)``), the label with its own option's text (``label_text``: ``C) 12``), or the option's text
   itself (``option_text``, normalised); with the options as the run showed them, in another order than the
@@ -160,13 +162,30 @@ def read_yes_no(value) -> Reading:
 
     >>> [read_yes_no(x).value for x in (True, "False", " yes.", "No!", 1, "maybe")]
     ['yes', 'no', 'yes', 'no', None, None]
+    >>> [read_yes_no(x).rule for x in ("So the answer is yes.", "No, because it is wet.", "Nobody knows.")]
+    ['yes_no:statement', 'yes_no:leading', 'none']
     """
     if isinstance(value, bool) or _is_numpy_bool(value):
         return Reading("yes" if value else "no", "yes_no:boolean")
     if not isinstance(value, str):
         return _NOTHING
     word = _WORDS.get(value.strip(_EDGE).casefold())
-    return Reading(word, "yes_no:word") if word else _NOTHING
+    if word:
+        return Reading(word, "yes_no:word")
+    stated = _YES_NO_STATEMENT.findall(value)
+    if stated:
+        return Reading(_WORDS[stated[-1].casefold()], "yes_no:statement")
+    lead = _YES_NO_LEADING.match(value)
+    return Reading(_WORDS[lead[1].casefold()], "yes_no:leading") if lead else _NOTHING
+
+
+_YES_NO_STATEMENT = re.compile(
+    r"(?i)\banswer\b(?:\s*\([^()\n]{0,30}\))?\s*(?:is|would be|should be)?\s*[:=]?\s*[\"'(\[*]*\s*"
+    r"(yes|no|true|false)\b"
+)
+"""An answer statement in a sentence: ``answer`` (an aside in brackets allowed), ``is`` or a colon, the word."""
+_YES_NO_LEADING = re.compile(r"(?i)^[\s\"'*(]*(yes|no|true|false)\s*[,.;:!\-\u2014]+\s*\S")
+"""A sentence that begins with the word and goes on after punctuation: ``No, because ...``."""
 
 
 # ---- choices

@@ -3,6 +3,7 @@ every wrapper, booleans and yes/no words, free text with noise; each expected va
 parts, never by the reader. And the cases of the recorded outputs in ../shared/data."""
 
 import json
+import re
 import string
 from decimal import Decimal
 from fractions import Fraction
@@ -119,9 +120,28 @@ def test_yes_no_words_in_any_case_and_booleans(word, data, left, right):
 
 @given(st.text(max_size=12))
 def test_anything_else_is_no_yes_no(text):
-    assume(text.strip(" \t\n\"'`.,;:!?()[]{}*_").casefold() not in ("yes", "no", "true", "false"))
+    assume(not re.search(r"(?i)yes|no|true|false", text))  # none of the four words anywhere in it
     assert read_yes_no(text).value is None
     assert read_yes_no(1).value is None and read_yes_no(0).value is None
+
+
+prose = st.text(alphabet=st.sampled_from("abcdfghijklmpqrsuvwxz ,"), max_size=30).filter(
+    lambda t: not re.search(r"(?i)yes|no|true|false|answer", t)
+)
+
+
+@given(prose, st.sampled_from(["yes", "no", "true", "false"]), st.sampled_from(["is ", ": ", "is: ", "would be "]))
+def test_a_yes_no_answer_stated_in_a_sentence_is_read(before, word, joint):
+    """Issue 52, finding 6: the last answer statement in a sentence (``So the answer is yes.``), else a leading word
+    followed by punctuation (``No, because ...``); worked from the sentence built here."""
+    want = "yes" if word in ("yes", "true") else "no"
+    got = read_yes_no(f"{before} So the answer {joint}{word}.")
+    assert (got.value, got.rule) == (want, "yes_no:statement")
+    other = "no" if want == "yes" else "yes"
+    assert read_yes_no(f"The answer is {other}. No wait, the answer is {word}.").value == want  # the last one
+    lead = read_yes_no(f"{word.capitalize()}, {before} x")
+    assert (lead.value, lead.rule) == (want, "yes_no:leading")
+    assert read_yes_no(f"{before} {word}ly {before}").value is None  # the word inside another word is not read
 
 
 # ---- choices

@@ -106,3 +106,26 @@ def test_4_the_literal_loop_strips_every_reply_as_the_seeds_code_does():
         "Please improve the original answer based on the review suggestions."
     )
     assert revise[0] == expected
+
+
+def test_6_a_yes_no_answer_given_as_a_sentence_is_read_on_import(tmp_path):
+    """Six hand-written StrategyQA answers, five of them right, scored 1 of 6: "So the answer is yes.", "The answer
+    is no.", "No, because ..." were no answer. The golds are read from the raw dev file here."""
+    from olakit.analysis.imports import import_spec
+
+    with open(resolve_data_dir() / "strategyqa" / "dev.json", encoding="utf-8") as f:
+        dev = json.load(f)[:6]
+    golds = ["yes" if q["answer"] else "no" for q in dev]
+    flip = {"yes": "no", "no": "yes"}
+    forms = ["So the answer is {}.", "The answer is {}.", "{}, because the facts say so.", "Answer: **{}**",
+             "the answer (yes or no) is {}", "{}. That much is certain."]  # fmt: skip
+    said = [form.format(g if i < 5 else flip[g]) for i, (form, g) in enumerate(zip(forms, golds))]
+    said = [s[0].upper() + s[1:] for s in said]
+    rows = [{"qid": q["qid"], "reply": s} for q, s in zip(dev, said)]
+    (tmp_path / "run.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (tmp_path / "spec.yaml").write_text(
+        "dataset: strategyqa\nsplit: dev\nruns:\n  - {file: run.jsonl, run: hand, id: qid, answer: reply}\n"
+    )
+    records = import_spec(tmp_path / "spec.yaml").records
+    assert records["correct"].sum() == 5 and records["extracted"].notna().all()
+    assert set(records["read_rule"]) == {"yes_no:statement", "yes_no:leading"}
