@@ -129,3 +129,82 @@ def test_6_a_yes_no_answer_given_as_a_sentence_is_read_on_import(tmp_path):
     records = import_spec(tmp_path / "spec.yaml").records
     assert records["correct"].sum() == 5 and records["extracted"].notna().all()
     assert set(records["read_rule"]) == {"yes_no:statement", "yes_no:leading"}
+
+
+# ---- finding 7: mutants the fast tier missed, each a test of its own here
+
+
+def test_7a_a_duplicate_import_row_is_counted_and_dropped(tmp_path):
+    """A run that answers a question twice keeps its first answer and says so (the report's ``duplicates``)."""
+    from olakit.analysis.imports import import_spec
+
+    rows = [("test-0", "A"), ("test-1", "E"), ("test-1", "B"), ("test-2", "A")]
+    (tmp_path / "run.jsonl").write_text("".join(json.dumps({"id": i, "pred": p}) + "\n" for i, p in rows))
+    (tmp_path / "spec.yaml").write_text(
+        "dataset: aqua\nruns:\n  - {file: run.jsonl, run: twice, id: id, answer: pred}\n"
+    )
+    res = import_spec(tmp_path / "spec.yaml")
+    recs = res.records.set_index("question_id")
+    assert len(recs) == 3 and recs.loc["test-1", "extracted"] == "E"  # the first answer stands
+    report = res.extras.report.as_dict()["runs"][0]
+    assert (report["matched"], report["duplicates"]) == (3, 1)
+    golds = [_aqua(i)["correct"] for i in range(3)]
+    assert int(recs["correct"].sum()) == sum(p == g for (_, p), g in zip([rows[0], rows[1], rows[3]], golds))
+
+
+def test_7b_a_registered_family_of_two_is_holm_corrected():
+    """The fast test's family had one member, where Holm changes nothing. Two comparisons: exact McNemar p by
+    math.comb, Holm by hand; A vs B is significant alone (0.031) and not in the family (0.0625)."""
+    from math import comb
+
+    from olakit.analysis.inference import paired_tests
+    from olakit.analysis.verdicts import mark_roles
+    from olakit.registration import Registered, Registration
+    from olakit.settings import Analysis
+
+    a = [1] * 10 + [0] * 10
+    b = [0] * 6 + [1] * 4 + [0] * 10  # A right alone on 6, B alone on none
+    c = [0] * 5 + [1] * 5 + [1] + [0] * 9  # A alone on 5, C alone on 1
+    outcomes = pd.DataFrame({"A | zero-shot": a, "B | zero-shot": b, "C | zero-shot": c}).astype(bool)
+    tests = paired_tests(outcomes, analysis=Analysis(n_boot=200))
+
+    def exact(k, n):  # two-sided exact McNemar: 2 P(X <= k), X ~ Bin(n, 1/2), at most 1
+        return min(1.0, 2 * sum(comb(n, i) for i in range(k + 1)) / 2**n)
+
+    p_ab, p_ac = exact(0, 6), exact(1, 6)
+    assert (p_ab, p_ac) == (0.03125, 0.21875)
+    holm_ab, holm_ac = 2 * p_ab, max(2 * p_ab, p_ac)  # Holm: the smaller p times 2, then the larger times 1
+    family = Registered(Registration(comparisons=["A:zero-shot vs B:zero-shot", "A:zero-shot vs C:zero-shot"]),
+                        "r.yaml", "", "")  # fmt: skip
+    registered = mark_roles(tests, family, Analysis())["registered"].set_index("comparison")
+    assert registered.loc["A:zero-shot vs B:zero-shot", "p_holm_family"] == holm_ab == 0.0625
+    assert registered.loc["A:zero-shot vs C:zero-shot", "p_holm_family"] == holm_ac
+    assert not registered["decided"].any()
+
+
+def test_7c_the_pool_sampler_gives_the_remainder_to_the_largest_remainders():
+    """Quotas 7 x (15, 10, 5) / 30 = 3.5, 2.33, 1.17: floors 3, 2, 1 and the one left to the largest remainder
+    (coin); 8 x: 4, 2.67, 1.33 -> the one left to train. The fast test's quotas were whole (6: 3, 2, 1)."""
+    from olakit.olagpt.active_learning import sample_pool
+    from olakit.types import Question
+
+    topics = {
+        "coin": ("A coin is tossed {} times; what is the probability of all heads?", 15),
+        "train": ("A train travels {} km in 2 hours; what is its speed in km per hour?", 10),
+        "recipe": ("A cake recipe needs {} eggs and flour; how many cakes can a baker make from 30 eggs?", 5),
+    }
+    opts = {"A": "1", "B": "2"}
+    pool = [Question(id=f"{t}-{i}", dataset="aqua", text=tpl.format(i + 2), options=opts, gold="A")
+            for t, (tpl, size) in topics.items() for i in range(size)]  # fmt: skip
+    for size, want in ((7, {"coin": 4, "train": 2, "recipe": 1}), (8, {"coin": 4, "train": 3, "recipe": 1})):
+        chosen = sample_pool(pool, size, k=3, seed=0)
+        assert {t: sum(q.id.startswith(t) for q in chosen) for t in topics} == want
+
+
+def test_7d_closest_option_breaks_a_tie_to_the_first_option():
+    """docs/tools.md: the option whose number is closest, ties to the first (in the options' order)."""
+    from olakit.tools.program import closest_option
+
+    assert closest_option("12", {"A": "10", "B": "14", "C": "20"}) == "A"
+    assert closest_option("12", {"A": "14", "B": "10", "C": "20"}) == "A"
+    assert closest_option("13", {"A": "10", "B": "14"}) == "B"
