@@ -339,7 +339,9 @@ def test_a_worker_killed_mid_sweep_is_rerun_and_nothing_is_paid_twice_but_calls_
     reruns = {r.name: r.worker for r in index.runs}
     print(f"killed worker pid {killed['pid']}; {killed['in_flight']} calls in flight, {killed['unstored']} answered "
           f"but not stored, {twice} paid twice; {reruns}")  # fmt: skip
-    assert twice <= killed["in_flight"] + killed["unstored"]  # only calls not in the cache at the kill: paid again
+    # only the calls the killed kernel had in flight (sent and not yet stored) are paid again: each answer is stored
+    # before its lane's next call, so at most one per lane of its client (8, the default concurrency of an endpoint)
+    assert twice <= 8
     assert sorted(r.attempts for r in index.runs) == [1, 2]  # the killed run's restart is counted
     results = tmp_path / "results"
     assert tables(results, "dask") == tables(results, "local")

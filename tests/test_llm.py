@@ -374,9 +374,8 @@ def test_an_answer_whose_store_fails_while_the_cache_restarts_is_stored_again():
         raise ConnectionError("Connection refused (Redis gone)")
 
     async def go(store):
-        writes = _Writes(4)
-        await writes.add(store, "k", {"text": "4"})
-        await writes.wait()
+        writes = _Writes()
+        await writes.store(store, "k", {"text": "4"})  # returns once stored, or once it has failed its tries
         return writes
 
     writes = asyncio.run(go(restarting))

@@ -1,8 +1,9 @@
 """The LLM client: cached, concurrent, retrying chat completions to any OpenAI-compatible endpoint, through the
 ``openai`` package.
 
-Each answer is stored in the cache (olakit.llm.cache) as soon as it arrives, so a killed batch loses only the calls
-in flight; errors are never cached. An ``LLM`` keeps one client, and its open connections, across batches, on its
+Each answer is stored in the cache (olakit.llm.cache) as it arrives, before it is handed on and before its lane makes
+its next call, so a killed batch loses only the calls in flight (at most one per lane: ``concurrency``); errors are
+never cached. An ``LLM`` keeps one client, and its open connections, across batches, on its
 own event loop in a daemon thread, so ``batch()`` also works inside a notebook's running loop.
 """
 
@@ -104,37 +105,23 @@ lost the one answer that arrived while it came back: its rerun paid it again).""
 
 
 class _Writes:
-    """The answers of a batch being stored in the background: at most ``limit`` at once (a lane waits when the cache
-    falls behind), failures counted rather than raised."""
+    """The answers of a batch, each stored before its call returns (so before the lane that made it makes its next
+    call, and before the answer is handed on): at a kill, the answers paid and not in the cache are at most the
+    lanes' calls in flight, one per lane. Failures are counted rather than raised."""
 
-    def __init__(self, limit: int):
-        self.slots = asyncio.Semaphore(limit)
-        self.tasks: set[asyncio.Task] = set()
+    def __init__(self):
         self.failed, self.error = 0, None
 
-    async def add(self, store, *args) -> None:
-        await self.slots.acquire()
-        task = asyncio.ensure_future(self._run(store, *args))
-        self.tasks.add(task)
-        task.add_done_callback(self.tasks.discard)
-
-    async def _run(self, store, *args) -> None:
-        try:
-            for attempt in range(STORE_ATTEMPTS):  # a cache restarting (Redis comes back in a second or two)
-                try:
-                    await store(*args)
-                    return
-                except Exception as exc:
-                    if attempt == STORE_ATTEMPTS - 1:
-                        self.failed, self.error = self.failed + 1, describe(exc)
-                    else:
-                        await asyncio.sleep(STORE_WAIT * 2**attempt)
-        finally:
-            self.slots.release()
-
-    async def wait(self) -> None:
-        while self.tasks:
-            await asyncio.gather(*list(self.tasks))
+    async def store(self, store, *args) -> None:
+        for attempt in range(STORE_ATTEMPTS):  # a cache restarting (Redis comes back in a second or two)
+            try:
+                await store(*args)
+                return
+            except Exception as exc:
+                if attempt == STORE_ATTEMPTS - 1:
+                    self.failed, self.error = self.failed + 1, describe(exc)
+                else:
+                    await asyncio.sleep(STORE_WAIT * 2**attempt)
 
 
 class LLM(Completes):
@@ -276,8 +263,8 @@ class LLM(Completes):
         fingerprint = body.get("system_fingerprint") if isinstance(body.get("system_fingerprint"), str) else None
         pt = usage.get("prompt_tokens") if isinstance(usage, dict) else None
         ct = usage.get("completion_tokens") if isinstance(usage, dict) else None
-        # written at once (a kill loses only calls in flight), without blocking the event loop, and in a task of its
-        # own, so a lane's next call does not wait for this commit (the batch waits for every store before it returns)
+        # stored before the answer is handed on and before this lane's next call (a kill loses only the calls in
+        # flight: at most one per lane), without blocking the event loop: the other lanes go on meanwhile
         answer = {
             "text": text,
             "prompt_tokens": pt,
@@ -288,7 +275,7 @@ class LLM(Completes):
             "system_fingerprint": fingerprint,
             **({"tool_calls": list(calls)} if calls else {}),
         }
-        await writes.add(self.answers.astore_answer, key, answer)
+        await writes.store(self.answers.astore_answer, key, answer)
         return Reply(
             key=key,
             text=text,
@@ -387,7 +374,7 @@ class LLM(Completes):
             else:
                 queue = deque([i] for i in todo)
 
-            writes = _Writes(self.concurrency)
+            writes = _Writes()
             lost_before = len(self.answers.lost)
             deferred: deque[int] = deque()  # prompts another process is calling: looked at again at the end
 
@@ -421,8 +408,7 @@ class LLM(Completes):
                     bar.update(1)
 
             try:
-                await asyncio.gather(*(worker() for _ in range(workers)))
-                await writes.wait()  # every answer is stored before the batch returns
+                await asyncio.gather(*(worker() for _ in range(workers)))  # every answer stored as its call returned
             finally:
                 bar.close()
                 if ahead:  # cancelled: the claims made ahead go too (each only if it is ours)
