@@ -255,3 +255,24 @@ def test_a_kill_loses_no_answer_that_was_paid_for_but_the_calls_in_flight(tmp_pa
     assert len(srv.per_prompt) == 40  # every prompt answered in the end
     print(f"{paid_before} calls before the kill, {in_flight} at the server at the kill, {twice} paid twice")
     assert twice <= 4  # the lanes: each one call in flight at most
+
+
+def test_a_second_run_all_in_the_same_kernel_gives_the_same_result(tmp_path):
+    """Issue 53, item 1: Run All, then Run All again in the same kernel, failed in every parameterised notebook
+    ("unknown parameters ['params', 'tables']"): the notebook's own variables were taken for parameters. Two
+    notebooks on the recorded outputs, each run twice in one kernel (nbclient, as JupyterLab's kernel runs them),
+    their tables the same after each run."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    for name in ("template_count", "vote_type"):
+        nb = nbformat.read(ROOT / "notebooks" / f"{name}.ipynb", as_version=4)
+        client = NotebookClient(nb, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}})
+        tables = []
+        with client.setup_kernel():
+            for _ in range(2):
+                for i, cell in enumerate(nb.cells):
+                    client.execute_cell(cell, i)  # CellExecutionError on an error output
+                folder = tmp_path / "results" / name / "tables"
+                tables.append({p.name: p.read_text() for p in sorted(folder.glob("*.csv"))})
+        assert tables[0] and tables[0] == tables[1], name

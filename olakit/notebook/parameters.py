@@ -113,6 +113,8 @@ def configure(notebook: str, namespace: dict):
     A plain-data global that is neither a parameter nor a setting is refused (a misspelled name), and so is an
     ``out_dir`` that holds another run."""
     path = notebook_file(notebook)
+    later = set(assigned_names(path)) - set(parameter_names(path))  # the notebook's own variables: on a second Run
+    namespace = {k: v for k, v in namespace.items() if k not in later}  # All in one kernel, no parameters
     given = [k for k, v in namespace.items() if not k.startswith("_") and k not in _IPYTHON and isinstance(v, _PLAIN)]
     check_names(path, given, f"notebook {notebook}", namespace)
     kind = config_type(path, namespace)
@@ -142,6 +144,43 @@ def parameter_defaults(path: str | os.PathLike) -> dict:
                 out[node.targets[0].id] = ast.literal_eval(node.value)
             except ValueError:
                 pass
+    return out
+
+
+def assigned_names(path: str | os.PathLike) -> list[str]:
+    """Every name the notebook's code cells other than its parameters cell bind at their top level (assignments,
+    loops, imports, definitions): the notebook's own variables, which a second Run All finds in the kernel and which
+    are never taken for parameters. A cell that is not Python (a magic) is skipped."""
+    cells = json.loads(Path(path).read_text(encoding="utf-8"))["cells"]
+    names: list[str] = []
+    for c in cells:
+        if c["cell_type"] != "code" or "parameters" in c.get("metadata", {}).get("tags", []):
+            continue
+        try:
+            tree = ast.parse("".join(c["source"]))
+        except SyntaxError:
+            continue
+        names += _bound(tree)
+    return list(dict.fromkeys(names))
+
+
+_OWN_SCOPE = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp,
+              ast.GeneratorExp)  # fmt: skip
+
+
+def _bound(node) -> list[str]:
+    """The names a cell binds in the kernel's namespace (not those of a function, class or comprehension's own
+    scope; a walrus inside a comprehension aside)."""
+    out = []
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            out.append(child.name)
+        elif isinstance(child, ast.Import | ast.ImportFrom):
+            out += [(a.asname or a.name).split(".")[0] for a in child.names]
+        elif isinstance(child, ast.Name) and isinstance(child.ctx, ast.Store):
+            out.append(child.id)
+        if not isinstance(child, _OWN_SCOPE):
+            out += _bound(child)
     return out
 
 
