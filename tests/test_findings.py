@@ -276,3 +276,40 @@ def test_a_second_run_all_in_the_same_kernel_gives_the_same_result(tmp_path):
                 folder = tmp_path / "results" / name / "tables"
                 tables.append({p.name: p.read_text() for p in sorted(folder.glob("*.csv"))})
         assert tables[0] and tables[0] == tables[1], name
+
+
+def test_explore_opened_from_a_checkouts_notebooks_folder_finds_make_papers_results(tmp_path, monkeypatch):
+    """Issue 53, item 2: explore.ipynb, opened in JupyterLab after `make paper`, said "no GEEK records at
+    results/paper/geek_ablation/records.parquet: run `make paper`": JupyterLab runs a notebook in notebooks/, and
+    `make paper` writes the checkout's results/. Its defaults, unedited, find them there; a message that finds
+    nothing names every folder it looked in. The notebook runs in a kernel whose folder is the checkout's notebooks/,
+    as JupyterLab's."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    from olakit.errors import DataError
+    from olakit.notebook.parameters import located
+    from tests.test_e2e_jupyterlab import geek_records
+
+    checkout = tmp_path / "clone"
+    for folder in ("notebooks", "sweeps", "results/paper/geek_ablation"):
+        (checkout / folder).mkdir(parents=True)
+    geek, corpus = geek_records(tmp_path)
+    (checkout / "results/paper/geek_ablation/records.parquet").write_bytes(geek.read_bytes())
+    monkeypatch.chdir(checkout / "notebooks")
+    assert located("results/paper/geek_ablation/records.parquet", "x", "y") == (
+        checkout / "results/paper/geek_ablation/records.parquet"
+    )
+    try:
+        located("results/paper/review_loop/records.parquet", "review-loop records", "run `make paper`")
+        raise AssertionError("found a file that is not there")
+    except DataError as missing:
+        said = str(missing)
+    assert str(checkout / "notebooks/results/paper/review_loop/records.parquet") in said
+    assert str(checkout / "results/paper/review_loop/records.parquet") in said and "run `make paper`" in said
+    nb = nbformat.read(ROOT / "notebooks" / "explore.ipynb", as_version=4)
+    nb.cells[0].source = nb.cells[0].source.replace('"strategyqa-facts:open"', repr(str(corpus)))
+    client = NotebookClient(nb, kernel_name="python3", resources={"metadata": {"path": str(checkout / "notebooks")}})
+    client.execute()
+    printed = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
+    assert "no GEEK records" not in printed and "no review-loop records at" in printed

@@ -196,3 +196,28 @@ def parameter_names(path: str | os.PathLike) -> list[str]:
         )
         names += [t.id for t in targets if isinstance(t, ast.Name) and t.id not in names]
     return names
+
+
+def where_to_look(path: str | os.PathLike) -> list[Path]:
+    """Where a notebook looks for a relative input path (a run's records, as ``make paper`` leaves them): the
+    kernel's working directory (the command's; in JupyterLab the notebook's own folder), then, for a notebook that
+    JupyterLab runs in a checkout's ``notebooks/`` folder, the checkout itself, where ``make paper`` and every command
+    typed there write their results. An absolute path is looked for as it is."""
+    path = Path(path)
+    if path.is_absolute():
+        return [path]
+    here = Path.cwd()
+    places = [here / path]
+    if here.name == "notebooks" and (here.parent / "notebooks").is_dir() and (here.parent / "sweeps").is_dir():
+        places.append(here.parent / path)
+    return places
+
+
+def located(path: str | os.PathLike, what: str, how: str) -> Path:
+    """The first of where_to_look's places that holds ``path``; else one DataError naming every folder looked in and
+    ``how`` to make it (``what``: what the file is)."""
+    places = where_to_look(path)
+    for place in places:
+        if place.is_file():
+            return place
+    raise DataError(f"no {what} at {' nor '.join(str(p) for p in places)}: {how}")

@@ -26,6 +26,7 @@ from olakit.errors import DataError
 from olakit.names import LLM_VOTE, natural_order, plural
 from olakit.notebook.explorers.heatmaps import HeatmapExplorer
 from olakit.notebook.explorers.html import esc, template_names
+from olakit.notebook.parameters import where_to_look
 from olakit.olagpt.notes import NotesLibrary, error_reason, note_from_question
 from olakit.registration import Registered, registration_of
 from olakit.result import ComparisonExtras, ImportExtras, RecordedExtras, Result, extras_of
@@ -373,7 +374,7 @@ def open_explorers(
     the vote rule of the run log beside it (the authors' rule where there is none), with the registration its log
     holds (its comparisons confirmatory), linked: a heatmap cell opens its questions in the question
     explorer. Returns (QuestionExplorer, HeatmapExplorer)."""
-    records_path = Path(records_path)
+    records_path = next((p for p in where_to_look(records_path) if p.is_file()), Path(records_path))
     if not records_path.is_file():
         with reading() as files:
             records = import_olagpt(data_dir)
