@@ -582,11 +582,12 @@ def cmd_notebook(args) -> int:
     if job.status not in ("ok", "kept"):
         print(f"olakit: error: notebook {job.name} failed: {job.error} (executed: {job.output})", file=sys.stderr)
         return 1
-    out = job.parameters.get("out_dir")
+    out = _shown_path(job.out_dir) if job.out_dir else None  # the parameters cell's folder when none was given
     if job.status == "kept":
         print(f"unchanged: kept {out} (its inputs are those of its last run; --force makes it again)")
-    else:
-        print(f"executed: {job.output}" + (f"; outputs: {out}" if out else ""))  # after the log's "ok in N s"
+    else:  # after the log's "ok in N s"
+        where = f"; tables: {out}/tables, figures: {out}/figures, run log: {out}/run.json" if out else ""
+        print(f"executed: {job.output}{where}")
     return 0
 
 
@@ -700,6 +701,14 @@ COMMANDS = {
     "notebook": cmd_notebook, "sweep": cmd_sweep, "data": cmd_data, "cache": cmd_cache, "notes": cmd_notes,
     "again": cmd_again, "serve": cmd_serve, "method": cmd_method, "methods": cmd_methods,
 }  # fmt: skip
+
+
+def _shown_path(path: str) -> str:
+    """A path as a person typed it: relative to the working directory when it is below it."""
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
 
 
 def _out_dir(path: str | None) -> str | None:

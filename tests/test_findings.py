@@ -313,3 +313,18 @@ def test_explore_opened_from_a_checkouts_notebooks_folder_finds_make_papers_resu
     client.execute()
     printed = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
     assert "no GEEK records" not in printed and "no review-loop records at" in printed
+
+
+def test_a_notebooks_output_folder_is_named_kept_and_a_collision_says_how_to_avoid_it(tmp_path):
+    """Issue 53, item 4: `unchanged: kept None` with the default folder; a finished notebook named its executed copy
+    but not where its tables went; two runs of one notebook with other parameters collided on its default folder,
+    and the error did not say that `-p out_dir` (not `--output`) is the fix."""
+    first = olakit(["notebook", "template_count"], tmp_path)
+    assert first.returncode == 0, first.stderr[-2000:]
+    assert "tables: results/template_count/tables" in first.stdout
+    assert (tmp_path / "results/template_count/tables/template_count.csv").is_file()
+    again = olakit(["notebook", "template_count"], tmp_path)
+    assert again.returncode == 0 and "unchanged: kept results/template_count (" in again.stdout, again.stdout
+    other = olakit(["notebook", "template_count", "-p", "tie", "random", "--output", "runs/tc.ipynb"], tmp_path)
+    assert other.returncode == 2 and "holds another run" in other.stderr and "-p out_dir DIR" in other.stderr
+    assert not (tmp_path / "runs" / "tc.ipynb").exists()  # refused before the kernel started

@@ -13,9 +13,9 @@ from pathlib import Path
 
 from olakit.data.files import find_file
 from olakit.errors import DataError
-from olakit.notebook.inputs import unchanged
+from olakit.notebook.inputs import expected_parameters, unchanged
 from olakit.notebook.parameters import check_parameters, parameter_defaults
-from olakit.runlog import read_log
+from olakit.runlog import RunLog, claim_folder, read_log
 
 log = logging.getLogger("olakit")
 
@@ -184,4 +184,11 @@ def run_notebook(
     output.parent.mkdir(parents=True, exist_ok=True)
     out_dir = parameters.get("out_dir") or parameter_defaults(path).get("out_dir")  # the parameters cell's default
     job = Job(path.stem, str(path), dict(parameters), str(output), out_dir=str(Path.cwd() / out_dir) if out_dir else "")
+    expected = expected_parameters(path, parameters)
+    if job.out_dir and expected is not None:  # a folder holding another run: refused before the kernel starts
+        try:
+            claim_folder(job.out_dir, RunLog(door=f"notebook:{path.stem}", parameters=expected))
+        except DataError as exc:
+            raise DataError(f"{exc}; for a notebook: -p out_dir DIR (--output names the executed notebook "
+                            "only)") from None  # fmt: skip
     return keep_or_execute(job, force)
