@@ -328,3 +328,25 @@ def test_a_notebooks_output_folder_is_named_kept_and_a_collision_says_how_to_avo
     other = olakit(["notebook", "template_count", "-p", "tie", "random", "--output", "runs/tc.ipynb"], tmp_path)
     assert other.returncode == 2 and "holds another run" in other.stderr and "-p out_dir DIR" in other.stderr
     assert not (tmp_path / "runs" / "tc.ipynb").exists()  # refused before the kernel started
+
+
+def test_the_pair_explorer_and_the_tables_give_one_holm_p_per_pair():
+    """Issue 53, item 5: in compare_runs on PoT's import the matrix said PoT vs PoT-SC 0.11 and the pair table 0.22:
+    the explorer's family had the vote in it (10 pairs), the tables' not (6). Given the tables' tests, the explorer
+    shows their p for every pair, and says how many pairs its Holm is over."""
+    from olakit.analysis.compare import CompareConfig, compare_runs
+    from olakit.analysis.report import report
+    from olakit.notebook.explorers.pairs import PairExplorer
+
+    result = compare_runs(CompareConfig(sources=[str(ROOT / "imports" / "pot_aqua.yaml")], n_boot=100))
+    tables = report(result)
+    ours = tables["paired_tests"].set_index(["a", "b"])["p_mcnemar_holm"]
+    assert len(ours) == 6  # four runs: six pairs
+    pe = PairExplorer(
+        result.records, result.templates, CompareConfig(sources=["x"], n_boot=100), tests=tables["paired_tests"]
+    )
+    shown = pe.tests.assign(
+        a=pe.tests["a"].str.removesuffix(" | compared"), b=pe.tests["b"].str.removesuffix(" | compared")
+    ).set_index(["a", "b"])["p_mcnemar_holm"]
+    assert shown.sort_index().equals(ours.sort_index())
+    assert "Holm over 6 pairs" in pe.table.value

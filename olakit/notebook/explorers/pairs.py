@@ -38,7 +38,10 @@ def _shown(cell: str) -> str:
 class PairExplorer:
     """Every pair of cells by exact McNemar with Holm; a pair's discordant questions, one side or the other. With a
     ``registration`` (a run's: ``result.registration``), each pair says whether it is
-    confirmatory (registered: Holm over the family alone, ``p_holm_family``) or exploratory, registered ones first."""
+    confirmatory (registered: Holm over the family alone, ``p_holm_family``) or exploratory, registered ones first.
+    ``tests``: the result's own paired tests (``report(result)["paired_tests"]``), so that the explorer and the
+    tables give each pair one Holm p, over one family; without them, every pair of the records' cells (and their
+    regex vote) is the family, and the table says how many pairs it holds."""
 
     def __init__(
         self,
@@ -46,12 +49,18 @@ class PairExplorer:
         templates: Sequence[str] | None = None,
         rule: Analysis = ANALYSIS,
         registration: Registered | None = None,
+        tests: pd.DataFrame | None = None,
     ):
         import ipywidgets as w
 
         names = rule.order(template_names(records, templates))
         self.outcomes = cell_outcomes(records, names, rule)
-        if registration is not None:
+        if tests is not None:  # the tables name a compared condition without its strategy; the outcomes with it
+            cell = {c: c for c in self.outcomes.columns} | {_shown(c): c for c in self.outcomes.columns}
+            tests = tests.assign(a=tests["a"].map(cell), b=tests["b"].map(cell))
+            tests = tests.assign(_first=tests["role"] != "confirmatory") if "role" in tests else tests.assign(_first=0)
+            self.tests = tests.sort_values(["_first", "p_mcnemar_holm"], kind="stable").drop(columns="_first")
+        elif registration is not None:
             tests = registered_tables(records, names, registration, rule)["paired_tests"]
             tests = tests.assign(_first=tests["role"] != "confirmatory")
             self.tests = tests.sort_values(["_first", "p_mcnemar_holm"], kind="stable").drop(columns="_first")
@@ -88,7 +97,8 @@ class PairExplorer:
         shown = self.tests[cols].head(SHOWN).assign(a=lambda t: t["a"].map(_shown), b=lambda t: t["b"].map(_shown))
         rest = len(self.tests) - len(shown)
         more = f"<p>{plural(rest, 'more pair')} in the dropdown and the matrix</p>" if rest > 0 else ""
-        return shown.to_html(index=False, float_format=lambda v: f"{v:.3g}", classes="olakit-pairs") + more
+        family = f"<p>Holm over {plural(len(self.tests), 'pair')}</p>"
+        return family + shown.to_html(index=False, float_format=lambda v: f"{v:.3g}", classes="olakit-pairs") + more
 
     def discordant(self) -> list[str]:
         """The questions of the selected pair that only one side (the chosen one) answered correctly."""
