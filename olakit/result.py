@@ -333,5 +333,7 @@ EMBEDDED_BANNER = "embedded test model: plumbing, not results"
 
 
 def stamp(fig) -> None:
-    """The embedded-model banner across the top of a figure, above its own titles."""
-    fig.suptitle(f"[{EMBEDDED_BANNER}]", y=1.04, fontsize=9, color="#a00")
+    """The embedded-model banner across the top of a figure, above its own titles (a figure's own suptitle, such as
+    E-KAR's "validation (n) vs the paper's test (335)", stays: the banner is a text of its own above it)."""
+    fig.text(0.5, 1.08 if fig.get_suptitle() else 1.04, f"[{EMBEDDED_BANNER}]", ha="center", va="bottom", fontsize=9,
+             color="#a00")  # fmt: skip

@@ -337,12 +337,22 @@ def accuracy_against_cost(table: pd.DataFrame, *, x: str = "calls_per_question",
     ``tokens_per_question``; traces.cost_per_row output)."""
     ax = _ax(ax)
     ax.scatter(table[x], table["accuracy"], color="#3182bd")
-    for _, r in table.iterrows():
-        ax.annotate(str(r["method"]), (r[x], r["accuracy"]), fontsize=8, xytext=(3, 3), textcoords="offset points")
     ax.set_xlabel(x.replace("_", " "))
     ax.set_ylabel("accuracy")
     ax.set_ylim(0, 1)
     ax.set_title("Accuracy against cost")
+    # one label per point (methods at the same point share it), each moved down until it overlaps no other
+    points = table.groupby([x, "accuracy"], sort=False)["method"].agg(lambda m: ", ".join(map(str, m)))
+    placed = []
+    renderer = ax.figure.canvas.get_renderer()
+    for (cost, accuracy), label in points.sort_values(ascending=True).items():
+        text = ax.annotate(label, (cost, accuracy), fontsize=8, xytext=(4, 3), textcoords="offset points")
+        for step in range(1, 4 * len(points) + 1):
+            box = text.get_window_extent(renderer)
+            if not any(box.overlaps(other) for other in placed):
+                break
+            text.set_position((4, 3 - 10 * step))
+        placed.append(text.get_window_extent(renderer))
     return ax
 
 
@@ -350,7 +360,7 @@ def accuracy_by_iteration(table: pd.DataFrame, *, ax=None):
     """Accuracy (95% CI) of the review loop's answer after each iteration, the direct answer as a dashed line
     (iterations.iteration_accuracy output)."""
     ax = _ax(ax)
-    loops = table[table["iteration"].notna()].copy()
+    loops = table[table["iteration"].notna() & (table["method"] != "direct")].copy()  # direct: the dashed line
     loops["loop"] = loops["method"].str.replace(r"@\d+$", "", regex=True)
     for loop, g in loops.groupby("loop", sort=False):
         ax.errorbar(
