@@ -476,7 +476,10 @@ def cmd_compare(args) -> int:
     print(f"{len(tests)} pairs, exact McNemar with Holm: {decided} differ at {cfg.alpha:g}")
     _judged(tables, result.log)
     if len(tables["left_out"]):
-        print(f"{len(tables['left_out'])} questions some condition lacks were left out")
+        from olakit.names import plural
+
+        left = len(tables["left_out"])
+        print(f"{plural(left, 'question')} some condition lacks {'was' if left == 1 else 'were'} left out")
     print(f"wrote {args.out}/records.parquet, run.json and {len(tables)} tables")
     return 0
 
@@ -511,6 +514,8 @@ def cmd_plan(args) -> int:
     cfg = from_arguments(PlanConfig, args, run=from_arguments(OlaGPTConfig, args))
     if cfg.after is not None:
         table = after_run(cfg.after, cfg.comparisons)
+        if "note" in table.attrs:
+            print(table.attrs["note"])
         for change in table.attrs.get("changes", []):
             print(f"change after registration: {change}")
         for _, r in table.iterrows():

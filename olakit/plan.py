@@ -21,7 +21,7 @@ import pandas as pd
 
 from olakit.analysis.exact import BEYOND, n_needed, power
 from olakit.analysis.traces import cost_per_row
-from olakit.analysis.verdicts import _took, comparison_cells, examined, outcomes_of
+from olakit.analysis.verdicts import _took, comparison_cells, examined, exploratory, outcomes_of
 from olakit.config import ConfigError
 from olakit.data.loaders import load_questions, questions_of
 from olakit.data.recorded import import_olagpt
@@ -249,14 +249,22 @@ def plan_report(table: pd.DataFrame, cfg: PlanConfig, endpoint: Endpoint, notes:
 def after_run(folder: str | Path, comparisons: Sequence[str], analysis: Analysis | None = None) -> pd.DataFrame:
     """A registered run's comparisons after it (olakit.analysis.verdicts.examined, under the run's own analysis
     settings unless given), any change to its registration file since (computed now), and each comparison examined
-    here that it did not register appended to its ``changes.jsonl`` (the run's own log stays as it was written)."""
+    here that it did not register appended to its ``changes.jsonl`` (the run's own log stays as it was written).
+    A run made without a registration: ``comparisons`` (none: every pair), exploratory (verdicts.exploratory), with
+    the questions an undecided one would need: an exploratory plan, marked so."""
     folder = Path(folder)
     log = read_log(folder)
+    if log is None:
+        raise DataError(f"{folder}: no run log there (run.json); give a folder a run wrote")
     registered = registration_of(log)
-    if registered is None:
-        raise DataError(f"{folder}: its run log holds no registration (olakit run --registration FILE)")
     records, _ = load_run(folder / "records.parquet")
     analysis = analysis or Analysis(**{k: v for k, v in log.analysis.items() if k in Analysis.model_fields})
+    if registered is None:  # what it can say is exploratory: a plan for a registered run, marked so
+        table = exploratory(records, comparisons, analysis)
+        table.attrs["note"] = (
+            f"{folder}: no registration in its run log: an exploratory plan, every comparison exploratory"
+        )
+        return table
     table = examined(records, registered, comparisons, analysis)
     now = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
     table.attrs["changes"] = registered.changes() + _earlier_changes(folder)

@@ -350,3 +350,19 @@ def test_the_pair_explorer_and_the_tables_give_one_holm_p_per_pair():
     ).set_index(["a", "b"])["p_mcnemar_holm"]
     assert shown.sort_index().equals(ours.sort_index())
     assert "Holm over 6 pairs" in pe.table.value
+
+
+def test_plan_after_a_run_without_a_registration_is_an_exploratory_plan(tmp_path):
+    """Issue 53, item 7: `olakit plan --after RUN` refused a run made without a registration. What it can decide is
+    exploratory: each pair (or each comparison named), Holm over every pair, and the questions an undecided one would
+    need, every line marked exploratory."""
+    done = olakit(["run", "-n", "3", "--templates", "ST,turbo", "--strategies", "zero-shot", "--out", "r"], tmp_path,
+                  reply="steady", module="tests.replies")  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    after = olakit(["plan", "--after", "r"], tmp_path, reply="steady", module="tests.replies")
+    assert after.returncode == 0, after.stderr[-2000:]
+    lines = after.stdout.strip().splitlines()
+    assert lines[0] == "r: no registration in its run log: an exploratory plan, every comparison exploratory"
+    pairs = [ln for ln in lines[1:] if ln.startswith("exploratory: ")]
+    # three cells (ST, turbo and their regex vote under zero-shot): three pairs, every one the same answer B here
+    assert len(pairs) == 3 and all("Holm p over every pair = 1" in ln for ln in pairs)

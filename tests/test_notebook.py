@@ -422,8 +422,10 @@ def test_the_notebook_door_takes_settings_in_their_flag_forms_and_checks_names_f
 
     path = notebook_path("template_count")
     given = from_text(path, [("n_questions", "none"), ("strategies", "zero-shot,random"), ("source", "recorded")])
-    assert given == {"n_questions": None, "strategies": "zero-shot,random", "source": "recorded"}
-    assert from_text(path, [("answer_stages", "2"), ("source", "[1, 2]")]) == {"answer_stages": "2", "source": [1, 2]}
+    assert given == {"n_questions": None, "strategies": ["zero-shot", "random"], "source": "recorded"}
+    # a setting reaches the kernel as its field's value (issue 53: `-p n_questions 2` arrived as the string "2")
+    assert from_text(path, [("answer_stages", "2"), ("source", "[1, 2]")]) == {"answer_stages": 2, "source": [1, 2]}
+    assert from_text(path, [("n_questions", "2"), ("n_notes", "1,3")]) == {"n_questions": 2, "n_notes": [1, 3]}
     out = ["--output", str(tmp_path / "x.ipynb")]
     assert main(["notebook", "template_count", "-p", "sorce", "live", *out]) == 2
     assert main(["notebook", "template_count", "-p", "answer_stages", "3", *out]) == 2

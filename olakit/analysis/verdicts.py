@@ -160,3 +160,37 @@ def examined(
         verdict = f"exploratory (not registered): Holm p over every pair = {p_all:.3g}"
         rows.append(row | f | {"p_mcnemar_holm": p_all, "verdict": verdict})
     return pd.concat([tables["registered"], pd.DataFrame(rows)], ignore_index=True)
+
+
+def exploratory(records: pd.DataFrame, comparisons: Sequence[str], analysis: Analysis = ANALYSIS) -> pd.DataFrame:
+    """What a run made without a registration can say after it: each of ``comparisons`` (none: every pair of its
+    cells), exploratory, judged by Holm over every pair of the run, and for one not decided, about how many questions
+    the observed rates would need at 80% power (each pair planned at alpha / pairs): a plan for a registered run, not
+    a confirmation. Columns as examined's, ``role`` "exploratory"."""
+    tests = paired_tests(outcomes_of(records, analysis), analysis=analysis)
+    texts = list(dict.fromkeys(comparisons)) or [f"{a} vs {b}" for a, b in zip(tests["a"], tests["b"])]
+    rows, m = [], max(1, len(tests))
+    for text in texts:
+        a, b = _sides(text, tests)
+        row = {"comparison": text, "a": a, "b": b, "role": "exploratory", "decided": False}
+        f = _pair(tests, a, b)
+        if f is None:
+            rows.append(row | {"verdict": "not run: the run lacks a cell of it"})
+            continue
+        p_all = float(tests.loc[f.pop("index"), "p_mcnemar_holm"])
+        decided = bool(p_all < analysis.alpha)
+        row |= f | {"p_mcnemar_holm": p_all, "decided": decided}
+        if decided:
+            row["verdict"] = (
+                f"exploratory (no registration): Holm p over every pair = {p_all:.3g}, below {analysis.alpha:g}"
+            )
+        else:
+            p10, p01 = f["a_only"] / f["n"], f["b_only"] / f["n"]
+            need = n_needed(p10, p01, analysis.alpha / m, 0.8, BEYOND, settle=False) if p10 != p01 else None
+            row["n_needed"] = need
+            row["verdict"] = (f"exploratory (no registration): Holm p over every pair = {p_all:.3g}; the observed "
+                              "rates would need " + (f"about {need:,} questions" if need else
+                                                     f"more than {BEYOND:,} questions") + " (register the comparison "
+                              "and run that many)")  # fmt: skip
+        rows.append(row)
+    return pd.DataFrame(rows)

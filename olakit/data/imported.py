@@ -39,7 +39,7 @@ from olakit.data.loaders import load_questions, note_read, resolve_data_dir
 from olakit.data.records import check_frame, frame_of, prompt_hash, to_frame
 from olakit.errors import DataError
 from olakit.extract import EXTRACTORS, get_extractor, unparsed_cause
-from olakit.names import IMPORTED
+from olakit.names import IMPORTED, plural
 from olakit.scoring import OLAKIT, SOURCE, read_verdict, score_rule
 from olakit.types import OlaGPTRecord, Question
 
@@ -196,7 +196,7 @@ class ImportReport:
         for r in self.runs:
             out.append(
                 f"{r.run}: {r.matched} of {r.rows} rows matched ({r.skipped} without a question skipped, "
-                f"{r.unmatched} unmatched, {r.duplicates} duplicates); {r.missing} questions missing; "
+                f"{r.unmatched} unmatched, {r.duplicates} duplicates); {plural(r.missing, 'question')} missing; "
                 f"{len(r.gold_conflicts)} gold conflicts"
                 + (f"; {len(r.score_disagreements)} scored otherwise by the source" if r.source else "")
                 + (f"; the records scored by {_short(r.scored_by)}" if r.scored_by != OLAKIT else "")

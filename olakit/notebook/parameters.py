@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 
 from olakit.analysis.compare import CompareConfig
-from olakit.config import Config, parse_value
+from olakit.config import Config, ConfigError, parse_value
 from olakit.data.files import SHIPPED
 from olakit.env import environment
 from olakit.errors import DataError
@@ -98,13 +98,24 @@ def from_text(path: str | os.PathLike, pairs: list[tuple[str, str]]) -> dict:
     out = {}
     for name, text in pairs:
         if kind is not None and name in kind.model_fields:
-            out[name] = parse_value(kind, name, text)
+            out[name] = _typed(kind, name, parse_value(kind, name, text))
         else:
             try:
                 out[name] = yaml.safe_load(text)
             except yaml.YAMLError:
                 out[name] = text
     return out
+
+
+def _typed(kind: type[Config], name: str, value):
+    """A setting's value as its field makes it (``"2"`` -> 2, ``"ST,DT"`` -> ``["ST", "DT"]``), so the kernel gets the
+    value and not its text; the text as it was where the field alone cannot say (the config's own checks do, when the
+    notebook builds it)."""
+    try:
+        typed = getattr(kind(**{name: value}), name)
+    except ConfigError:
+        return value
+    return list(typed) if isinstance(typed, tuple) else typed
 
 
 def configure(notebook: str, namespace: dict):

@@ -11,6 +11,7 @@ CHINESE = dict(zip("一二三四五六七八九十", range(1, 11))) | {"两": 2}
 _NUM = r"(\d+|zero|one|two|three|four|five|six|seven|eight|nine|ten|[一二三四五六七八九十两])"
 _STEP_PATTERNS = [
     rf"total\s*(?:number\s+of\s+)?(?:steps?|sub-?problems?)\s*[:：=]?\s*{_NUM}",
+    rf"number\s+of\s+(?:steps?|sub-?problems?)\b[^\n\d]{{0,40}}?\b(?:is|are|equals?)\s*{_NUM}",
     rf"(?:steps?|sub-?problems?)\s*(?:in\s+total)?\s*[:：=]\s*{_NUM}",
     rf"there\s+are\s+{_NUM}\s+(?:steps?|sub-?problems?)",
     rf"{_NUM}\s*(?:steps?|sub-?problems?)\b",
@@ -34,6 +35,8 @@ def parse_steps(outline: str | None) -> int:
     5
     >>> parse_steps("...\\n总共有三个步骤")
     3
+    >>> parse_steps("1. A\\n2. B\\nThe total number of steps in this outline is 5.")
+    5
     >>> parse_steps("no count here")
     0
     """
