@@ -6,6 +6,8 @@ STAMP := $(VENV)/.installed
 
 .PHONY: paper test test-fast mutants lint setup data browser redis clean model-1.5b
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+# Debian's apt-get, waiting (up to 10 min) for another apt-get or dpkg that holds the package lock instead of failing
+APT_GET := $(SUDO) apt-get -o DPkg::Lock::Timeout=600
 
 setup: $(STAMP)
 
@@ -40,13 +42,13 @@ model-1.5b: $(STAMP)
 
 # Debian's Chromium for the JupyterLab end-to-end test (driven by playwright; no browser download).
 browser:
-	@command -v chromium >/dev/null || $(SUDO) apt-get install -y -q chromium >/dev/null \
-		|| { $(SUDO) apt-get update -q >/dev/null && $(SUDO) apt-get install -y -q chromium >/dev/null; }
+	@command -v chromium >/dev/null || $(APT_GET) install -y -q chromium >/dev/null \
+		|| { $(APT_GET) update -q >/dev/null && $(APT_GET) install -y -q chromium >/dev/null; }
 
 # Debian's redis-server for the cluster tests (a real Redis on 127.0.0.1, started and stopped by the tests).
 redis:
-	@command -v redis-server >/dev/null || $(SUDO) apt-get install -y -q redis-server >/dev/null \
-		|| { $(SUDO) apt-get update -q >/dev/null && $(SUDO) apt-get install -y -q redis-server >/dev/null; }
+	@command -v redis-server >/dev/null || $(APT_GET) install -y -q redis-server >/dev/null \
+		|| { $(APT_GET) update -q >/dev/null && $(APT_GET) install -y -q redis-server >/dev/null; }
 
 # Lint and format check (ruff), the layer contracts (import-linter, pyproject.toml), then the suite with doctests.
 test: $(STAMP) browser redis lint

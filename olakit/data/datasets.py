@@ -122,8 +122,9 @@ def map_beside(path: Path) -> Path:
 # ---- reading rows
 
 
-def read_rows(source) -> tuple[str, list[tuple[str, dict]]]:
-    """(a name for messages, [(where, row)]) from a file path, a DataFrame or a datasets.Dataset."""
+def read_rows(source, header: bool = True) -> tuple[str, list[tuple[str, dict]]]:
+    """(a name for messages, [(where, row)]) from a file path, a DataFrame or a datasets.Dataset; a CSV file
+    without a ``header`` (MMLU's) has its columns named by position, ``0``, ``1``, ..."""
     if isinstance(source, str | os.PathLike):
         path = Path(source)
         fmt = FORMATS.get(path.suffix.lower())
@@ -147,10 +148,14 @@ def read_rows(source) -> tuple[str, list[tuple[str, dict]]]:
             import pandas as pd
 
             try:
-                df = pd.read_csv(path, dtype=str, keep_default_na=False) if fmt == "csv" else pd.read_parquet(path)
+                if fmt == "csv":
+                    df = pd.read_csv(path, dtype=str, keep_default_na=False, header=0 if header else None)
+                    df.columns = [str(c) for c in df.columns]
+                else:
+                    df = pd.read_parquet(path)
             except Exception as exc:  # pandas raises many types for a malformed file
                 raise DataError(f"{path}: not a readable {fmt} file ({exc})") from None
-            first = 2 if fmt == "csv" else 0  # a CSV's line numbers: the header is line 1
+            first = 2 if fmt == "csv" and header else 1 if fmt == "csv" else 0  # a CSV's header is line 1
             rows = [(f"{path} {'line' if fmt == 'csv' else 'row'} {i + first}", r) for i, r in enumerate(_records(df))]
         where = str(path)
     else:
@@ -304,6 +309,14 @@ def recognise(row: dict, where: str) -> DatasetMap:
 
 def _unknown(row: dict, where: str) -> DataError:
     fields = ", ".join(sorted(row)) or "none"
+    names = [str(k) for k in row]
+    data_like = [k for k in names if k.rstrip().endswith("?") or len(k.split()) >= 5]
+    if data_like and " line " in where:  # a CSV whose first row is a question, not column names (MMLU's files)
+        return DataError(
+            f"{where.rsplit(' line ', 1)[0]} line 1: its first row looks like data, not column names (a field named "
+            f"{data_like[0][:60]!r}): the file has no header; name its columns by position, e.g. --dataset-map "
+            f"'question=0,choices=1|2|3|4,answer={len(names) - 1}'"
+        )
     return DataError(
         f"{where}: a layout olakit does not recognise (fields: {fields}); say which field is what, e.g. "
         "--dataset-map 'question=FIELD,answer=FIELD,choices=FIELD' (or choices=A|B|C|D for one column per option), "
@@ -323,7 +336,8 @@ def load_file(
     mapping = parse_map(mapping)
     if mapping is None and isinstance(source, str | os.PathLike) and map_beside(Path(source)).is_file():
         mapping = parse_map(str(map_beside(Path(source))))
-    where, rows = read_rows(source)
+    positional = mapping is not None and all(str(p).split(".")[0].removesuffix("[]").isdigit() for p in _paths(mapping))
+    where, rows = read_rows(source, header=not positional)  # a mapping by column numbers: the CSV has no header
     if mapping is None:  # a recognised layout keeps the fields it does not use as the questions' meta
         mapping = recognise(rows[0][1], rows[0][0])
         used = {str(p).split(".")[0].removesuffix("[]") for p in _paths(mapping)}
@@ -421,7 +435,9 @@ def _options(row: dict, where: str, m: DatasetMap) -> dict[str, str]:
         if missing:
             named = ", ".join(map(repr, missing))
             raise DataError(f"{where}: option column(s) {named} missing (the row has: {', '.join(map(str, row))})")
-        options = {col: str(row[col]).strip() for col in m.choices if str(row[col] or "").strip()}
+        # a column named by its position (a file without a header) is labelled by its place among them: A, B, ...
+        label = {col: string.ascii_uppercase[i] if col.isdigit() else col for i, col in enumerate(m.choices[:26])}
+        options = {label[col]: str(row[col]).strip() for col in m.choices if str(row[col] or "").strip()}
     else:
         options = _listed_options(row, where, m)
     if len(options) < 2:
