@@ -298,7 +298,8 @@ def test_the_terminal_shows_one_bar_per_geek_row_and_no_library_logs(tmp_path):
     assert geek.returncode == 0 and run.returncode == 0, geek.stderr[-2000:] + run.stderr[-2000:]
     bars = {m for m in re.findall(r"(GEEK [^:\r\n]*):", geek.stderr)}
     assert bars == {"GEEK +De", "GEEK Full"}, geek.stderr[-2000:]
-    assert "round" not in geek.stderr
+    assert not re.search(r"round \d+[^\n\r]*\d+%\|", geek.stderr)  # no bar of a round's own
+    assert "round 1: 1 call, 0 made before" in geek.stderr  # the row's bar says each round as it starts
     assert "GEEK on " in geek.stdout and "1 question\n" in geek.stdout
     for out in (geek, run):
         logged = [ln for ln in out.stderr.splitlines() if re.match(r"(INFO|DEBUG|WARNING) |[\w.]+: (info|debug)", ln)]

@@ -21,6 +21,7 @@ from olakit.geek.config import GeekConfig
 from olakit.geek.state import QuestionState
 from olakit.llm.answerer import Answerer, refuse
 from olakit.llm.request import Reply, Request
+from olakit.names import plural
 from olakit.types import Question
 
 
@@ -194,19 +195,23 @@ class Engine:
 
     def run(self, traces: list[Trace], desc: str = "GEEK", progress: bool = True) -> list[Trace]:
         """Advance every trace until all are done; returns every trace (branches included). One progress bar of
-        questions answered (a round's batch shows none of its own: a question takes up to a dozen rounds)."""
+        questions answered, which says after each round (a step of every question still open) the round and the calls
+        made so far, so it moves while no question is done yet (a round's batch shows no bar of its own: a question
+        takes up to a dozen rounds)."""
         from tqdm.auto import tqdm
 
         finished: list[Trace] = []
         active = list(traces)
         pending = {t.question.id for t in traces}
         bar = tqdm(total=len(pending), desc=desc, unit="question", disable=not progress)
-        rounds = 0
+        rounds = calls_made = 0
         while active:
             rounds += 1
             plans = [(tr, self._requests(tr)) for tr in active]
             flat = [req for _, calls in plans for _, req, _ in calls]
+            bar.set_postfix_str(f"round {rounds}: {plural(len(flat), 'call')}, {calls_made} made before")
             results = iter(refuse(self.answerer.batch(flat, None), f"{desc} round {rounds}"))
+            calls_made += len(flat)
             nxt = []
             for tr, calls in plans:
                 got = [next(results) for _ in calls]
@@ -215,6 +220,7 @@ class Engine:
             active = nxt
             still = {t.question.id for t in active}
             bar.update(len(pending - still))
+            bar.set_postfix_str(f"{rounds} rounds, {plural(calls_made, 'call')}")
             pending = still
         bar.close()
         return finished

@@ -288,19 +288,110 @@ def thread_rules(cores: int, parallel: int) -> dict:
     }
 
 
-def run_local(recorded: list[Job], live: list[Job], parallel: int, rules: dict, env: dict[str, str]) -> None:
+EMBEDDED_RATE = 22.0
+"""The embedded 0.5B model's generation speed per slot on 2 cores, tokens/s: what a sweep's plan says to expect."""
+HEARTBEAT_S = 30.0
+"""How often a running sweep says where it is."""
+SLOW = 0.25
+"""A live rate below this share of EMBEDDED_RATE is said at once: the machine is shared or oversubscribed."""
+
+
+class Heartbeat:
+    """While a sweep's notebooks run: every ``every`` seconds one line of which are running and for how long, and how
+    many are done; with the embedded model, its generation rate per slot since the sweep began, and, once, a warning
+    when it falls far below the plan's (SLOW x EMBEDDED_RATE), as it happens rather than at the end."""
+
+    def __init__(self, total: int, embedded: bool, every: float = HEARTBEAT_S):
+        self.total, self.embedded, self.every = total, embedded, every
+        self.running: dict[str, float] = {}
+        self.done = 0
+        self.warned = False
+        self.before: dict | None = None
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._beat, daemon=True)
+
+    def __enter__(self) -> Heartbeat:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+    def started(self, job: Job) -> None:
+        with self._lock:
+            self.running[job.name] = time.monotonic()
+
+    def finished(self, job: Job) -> None:
+        with self._lock:
+            self.running.pop(job.name, None)
+            self.done += 1
+
+    def line(self) -> str:
+        """Where the sweep is, for a person."""
+        now = time.monotonic()
+        with self._lock:
+            running = ", ".join(f"{n} ({now - t:.0f} s)" for n, t in self.running.items()) or "none"
+            done = self.done
+        text = f"running: {running}; {done} of {plural(self.total, 'notebook')} done"
+        rate = self._rate()
+        if rate is not None:
+            text += f"; the embedded model generates {rate:.1f} tokens/s per slot"
+        return text
+
+    def _rate(self) -> float | None:
+        if not self.embedded:
+            return None
+        server = machine_server(start=False)
+        if server is None:
+            return None
+        if self.before is None:
+            try:
+                self.before = server_metrics(server.base_url)
+            except OSError:
+                return None
+            return None
+        served = _served(server.base_url, self.before)
+        return (served or {}).get("generated_tokens_per_s")
+
+    def _beat(self) -> None:
+        while not self._stop.wait(self.every):
+            line = self.line()
+            log.info("%s", line)
+            rate = self._rate() if self.embedded and not self.warned else None
+            if rate is not None and rate < SLOW * EMBEDDED_RATE:
+                self.warned = True
+                log.warning("the embedded model generates %.1f tokens/s per slot, far below the %.0f the plan "
+                            "assumed: the machine is busy with another process or oversubscribed; the live runs will "
+                            "take about %.0f times longer than planned", rate, EMBEDDED_RATE,
+                            EMBEDDED_RATE / max(rate, 0.01))  # fmt: skip
+
+
+def run_local(
+    recorded: list[Job], live: list[Job], parallel: int, rules: dict, env: dict[str, str], beat: Heartbeat | None = None
+) -> None:
     """The jobs on this machine by thread_rules: the recorded ones first, then the live ones, ``parallel`` kernels
     at a time in all and at most ``live_at_once`` live ones; a live run takes the first free slot, without waiting
-    for the last recorded run to end."""
+    for the last recorded run to end. ``beat`` hears each run start and end (Heartbeat)."""
     gate = threading.BoundedSemaphore(rules["live_at_once"])
     live_env = {**env, **thread_env(rules["live_threads"])}
     recorded_env = {**env, **thread_env(rules["recorded_threads"])}
 
+    def run(job: Job, env: dict[str, str]) -> Job:
+        if beat is not None:
+            beat.started(job)
+        try:
+            return execute(job, env=env)
+        finally:
+            if beat is not None:
+                beat.finished(job)
+
     def one(job: Job) -> Job:
         if job in live:
             with gate:
-                return execute(job, env=live_env)
-        return execute(job, env=recorded_env)
+                return run(job, live_env)
+        return run(job, recorded_env)
 
     with ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
         list(pool.map(one, [*recorded, *live]))
@@ -348,8 +439,9 @@ def plan_lines(live: list[Job], embedded: bool) -> list[str]:
         )
     if embedded:
         lines.append(
-            "  no OLAKIT_BASE_URL: these run on the embedded test model on this machine's CPU (about 22 tokens/s "
-            "for every run at once: plumbing, not results); set OLAKIT_BASE_URL and OLAKIT_MODEL for a real endpoint"
+            "  no OLAKIT_BASE_URL: these run on the embedded test model on this machine's CPU (about "
+            f"{EMBEDDED_RATE:.0f} tokens/s for every run at once: plumbing, not results); set OLAKIT_BASE_URL and "
+            "OLAKIT_MODEL for a real endpoint"
         )
     return lines
 
@@ -471,7 +563,8 @@ def run_sweep(
                 for job in phase:
                     job.__dict__.update(done[job.name].__dict__)
         else:
-            run_local(recorded, live, parallel, rules, kernel_env)
+            with Heartbeat(len(recorded) + len(live), embedded) as beat:
+                run_local(recorded, live, parallel, rules, kernel_env, beat)
     finally:
         if embedded:
             served, server_log = _what_served(shared, before)
