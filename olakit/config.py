@@ -222,6 +222,11 @@ class Stats(Config):
     """The decision level, family-wise: a paired test is significant when its Holm-corrected p is below it, a
     registered comparison decided at it, and a plan's and a run's power computed at it (each of m comparisons at
     alpha / m, Holm's strictest step)."""
+    mcnemar: Literal["exact", "mid-p"] = "exact"
+    """The paired test of two cells: ``exact`` (McNemar's exact binomial test, conservative at small n) or ``mid-p``
+    (its mid-p version: half the probability of the observed count, closer to the nominal level with few discordant
+    questions); every paired-tests table names the one it used (``test``), and the run log records it. Plans compute
+    the exact test's power."""
 
     def stats(self) -> Stats:
         """Just these settings of a larger config."""

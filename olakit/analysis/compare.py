@@ -31,6 +31,7 @@ from olakit.analysis.config import CompareConfig
 from olakit.analysis.inference import holm_matrix, paired_tests
 from olakit.analysis.intervals import accuracy_row
 from olakit.analysis.runs import run_tables
+from olakit.analysis.variance import grid_tables
 from olakit.analysis.verdicts import mark_roles
 from olakit.data.files import find_file
 from olakit.data.imported import import_runs, load_import_spec
@@ -272,6 +273,7 @@ def comparison_tables(
         "error_overlap": agree["error_overlap"],
         "left_out": pd.DataFrame({"question_id": left_out}),
     }
+    tables |= grid_tables(shared[shared["template"].isin(names)], analysis, ["template"])  # the conditions, crossed
     if registration is not None:
         tables |= mark_roles(tables["paired_tests"], registration, analysis)
     return tables

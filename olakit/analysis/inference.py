@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from itertools import combinations
+from math import comb
 
 import numpy as np
 import pandas as pd
@@ -108,6 +109,30 @@ def holm(pvalues: Sequence[float]) -> np.ndarray:
     return out
 
 
+def mcnemar_midp(a, b) -> tuple[int, int, float]:
+    """Discordant counts and the two-sided mid-p McNemar p-value: 2 x (P(X < k) + P(X = k) / 2) for k the smaller
+    discordant count, X ~ Bin(n10 + n01, 1/2), at most 1 (the exact p less the probability of the observed count).
+
+    ``mcnemar_midp([1, 1, 0], [0, 0, 0]) -> (2, 0, 0.25)``
+    """
+    a, b = np.asarray(a, bool), np.asarray(b, bool)
+    n10, n01 = int((a & ~b).sum()), int((~a & b).sum())
+    n, k = n10 + n01, min(n10, n01)
+    if n == 0:
+        return n10, n01, 1.0
+    below = sum(comb(n, i) for i in range(k))  # P(X < k) * 2^n, in exact integers
+    return n10, n01, min(1.0, (2 * below + comb(n, k)) / 2**n)
+
+
+TESTS = {"exact": ("exact McNemar", mcnemar_exact), "mid-p": ("mid-p McNemar", mcnemar_midp)}
+"""The paired tests by their setting (Stats.mcnemar): the name the tables give, and the function."""
+
+
+def mcnemar(a, b, stats: Stats = STATS) -> tuple[int, int, float]:
+    """The paired test the settings name (Stats.mcnemar): mcnemar_exact or mcnemar_midp."""
+    return TESTS[stats.mcnemar][1](a, b)
+
+
 def paired_tests(outcomes: pd.DataFrame, cells: Sequence[str] | None = None, analysis: Stats = STATS) -> pd.DataFrame:
     """All pairs of cells on the questions both answered: accuracies, discordant counts, exact McNemar p,
     paired-bootstrap difference with CI and p, Holm-adjusted p-values (over all pairs), and significance at the
@@ -134,7 +159,7 @@ def paired_tests(outcomes: pd.DataFrame, cells: Sequence[str] | None = None, ana
         keep = present[:, col[a]] & present[:, col[b]]
         key = keep.tobytes()
         x, y = values[keep, col[a]], values[keep, col[b]]
-        n10, n01, p_mc = mcnemar_exact(x, y)
+        n10, n01, p_mc = mcnemar(x, y, analysis)
         n = int(keep.sum())
         resampled.append((resampled_sums(keep, key, col[a]) - resampled_sums(keep, key, col[b])) / n)
         rows.append(
@@ -157,15 +182,17 @@ def paired_tests(outcomes: pd.DataFrame, cells: Sequence[str] | None = None, ana
                                   analysis.level)  # fmt: skip
         for r, low, high, p in zip(block, lo, hi, p_bs):
             r |= {"diff_ci_low": float(low), "diff_ci_high": float(high), "p_bootstrap": float(p)}
-    out = pd.DataFrame(rows, columns=list(PAIRED_COLUMNS[:-3]))  # one cell: no pair, the table's columns all the same
+    out = pd.DataFrame(rows, columns=list(PAIRED_COLUMNS[:-4]))  # one cell: no pair, the table's columns all the same
     out["p_mcnemar_holm"] = holm(out["p_mcnemar"]) if len(out) else []
     out["p_bootstrap_holm"] = holm(out["p_bootstrap"]) if len(out) else []
     out["significant"] = (out["p_mcnemar_holm"] < analysis.alpha).astype(bool)
+    out["test"] = TESTS[analysis.mcnemar][0]  # the paired test used, named in every table (Stats.mcnemar)
     return out
 
 
 PAIRED_COLUMNS = ("a", "b", "n", "acc_a", "acc_b", "a_only", "b_only", "p_mcnemar", "diff", "diff_ci_low",
-                  "diff_ci_high", "p_bootstrap", "p_mcnemar_holm", "p_bootstrap_holm", "significant")  # fmt: skip
+                  "diff_ci_high", "p_bootstrap", "p_mcnemar_holm", "p_bootstrap_holm", "significant",
+                  "test")  # fmt: skip
 """The columns of paired_tests, in order (also when there is no pair)."""
 
 
@@ -184,3 +211,35 @@ def holm_matrix(tests: pd.DataFrame, value: str = "p_mcnemar_holm") -> pd.DataFr
     a, b = [tests[col].map(at).to_numpy(dtype=int) for col in ("a", "b")]
     m[a, b] = m[b, a] = tests[value].to_numpy(dtype=float)
     return pd.DataFrame(m, index=cells, columns=cells)
+
+
+def tie_group(tests: pd.DataFrame, accuracy: dict, analysis: Stats = STATS) -> pd.DataFrame:
+    """The cells statistically tied with the best: the cell of highest accuracy (``accuracy``: cell -> accuracy;
+    the first of equals in its order), then each other cell's paired test against it (``tests``: paired_tests, the
+    settings' McNemar test) Holm-corrected over that family (the k - 1 comparisons with the best), tied where the
+    corrected p is not below alpha. Columns: cell, accuracy, p_vs_best, p_vs_best_holm, tied_with_best (the best
+    itself: True, its p empty), best (True for the best).
+
+    >>> t = pd.DataFrame({"a": ["A", "A"], "b": ["B", "C"], "p_mcnemar": [0.2, 0.001]})
+    >>> tie_group(t, {"A": 0.8, "B": 0.7, "C": 0.3})[["cell", "tied_with_best"]].values.tolist()
+    [['A', True], ['B', True], ['C', False]]
+    """
+    cells = [c for c in accuracy if pd.notna(accuracy[c])]
+    if not cells:
+        return pd.DataFrame(columns=["cell", "accuracy", "p_vs_best", "p_vs_best_holm", "tied_with_best", "best"])
+    best = max(cells, key=lambda c: accuracy[c])  # max keeps the first of equals
+    others = [c for c in cells if c != best]
+    p = []
+    for c in others:
+        hit = tests[((tests["a"] == best) & (tests["b"] == c)) | ((tests["a"] == c) & (tests["b"] == best))]
+        p.append(float(hit["p_mcnemar"].iloc[0]) if len(hit) else float("nan"))
+    known = [i for i, x in enumerate(p) if not np.isnan(x)]
+    adjusted = np.full(len(p), np.nan)
+    adjusted[known] = holm([p[i] for i in known])
+    rows = [{"cell": best, "accuracy": accuracy[best], "p_vs_best": np.nan, "p_vs_best_holm": np.nan,
+             "tied_with_best": True, "best": True}]  # fmt: skip
+    for c, raw, adj in zip(others, p, adjusted):
+        tied = bool(np.isnan(adj) or adj >= analysis.alpha)  # no paired test: not shown to differ
+        rows.append({"cell": c, "accuracy": accuracy[c], "p_vs_best": raw, "p_vs_best_holm": adj,
+                     "tied_with_best": tied, "best": False})  # fmt: skip
+    return pd.DataFrame(rows)

@@ -25,7 +25,7 @@ import dataclasses
 import pandas as pd
 
 from olakit.analysis.compare import comparison_of, comparison_tables
-from olakit.analysis.inference import cell_outcomes, holm_matrix, paired_tests
+from olakit.analysis.inference import cell_outcomes, holm_matrix, paired_tests, tie_group
 from olakit.analysis.iterations import answer_trend, flips, iteration_accuracy, stage_cost
 from olakit.analysis.ledger import claims_ledger
 from olakit.analysis.reproduce import reproduction_tables
@@ -33,6 +33,7 @@ from olakit.analysis.runs import answer_every_cell, label_note_counts, run_table
 from olakit.analysis.tables import method_accuracy
 from olakit.analysis.tools import tool_use
 from olakit.analysis.traces import geek_tables
+from olakit.analysis.variance import grid_tables
 from olakit.analysis.verdicts import mark_roles
 from olakit.errors import DataError
 from olakit.names import voting_templates
@@ -78,11 +79,14 @@ def report(
             tables["replicate"] = pd.DataFrame(result.extras.replicate["cells"])
         if kind == "olagpt" and "trace" in records and len(use := tool_use(records)):
             tables["tool_use"] = use  # templates with tools, or a program template
+        tables |= grid_tables(records, analysis)
+        tables |= ties(tables, "methods", lambda r: f"{r['method']} | {r['notes_strategy']}", analysis)
     elif kind == "reproduction":
-        tables = reproduction_tables(records, analysis)
+        tables = reproduction_tables(records, analysis) | grid_tables(records, analysis)
         tables["claims_ledger"] = claims_ledger(tables, (result.log.parameters or {}).get("data_dir"))
     elif kind == "geek":
         tables = geek_tables(records, analysis)
+        tables |= grid_tables(records, analysis, ["row"]) | ties(tables, "table2", lambda r: r["method"], analysis)
         if result.extras.judge:
             tables["judge"] = pd.DataFrame([result.extras.judge])
     elif kind == "review":
@@ -93,6 +97,7 @@ def report(
     elif kind in ("import", "compare"):
         vote_over = result.log.config.get("vote_over")
         tables = comparison_tables(comparison_of(result), vote_over, analysis)
+        tables |= ties(tables, "methods", lambda r: r["method"], analysis)
         if kind == "import":
             tables |= import_tables(result.extras.report)
     elif kind == "notes":
@@ -102,6 +107,25 @@ def report(
     if registration is not None and "paired_tests" in tables and len(tables["paired_tests"]):
         tables |= mark_roles(tables["paired_tests"], registration, analysis)
     return tables
+
+
+def ties(tables: dict, name: str, cell, analysis: Analysis) -> dict:
+    """``tables[name]`` (an accuracy table: one row a cell) with ``tied_with_best`` (olakit.analysis.inference
+    .tie_group: not shown to differ from the best cell, Holm over the comparisons with it) and ``best``, and the
+    ``tie_group`` table; ``cell(row)``: the row's cell as the paired tests name it. Rows outside the tests: empty."""
+    table, tests = tables.get(name), tables.get("paired_tests")
+    if table is None or tests is None or not len(table) or not len(tests):
+        return {}
+    in_tests = set(tests["a"]) | set(tests["b"])
+    keys = [cell(r) for _, r in table.iterrows()]
+    accuracy = {k: a for k, a in zip(keys, table["accuracy"]) if k in in_tests}
+    group = tie_group(tests, accuracy, analysis)
+    by = group.set_index("cell")
+    marked = table.assign(
+        tied_with_best=[by["tied_with_best"].get(k, pd.NA) for k in keys],
+        best=[by["best"].get(k, pd.NA) for k in keys],
+    )
+    return {name: marked, "tie_group": group}
 
 
 def import_tables(report) -> dict[str, pd.DataFrame]:
