@@ -4,8 +4,10 @@ source verdict field beside each) read and scored at <= 3 s per 100k rows (every
 verdicts, the disagreements listed), and every comparison table over them (accuracy with intervals, the vote over
 the 85 and its bounds, the template-count ablation, exact McNemar + Holm over all 3,655 pairs of the 85 and their
 vote with the paired bootstrap, kappa, error overlap) in <= 8 s; then the OlaGPT reproduction's tables from its
-recorded outputs in <= 1 s (figures apart); the first two each the best of three runs.
-Writes results/benchmarks/compare_import.json, compare_tables.json and reproduce_tables.json.
+recorded outputs in <= 1 s (figures apart); the first two each the best of three runs; then (issue 51) the variance
+components of the recorded grid (254 questions x 5 templates x 4 strategies, 2,000 bootstrap draws) and its decision
+study in <= 1 s.
+Writes results/benchmarks/compare_import.json, compare_tables.json, reproduce_tables.json and grid_statistics.json.
 Usage: python benchmarks/bench_compare.py [RUNS] [QUESTIONS]   (default 85 2290)
 """
 
@@ -102,4 +104,12 @@ reproduced = reproduction_tables(recorded, ANALYSIS)
 reproduce_s = time.perf_counter() - t0
 ok &= check("reproduce_tables", reproduce_s, 1.0, higher_is_better=False, unit="s", exit=False,
             records=len(recorded), tables=len(reproduced))  # fmt: skip
+
+from olakit.analysis.variance import grid_tables  # noqa: E402
+
+t0 = time.perf_counter()  # issue 51: the variance components (with their bootstrap) and the decision study
+grid = grid_tables(recorded, ANALYSIS)
+grid_s = time.perf_counter() - t0
+ok &= check("grid_statistics", grid_s, 1.0, higher_is_better=False, unit="s", exit=False, records=len(recorded),
+            questions=grid["variance"].attrs["questions"], cells=20, n_boot=ANALYSIS.n_boot)  # fmt: skip
 sys.exit(0 if ok else 1)

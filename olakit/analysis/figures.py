@@ -120,12 +120,22 @@ def template_count(ablation: pd.DataFrame, *, ax=None):
 
 
 def accuracy_intervals(methods: pd.DataFrame, *, ax=None):
-    """Accuracy of each method (a compared condition, the vote) with its interval, best at the top."""
+    """Accuracy of each method (a compared condition, the vote) with its interval, best at the top; where the table
+    says which cells are tied with the best (``tied_with_best``: not shown to differ, Holm over the comparisons
+    with it), those are drawn in another colour and the legend says so."""
     ax = _ax(ax)
     t = methods.sort_values("accuracy").reset_index(drop=True)
-    y = range(len(t))
-    ax.errorbar(t["accuracy"], y, xerr=[t["accuracy"] - t["ci_low"], t["ci_high"] - t["accuracy"]], fmt="o",
-                capsize=3)  # fmt: skip
+    y = np.arange(len(t))
+    tied = (
+        t["tied_with_best"].fillna(False).astype(bool).to_numpy() if "tied_with_best" in t else np.zeros(len(t), bool)
+    )
+    for mask, colour, label in ((tied, "#e6550d", f"tied with the best ({int(tied.sum())}: Holm, not shown to differ)"),
+                                (~tied, "#3182bd", "differs from the best" if tied.any() else None)):  # fmt: skip
+        if mask.any():
+            r = t[mask]
+            ax.errorbar(r["accuracy"], y[mask], xerr=error_bars(r), fmt="o", capsize=3, color=colour, label=label)
+    if tied.any():
+        ax.legend(fontsize=7, loc="lower right")
     ax.set_yticks(list(y), [str(m) for m in t["method"]], fontsize=7 if len(t) > 12 else 9)
     ax.set_xlim(0, 1)
     ax.set_xlabel("accuracy (95% Wilson interval)" if len(t) else "accuracy")
@@ -353,6 +363,27 @@ def accuracy_against_cost(table: pd.DataFrame, *, x: str = "calls_per_question",
                 break
             text.set_position((4, 3 - 10 * step))
         placed.append(text.get_window_extent(renderer))
+    return ax
+
+
+def variance_components(table: pd.DataFrame, *, ax=None):
+    """Each effect's variance component (olakit.analysis.variance.variance_table) with its interval over questions,
+    largest at the top, its share of the total written beside it."""
+    ax = _ax(ax)
+    t = table.sort_values("component").reset_index(drop=True)
+    y = np.arange(len(t))
+    ax.barh(y, t["component"], color="#9ecae1")
+    below = np.clip(t["component"] - t["ci_low"], 0, None)
+    above = np.clip(t["ci_high"] - t["component"], 0, None)
+    ax.errorbar(t["component"], y, xerr=[below, above], fmt="none", ecolor="black", capsize=3)
+    for i, r in t.iterrows():
+        ax.annotate(f"{r['share']:.0%}" + (" (negative: 0)" if r["negative"] else ""), (r["ci_high"], i),
+                    xytext=(4, -3), textcoords="offset points", fontsize=8)  # fmt: skip
+    ax.set_yticks(list(y), list(t["effect"]), fontsize=8)
+    ax.set_xlabel("variance component (95% interval over questions)")
+    q = table.attrs.get("questions")
+    ax.set_title("Where the variance lies" + (f" (n = {q} questions)" if q else ""))
+    ax.set_xlim(0, float(max(t["ci_high"].max(), t["component"].max())) * 1.25 or 1)
     return ax
 
 
