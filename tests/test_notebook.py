@@ -27,6 +27,7 @@ def test_every_notebook_is_here():
         "compare_runs.ipynb",
         "explore.ipynb",
         "geek_ablation.ipynb",
+        "method.ipynb",
         "note_strategy.ipynb",
         "notes_count.ipynb",
         "reproduce_ekar.ipynb",
@@ -34,6 +35,7 @@ def test_every_notebook_is_here():
         "review_loop.ipynb",
         "template_count.ipynb",
         "tools_ablation.ipynb",
+        "variance.ipynb",
         "vote_type.ipynb",
     ]
 
