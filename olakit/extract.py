@@ -205,9 +205,12 @@ def extract_text(text: str, labels: Sequence[str] = (), normalise: Sequence[str]
 
 _ANY_LABEL_STATEMENTS = _statements(r"(?<![A-Za-z])([A-Z]|(?i:yes|no))(?![A-Za-z])", 0)
 """The strict extractor's statements with any capital letter (or yes/no) in place of the question's labels."""
-UNPARSED_CAUSES = ("cut_off", "not_an_option", "no_answer")
+UNFINISHED = "unfinished"
+"""The cause of a reply cut off at the token limit while its model was still thinking: it has no answer at all."""
+UNPARSED_CAUSES = ("cut_off", "not_an_option", "no_answer", UNFINISHED)
 """Why an answer is unparsed: the output stopped at the token limit (``cut_off``), it states an answer that is not
-one of the question's labels (``not_an_option``), or it finished without an answer statement (``no_answer``)."""
+one of the question's labels (``not_an_option``), it finished without an answer statement (``no_answer``), or a
+reasoning model's reply was cut off while it was still thinking (``unfinished``: its answer never began)."""
 
 
 def unparsed_cause(text: str | None, labels: Sequence[str], finish_reason: str | None = None) -> str:

@@ -14,20 +14,36 @@ settings a call is made with: a setting the override leaves unset keeps the base
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import Field, field_validator
 
 from olakit.config import Config
 
-__all__ = ["Generation"]
+__all__ = ["EFFORTS", "Generation", "Reasoning"]
+
+EFFORTS = ("none", "minimal", "low", "medium", "high")
+"""A reasoning model's effort, as OpenAI names the levels."""
+
+
+class Reasoning(Config):
+    """How much a reasoning model thinks before it answers: one setting of every method's config, carried by every
+    call of a run (olakit.runner) and so in each call's cache key. Sent as ``reasoning_effort`` (OpenAI's reasoning
+    models, gpt-oss and vLLM's OpenAI server); ``none`` also sends ``chat_template_kwargs: {"enable_thinking":
+    false}`` (Qwen3 on vLLM, SGLang or llama.cpp). A parameter an endpoint refuses is learned at its first 400, said
+    once and recorded in the run log (the role's ``refused``), and left out from then on (docs/reasoning.md)."""
+
+    reasoning_effort: Literal[EFFORTS] | None = None  # type: ignore[valid-type]
+    """The model's reasoning effort: none, minimal, low, medium or high (none set: the model's default, nothing
+    sent)."""
+
 
 _SENT = {"max_tokens": "max_tokens", "temperature": "temperature", "top_p": "top_p", "seed": "seed", "stop": "stop"}
 """Each setting's name in a chat completion request (``samples`` is no parameter: each sample is a call of its own,
 its seed offset by its index, olakit.llm.request)."""
 
 
-class Generation(Config):
+class Generation(Reasoning):
     """What a model call is asked to generate; each setting unset (None) is the model's default, and not sent."""
 
     max_tokens: Annotated[int, Field(ge=1)] | None = None
@@ -59,6 +75,8 @@ class Generation(Config):
     def generation(self) -> Generation:
         """Just the generation settings of a larger config (a method's config is one)."""
         return Generation(**{k: getattr(self, k) for k in Generation.model_fields})
+
+    # the reasoning effort is carried by the run's every call (olakit.runner.RoleCalls), not by params()
 
     def merge(self, other: Generation | dict | None) -> Generation:
         """These settings with ``other``'s set ones in their place (``other``: a Generation or a mapping)."""

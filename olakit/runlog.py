@@ -64,6 +64,9 @@ class Role:
     """The embedded test model answered: its numbers are plumbing, not results."""
     system_fingerprints: tuple[str, ...] = ()
     """The ``system_fingerprint`` values the endpoint sent (two: its backend changed while the run went)."""
+    refused: dict = field(default_factory=dict)
+    """The parameters the endpoint refused, learned at its first 400 (olakit.llm.client.LLM.refused): each with
+    the one sent instead, or None where it was left out."""
 
 
 @dataclass(frozen=True)
@@ -243,10 +246,12 @@ def fingerprint_note(log: RunLog) -> str | None:
             "move answers")  # fmt: skip
 
 
-def role_entry(endpoint, fingerprints=()) -> Role:
-    """What the log says of one role's endpoint: base URL, model, identity, embedded, system fingerprints."""
+def role_entry(endpoint, fingerprints=(), refused=None) -> Role:
+    """What the log says of one role's endpoint: base URL, model, identity, embedded, system fingerprints, the
+    parameters it refused."""
     base_url = endpoint.base_url or ("embedded (127.0.0.1)" if endpoint.local else "")
-    return Role(base_url, endpoint.model, endpoint.identity, bool(endpoint.local), tuple(sorted(set(fingerprints))))
+    return Role(base_url, endpoint.model, endpoint.identity, bool(endpoint.local), tuple(sorted(set(fingerprints))),
+                dict(refused or {}))  # fmt: skip
 
 
 def make_log(

@@ -51,12 +51,16 @@ class RoleCalls(Counted):
     """One role's calls in a run: counted, the cache keys of their answers kept, and a batch with a failed call
     raises CallsFailed (after every answer that came back has been cached by the client)."""
 
-    def __init__(self, answerer: Answerer, role: str):
+    def __init__(self, answerer: Answerer, role: str, params: dict | None = None):
         super().__init__(answerer)
         self.role = role
         self.keys: set[str] = set()
+        self.params = {k: v for k, v in (params or {}).items() if v is not None}
+        """Parameters every call of the run carries (its config's reasoning effort): in each call's cache key."""
 
     def batch(self, requests: Sequence[Request], desc: str | None = "LLM calls") -> list[Reply]:
+        if self.params:
+            requests = [r.continued(r.message_dicts(), **self.params) for r in requests]
         replies = refuse(super().batch(requests, desc), f"{self.role}: {desc or 'calls'}")
         self.keys.update(r.key for r in replies if r.key)
         return replies
@@ -107,7 +111,8 @@ class Run:
             if role not in self.models:
                 model = role_llm(role, self.models["answerer"], **self._options)
                 self.models[role] = model if model is self.models["answerer"] else self._own(model)
-            self.roles[role] = RoleCalls(self.models[role], role)
+            effort = getattr(self.config, "reasoning_effort", None)  # every method's config has it (Reasoning)
+            self.roles[role] = RoleCalls(self.models[role], role, {"reasoning_effort": effort})
         return self.roles[role]
 
     @property
@@ -146,7 +151,7 @@ class Run:
             kind=self.kind,
             parameters=self.parameters,
             files=list(self.files),
-            roles={r: role_entry(c.endpoint, c.fingerprints) for r, c in used.items()},
+            roles={r: role_entry(c.endpoint, c.fingerprints, c.refused) for r, c in used.items()},
             calls={r: Calls(**c.counts) for r, c in used.items()},
             wall_s=round(time.perf_counter() - self.t0, 2),
             outputs=outputs,

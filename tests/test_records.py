@@ -48,14 +48,18 @@ def test_format_version_checked(tmp_path):
     df = to_frame([rec()])
     table = pa.Table.from_pandas(df, preserve_index=False).replace_schema_metadata({b"olakit_records_format": b"99"})
     pq.write_table(table, tmp_path / "future.parquet")
-    with pytest.raises(DataError, match=r"records format version 99, this olakit reads 7 \(and 5, 6\)"):
+    with pytest.raises(DataError, match=r"records format version 99, this olakit reads 8 \(and 5, 6, 7\)"):
         load_records(tmp_path / "future.parquet")
     # a version-5 file (no run column; its key without run and model) reads as one run's records
-    old = pa.Table.from_pandas(df.drop(columns=["run"]), preserve_index=False)
+    old = pa.Table.from_pandas(df.drop(columns=["run", "reasoning", "reasoning_tokens"]), preserve_index=False)
     pq.write_table(old.replace_schema_metadata({b"olakit_records_format": b"5"}), tmp_path / "v5.parquet")
     back = load_records(tmp_path / "v5.parquet")
     assert list(back.columns) == list(df.columns) and back["run"].tolist() == [""]
     pd.testing.assert_frame_equal(back, df)
+    # a version-7 file (no thinking apart) reads with none
+    seven = pa.Table.from_pandas(df.drop(columns=["reasoning", "reasoning_tokens"]), preserve_index=False)
+    pq.write_table(seven.replace_schema_metadata({b"olakit_records_format": b"7"}), tmp_path / "v7.parquet")
+    pd.testing.assert_frame_equal(load_records(tmp_path / "v7.parquet"), df)
     pq.write_table(pa.Table.from_pandas(df), tmp_path / "plain.parquet")
     with pytest.raises(DataError, match="not an olakit records file"):
         load_records(tmp_path / "plain.parquet")

@@ -20,7 +20,7 @@ from olakit.analysis.intervals import accuracy_row
 from olakit.config import STATS, Stats
 from olakit.data.overrides import without_overrides
 from olakit.errors import DataError
-from olakit.extract import UNPARSED_CAUSES
+from olakit.extract import UNFINISHED, UNPARSED_CAUSES
 from olakit.majority import majority
 from olakit.names import (
     AUTO_COT,
@@ -327,7 +327,8 @@ def method_accuracy(
 
 
 def usage_table(df: pd.DataFrame) -> pd.DataFrame:
-    """Per template/method: records, paid calls, cache hits, tokens, cost and mean latency of paid calls."""
+    """Per template/method: records, paid calls, cache hits, tokens (the reasoning tokens among the completion
+    tokens), cost, mean latency of paid calls, and the answers cut off while thinking (``unfinished``)."""
     g = df.groupby("template", sort=False)
     out = pd.DataFrame(
         {
@@ -340,6 +341,10 @@ def usage_table(df: pd.DataFrame) -> pd.DataFrame:
             "mean_latency_s": g["latency"].mean(),
         }
     )
+    if "reasoning_tokens" in df:  # part of completion_tokens; empty where the endpoint reported none
+        out.insert(out.columns.get_loc("cost"), "reasoning_tokens", g["reasoning_tokens"].sum(min_count=1))
+    if "unparsed_cause" in df:
+        out["unfinished"] = g["unparsed_cause"].apply(lambda c: int((c == UNFINISHED).sum()))
     return out.reset_index().rename(columns={"template": "method"})
 
 

@@ -19,16 +19,22 @@ from olakit.data import overrides as ov
 from olakit.data.datasets import question_hash
 from olakit.data.files import write_atomic
 from olakit.errors import DataError
-from olakit.extract import unparsed_cause
+from olakit.extract import UNFINISHED, unparsed_cause
 from olakit.types import RECORD_KINDS, OlaGPTRecord, Record
 
-FORMAT_VERSION = 7
+FORMAT_VERSION = 8
 """Bumped whenever the record columns change meaning; load_records refuses other versions (4: each method's own
 columns, olakit.types; 5: the question's content hash; 6: the run, and the run and model in the key; 7: olakit's and
-the source's verdicts and the reading rule), except 5 and 6: 5's records are one run's, read with an empty run, and
-both read with no second verdict and no reading rule (olakit's own verdict, as they had)."""
+the source's verdicts and the reading rule; 8: the thinking kept apart, ``reasoning`` and ``reasoning_tokens``),
+except 5, 6 and 7: 5's records are one run's, read with an empty run, 5 and 6 read with no second verdict and no
+reading rule (olakit's own verdict, as they had), and all three with no thinking apart (none was kept)."""
 _VERDICTS = {"olakit_correct": None, "source_correct": None, "read_rule": ""}
-UPGRADES = {5: lambda df: df.assign(run="", **_VERDICTS), 6: lambda df: df.assign(**_VERDICTS)}
+_THINKING = {"reasoning": "", "reasoning_tokens": None}
+UPGRADES = {
+    5: lambda df: df.assign(run="", **_VERDICTS, **_THINKING),
+    6: lambda df: df.assign(**_VERDICTS, **_THINKING),
+    7: lambda df: df.assign(**_THINKING),
+}
 """Earlier versions load_records reads, and how their frame becomes this version's."""
 _META_KEY = b"olakit_records_format"
 _KIND_KEY = b"olakit_records_kind"
@@ -122,6 +128,7 @@ _DTYPES = {
     "prompt_tokens": "Int64",
     "prompt_chars": "Int64",
     "completion_tokens": "Int64",
+    "reasoning_tokens": "Int64",
     "answer_stage": "int64",
     "cost": "Float64",
     "latency": "Float64",
@@ -150,7 +157,7 @@ def normalise(df: pd.DataFrame) -> pd.DataFrame:
     for col in ("olakit_correct", "source_correct"):
         df[col] = pd.Series([v if v is None or v is pd.NA or v != v else bool(v) for v in df[col]], index=df.index,
                             dtype=object).where(df[col].notna(), None)  # fmt: skip
-    for col in ("stage2_output", "unparsed_cause", "trace", "read_rule"):
+    for col in ("stage2_output", "unparsed_cause", "trace", "read_rule", "reasoning"):
         df[col] = df[col].fillna("").astype(str)
     return df
 
@@ -173,6 +180,20 @@ def _total(values):
     """The sum of known values; None when one is unknown."""
     values = list(values)
     return None if any(v is None for v in values) else sum(values)
+
+
+def _cause(first, labels) -> str:
+    """Why the first output gave no answer: ``unfinished`` when it was cut off while thinking (olakit.llm.response),
+    else as olakit.extract.unparsed_cause reads it."""
+    if getattr(first, "unfinished", False):
+        return UNFINISHED
+    return unparsed_cause(first.text, labels, first.finish_reason)
+
+
+def _known_total(values):
+    """The sum of the values reported; None when none was."""
+    known = [v for v in values if v is not None]
+    return sum(known) if known else None
 
 
 def answer_record(
@@ -205,12 +226,20 @@ def answer_record(
         prompt_tokens=_total(r.prompt_tokens for r in calls),
         completion_tokens=_total(r.completion_tokens for r in calls),
         cost=_total(r.cost for r in calls),
+        reasoning=getattr(first, "reasoning", "") or "",
+        reasoning_tokens=_known_total(getattr(r, "reasoning_tokens", None) for r in calls),
         latency=_total(r.latency for r in calls),
         cached=all(r.cached for r in calls),
         finish_reason=first.finish_reason,
         answer_stage=stage,
         stage2_output=(second.text or "") if second is not None else "",
-        unparsed_cause="" if unparsed else unparsed_cause(first.text, labels, first.finish_reason),
+        unparsed_cause=""
+        if unparsed
+        else (
+            UNFINISHED
+            if getattr(first, "unfinished", False)
+            else unparsed_cause(first.text, labels, first.finish_reason)
+        ),
         source="live",
         question_hash=question_hash(question),
         **own,

@@ -10,12 +10,13 @@ from pydantic import Field, field_validator, model_validator
 
 from olakit.config import OwnDataset, Slice
 from olakit.geek.actions import ROWS
+from olakit.generation import Reasoning
 from olakit.settings import Analysis
 
 TOKENS = {"select": 4, "decomp": 48, "pre_answer": 160, "retrieve": 48, "self": 48, "final": 96, "direct": 128}
 
 
-class GeekConfig(Slice, OwnDataset, Analysis):
+class GeekConfig(Slice, OwnDataset, Analysis, Reasoning):
     """A GEEK run: every row of ``rows`` on a slice of StrategyQA (or of a yes/no dataset file). Row Full's vote over
     its branches follows the analysis settings' vote rule as every vote does: ``tie`` (``first``: the first branch in
     branch order, 0.0 before 0.1; ``random``: seeded by ``analysis_seed`` per question; ``none``: no answer, counted

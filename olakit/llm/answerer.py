@@ -31,6 +31,7 @@ from typing import Protocol, runtime_checkable
 from olakit.errors import OlakitError
 from olakit.llm.endpoint import Endpoint, LLMError
 from olakit.llm.request import Reply, Request, cache_key
+from olakit.llm.response import split_thinking
 
 
 @runtime_checkable
@@ -115,6 +116,14 @@ class Counted(Completes):
         self.counts: dict = {**dict.fromkeys(FIELDS, 0), "cost": 0.0}  # the run log's "calls" of a role
         self.fingerprints: set[str] = set()
         """The ``system_fingerprint`` values the endpoint sent with these answers."""
+
+    @property
+    def refused(self) -> dict:
+        """The parameters the endpoint behind refused (olakit.llm.client.LLM.refused), as learned so far."""
+        inner = self.answerer
+        while not hasattr(inner, "max_attempts") and hasattr(inner, "answerer"):
+            inner = inner.answerer
+        return dict(getattr(inner, "refused", {}) or {})
 
     def batch(self, requests: Sequence[Request], desc: str | None = "LLM calls") -> list[Reply]:
         requests = list(requests)
@@ -209,16 +218,22 @@ class ScriptedModel(Completes):
                 out.append(answered[key])
                 continue
             text, finish, calls = scripted_turn(got)
+            shown = got.get("reasoning") if isinstance(got, dict) else None  # a server's separate thinking field
+            thought = split_thinking(text, {"reasoning": shown} if shown else None, None, finish)
+            thinking = len(thought.reasoning.split())  # counted in words, with the answer's, as completion tokens
             answered[key] = Reply(
                 key=key,
-                text=text,
+                text=thought.text,
                 prompt_tokens=len(prompt.split()),
-                completion_tokens=len(text.split()),
+                completion_tokens=len(thought.text.split()) + thinking,
                 finish_reason=finish,
                 cost=0.0,
                 latency=0.0,
                 attempts=1,
                 tool_calls=calls,
+                reasoning=thought.reasoning,
+                reasoning_tokens=thinking if thought.reasoning else None,
+                unfinished=thought.unfinished,
             )
             out.append(answered[key])
         return out

@@ -40,7 +40,7 @@ from olakit.errors import DataError, OlakitError
 from olakit.llm.answerer import SCRIPTED, Completes
 from olakit.llm.endpoint import LLMError
 from olakit.llm.request import Reply, Request, cache_key
-from olakit.llm.response import first_choice, tool_calls_of
+from olakit.llm.response import first_choice, split_thinking, tool_calls_of
 
 log = logging.getLogger("olakit")
 
@@ -343,18 +343,22 @@ class BatchAnswerer(Completes):
             return Reply(key=key, error=_describe(row.get("error") or response.get("body") or {}), attempts=1)
         body = response["body"]
         text, finish, usage = first_choice(body)
+        thought = split_thinking(text, (body["choices"][0] or {}).get("message"), usage, finish)
         calls = tool_calls_of(body)
         pt = usage.get("prompt_tokens") if isinstance(usage, dict) else None
         ct = usage.get("completion_tokens") if isinstance(usage, dict) else None
         fingerprint = body.get("system_fingerprint") if isinstance(body.get("system_fingerprint"), str) else None
-        answer = {"text": text, "prompt_tokens": pt, "completion_tokens": ct, "finish_reason": finish, "latency": None,
-                  "model": self.endpoint.model, "system_fingerprint": fingerprint, "batch": True,
+        answer = {"text": thought.text, "reasoning": thought.reasoning, "reasoning_tokens": thought.reasoning_tokens,
+                  "unfinished": thought.unfinished, "prompt_tokens": pt, "completion_tokens": ct,
+                  "finish_reason": finish, "latency": None, "model": self.endpoint.model,
+                  "system_fingerprint": fingerprint, "batch": True,
                   **({"tool_calls": list(calls)} if calls else {})}  # fmt: skip
         self.llm.answers.set(key, answer)  # no claim was taken: a batch blocks no online caller
         cost = self.endpoint.cost(pt, ct)
-        return Reply(key=key, text=text, prompt_tokens=pt, completion_tokens=ct, finish_reason=finish,
-                      cost=cost * BATCH_RATE if cost is not None else None, attempts=1, fingerprint=fingerprint,
-                      batched=True, tool_calls=calls)  # fmt: skip
+        return Reply(key=key, text=thought.text, prompt_tokens=pt, completion_tokens=ct, finish_reason=finish,
+                     cost=cost * BATCH_RATE if cost is not None else None, attempts=1, fingerprint=fingerprint,
+                     batched=True, tool_calls=calls, reasoning=thought.reasoning,
+                     reasoning_tokens=thought.reasoning_tokens, unfinished=thought.unfinished)  # fmt: skip
 
 
 def _refusal(line: str, exported: set[str], seen: set[str], model: str) -> tuple[str, dict | None]:

@@ -10,8 +10,10 @@ own event loop in a daemon thread, so ``batch()`` also works inside a notebook's
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
+import re
 import threading
 import time
 import weakref
@@ -27,7 +29,7 @@ from olakit.llm.endpoint import Endpoint, LLMError
 from olakit.llm.local import QUEUE_WAIT, SLOTS, progressing
 from olakit.llm.prefix import lanes, prompt_text
 from olakit.llm.request import Reply, Request, cache_key
-from olakit.llm.response import describe, first_choice, parse_body, tool_calls_of
+from olakit.llm.response import Thinking, describe, first_choice, parse_body, split_thinking, tool_calls_of
 from olakit.llm.retry import REFUSED_ATTEMPTS, REFUSED_WAIT, ConnectionRefused, Stalled, backoff, refused, retryable
 
 log = logging.getLogger("olakit")
@@ -157,6 +159,10 @@ class LLM(Completes):
             raise ValueError(f"transport={transport!r}: use one of {', '.join(TRANSPORTS)}")
         self.transport = transport  # the HTTP client under openai's (http_client)
         self.max_attempts = max_attempts
+        self._first, self._answered = asyncio.Lock(), False  # the first call goes alone (refusals learned once)
+        self.refused: dict[str, str | None] = {}
+        """The parameters this endpoint refused (a 400 naming them), learned once: the one sent instead (OpenAI's
+        reasoning models: ``max_completion_tokens`` for ``max_tokens``), or None where it is left out."""
         self.timeout = timeout
         self.backoff = backoff
         self.max_backoff = max_backoff
@@ -174,12 +180,50 @@ class LLM(Completes):
         """The cached result under a cache key, or None."""
         return self._from_cache(key, self.answers.get(key))
 
+    def adapted(self, params: dict) -> dict:
+        """The request's parameters as this endpoint takes them: a reasoning effort of ``none`` also switches a chat
+        template's thinking off (``chat_template_kwargs``: Qwen3 on vLLM, SGLang or llama.cpp); then every parameter
+        it refused renamed or left out (``refused``)."""
+        params = dict(params)
+        if params.get("reasoning_effort") == "none":
+            params["chat_template_kwargs"] = {**params.get("chat_template_kwargs", {}), "enable_thinking": False}
+        out = {}
+        for name, value in params.items():
+            instead = self.refused.get(name, name)
+            if instead is not None:
+                out[instead] = value
+        return out
+
+    def _learn_refusal(self, exc: BaseException, sent: dict) -> bool:
+        """Whether ``exc`` is the endpoint refusing one of the parameters ``sent`` (a 400 naming it), now learned:
+        said once on the terminal, recorded in the run log (``refused``), the call made again without it."""
+        if getattr(exc, "status_code", None) != 400:
+            return False
+        body = getattr(exc, "body", None)
+        named = body.get("param") if isinstance(body, dict) else None
+        text = str(body.get("message") if isinstance(body, dict) and body.get("message") else exc)
+        candidates = [named] if named in sent else [p for p in sent if re.search(rf"['\"`]{re.escape(p)}['\"`]", text)]
+        if not candidates or candidates[0] in ("model", "messages"):
+            return False
+        name = candidates[0]
+        original = next((k for k, v in self.refused.items() if v == name), name)
+        self.refused[original] = "max_completion_tokens" if name == "max_tokens" else None
+        instead = "sending max_completion_tokens instead" if name == "max_tokens" else "leaving it out"
+        log.warning("%s (%s) refuses the parameter %s: %s from now on (%s)", self.endpoint.model,
+                    self.endpoint.base_url, name, instead, text[:160])  # fmt: skip
+        return True
+
     def _from_cache(self, key: str, hit: dict | None) -> Reply | None:
         if hit is None:
             return None
+        # an answer stored before thinking was kept apart has it in its text: split on reading, as on arrival
+        if "reasoning" in hit:
+            thought = Thinking(hit["text"], hit["reasoning"], hit.get("reasoning_tokens"), bool(hit.get("unfinished")))
+        else:
+            thought = split_thinking(hit["text"], finish_reason=hit.get("finish_reason"))
         return Reply(
             key=key,
-            text=hit["text"],
+            text=thought.text,
             prompt_tokens=hit["prompt_tokens"],
             completion_tokens=hit["completion_tokens"],
             finish_reason=hit.get("finish_reason"),
@@ -188,6 +232,9 @@ class LLM(Completes):
             cached=True,
             fingerprint=hit.get("system_fingerprint"),
             tool_calls=tuple(hit.get("tool_calls") or ()),
+            reasoning=thought.reasoning,
+            reasoning_tokens=thought.reasoning_tokens,
+            unfinished=thought.unfinished,
         )
 
     def _claim_ahead(self, key: str) -> asyncio.Task:
@@ -221,7 +268,9 @@ class LLM(Completes):
                 return self._from_cache(key, other)
             if not claimed:
                 return None
-            async with sem:
+            # until one call has been answered, calls go one at a time: what the endpoint refuses is learned once
+            first = self._first if not self._answered else contextlib.nullcontext()
+            async with sem, first:
                 while True:  # retried on 429, 5xx, timeouts and garbage (olakit.llm.retry), up to max_attempts
                     attempts += 1
                     t0 = time.perf_counter()
@@ -229,20 +278,21 @@ class LLM(Completes):
                         # the client's low-level post: the same transport, auth and status errors as
                         # chat.completions.create, without its per-call pydantic transform and model building,
                         # a fifth of the client's CPU per call (benchmarks/bench_throughput.py)
+                        sent = self.adapted(request.call_params())
                         raw = await self._post(
-                            client,
-                            {
-                                "model": self.endpoint.model,
-                                "messages": request.message_dicts(),
-                                **request.call_params(),
-                            },
+                            client, {"model": self.endpoint.model, "messages": request.message_dicts(), **sent}
                         )
                         body = parse_body(raw)
                         text, finish, usage = first_choice(body)
+                        thought = split_thinking(text, (body["choices"][0] or {}).get("message"), usage, finish)
                         calls = tool_calls_of(body)
                         latency = time.perf_counter() - t0
+                        self._answered = True
                         break
                     except Exception as exc:
+                        if self._learn_refusal(exc, sent):  # a parameter this endpoint refuses: once, then never
+                            attempts -= 1
+                            continue
                         if refused(exc):
                             if attempts >= REFUSED_ATTEMPTS:
                                 url = self.endpoint.base_url or "the embedded model"
@@ -266,7 +316,10 @@ class LLM(Completes):
         # stored before the answer is handed on and before this lane's next call (a kill loses only the calls in
         # flight: at most one per lane), without blocking the event loop: the other lanes go on meanwhile
         answer = {
-            "text": text,
+            "text": thought.text,
+            "reasoning": thought.reasoning,
+            "reasoning_tokens": thought.reasoning_tokens,
+            "unfinished": thought.unfinished,
             "prompt_tokens": pt,
             "completion_tokens": ct,
             "finish_reason": finish,
@@ -278,7 +331,7 @@ class LLM(Completes):
         await writes.store(self.answers.astore_answer, key, answer)
         return Reply(
             key=key,
-            text=text,
+            text=thought.text,
             prompt_tokens=pt,
             completion_tokens=ct,
             finish_reason=finish,
@@ -288,6 +341,9 @@ class LLM(Completes):
             attempts=attempts,
             fingerprint=fingerprint,
             tool_calls=calls,
+            reasoning=thought.reasoning,
+            reasoning_tokens=thought.reasoning_tokens,
+            unfinished=thought.unfinished,
         )
 
     async def _post(self, client, body: dict) -> bytes:

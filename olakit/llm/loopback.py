@@ -42,6 +42,13 @@ class _Server(http.server.ThreadingHTTPServer):
     request_queue_size = 256  # the listen backlog: the default 5 drops bursts of connections
 
 
+PROTOCOLS = ("plain", "openai-reasoning", "reasoning", "reasoning_content", "think")
+"""How the test server speaks for a reasoning model: ``plain`` (no thinking), ``openai-reasoning`` (OpenAI's
+reasoning models: refuses max_tokens and a temperature, reports reasoning tokens, shows no thinking), ``reasoning``
+(vLLM with a reasoning parser: ``message.reasoning``), ``reasoning_content`` (DeepSeek's API, older vLLM,
+llama.cpp) and ``think`` (no parser: ``<think>...</think>`` in the content, unclosed when cut off)."""
+
+
 class Loopback:
     def __init__(
         self,
@@ -56,7 +63,12 @@ class Loopback:
         fingerprint: str | None = "fp_loopback",
         batch_states=BATCH_STATES,
         batch_errors=None,
+        protocol: str = "plain",
     ):
+        if protocol not in PROTOCOLS:
+            raise ValueError(f"protocol {protocol!r}: one of {', '.join(PROTOCOLS)}")
+        self.protocol = protocol  # how a reasoning model's server speaks (PROTOCOLS)
+        self.refusals: Counter = Counter()  # 400s sent, by the parameter they named
         self.batch_states = batch_states  # a sequence of states, or fn(n: the server's n-th batch) -> a sequence
         self.batch_errors = batch_errors  # fn(prompt, attempt) -> an error message for a request that fails alone
         self.files: dict[str, bytes] = {}
@@ -121,6 +133,14 @@ class Loopback:
                 except (ValueError, KeyError, IndexError, TypeError, AttributeError):
                     self._send(400, b'{"error": {"message": "bad request"}}')
                     return
+                refused = outer._refuses(req)
+                if refused is not None:  # an OpenAI reasoning model's 400 for a parameter it does not take
+                    with outer._lock:
+                        outer.refusals[refused[0]] += 1
+                    error = {"message": refused[1], "type": "invalid_request_error", "param": refused[0],
+                             "code": "unsupported_parameter"}  # fmt: skip
+                    self._send(400, json.dumps({"error": error}).encode())
+                    return
                 fault = outer._admit(prompt, req)
                 with outer._lock:
                     outer.active += 1
@@ -134,12 +154,12 @@ class Loopback:
                         self._send(500, b'{"error": {"message": "internal error"}}')
                     elif fault == "stall":
                         time.sleep(outer.stall)
-                        self._send(200, outer._reply(prompt, req, outer.reply, outer.fingerprint))
+                        self._send(200, outer._reply(prompt, req, outer.reply, outer.fingerprint, outer.protocol))
                     elif fault == "garbage":
                         self._send(200, b'{"id": "x", "choices": [{"mess')
                     else:
                         time.sleep(outer.delay)
-                        self._send(200, outer._reply(prompt, req, outer.reply, outer.fingerprint))
+                        self._send(200, outer._reply(prompt, req, outer.reply, outer.fingerprint, outer.protocol))
                         with outer._lock:
                             outer.completed[prompt] += 1
                 except (BrokenPipeError, ConnectionResetError):
@@ -168,13 +188,36 @@ class Loopback:
             self.fault_counts[fault] += 1
         return fault
 
+    def _refuses(self, req: dict) -> tuple[str, str] | None:
+        """What an OpenAI reasoning model refuses in a request (protocol ``openai-reasoning``): ``max_tokens``, a
+        temperature other than 1, a parameter it does not know (``chat_template_kwargs``); (parameter, message)."""
+        if self.protocol != "openai-reasoning":
+            return None
+        if "max_tokens" in req:
+            return "max_tokens", ("Unsupported parameter: 'max_tokens' is not supported with this model. Use "
+                                  "'max_completion_tokens' instead.")  # fmt: skip
+        if req.get("temperature") not in (None, 1, 1.0):
+            return "temperature", (f"Unsupported value: 'temperature' does not support {req['temperature']} with this "
+                                   "model. Only the default (1) value is supported.")  # fmt: skip
+        if "chat_template_kwargs" in req:
+            return "chat_template_kwargs", "Unrecognized request argument supplied: chat_template_kwargs"
+        return None
+
     @staticmethod
-    def _reply(prompt: str, req: dict, reply=None, fingerprint: str | None = None) -> bytes:
-        # reply may say why the output ended, or make a turn of tool calls (answerer.scripted_turn)
-        text, finish, calls = scripted_turn(reply(prompt, req) if reply else f"echo: {prompt}")
+    def _reply(prompt: str, req: dict, reply=None, fingerprint: str | None = None, protocol: str = "plain") -> bytes:
+        # reply may say why the output ended, or make a turn of tool calls (answerer.scripted_turn), or give the
+        # thinking ({"content", "reasoning"}), which the protocol places as its server does
+        got = reply(prompt, req) if reply else f"echo: {prompt}"
+        text, finish, calls = scripted_turn(got)
+        thinking = got.get("reasoning", "") if isinstance(got, dict) else ""
         if req.get("seed") is not None and not reply:
             text += f" (seed {req['seed']})"
-        message = {"role": "assistant", "content": text}
+        shown = text
+        if protocol == "think" and thinking:  # no reasoning parser: the thinking in the content, unclosed if cut
+            shown = f"<think>{thinking}" + ("" if finish == "length" and not text else f"</think>{text}")
+        message = {"role": "assistant", "content": shown}
+        if protocol in ("reasoning", "reasoning_content") and thinking:
+            message[protocol] = thinking
         if calls:
             message["content"] = text or None
             message["tool_calls"] = [
@@ -191,8 +234,13 @@ class Loopback:
                 "choices": [{"index": 0, "finish_reason": finish, "message": message}],
                 "usage": {
                     "prompt_tokens": len(prompt.split()),
-                    "completion_tokens": len(text.split()),
-                    "total_tokens": len(prompt.split()) + len(text.split()),
+                    "completion_tokens": len(text.split()) + len(thinking.split()),
+                    "total_tokens": len(prompt.split()) + len(text.split()) + len(thinking.split()),
+                    **(
+                        {"completion_tokens_details": {"reasoning_tokens": len(thinking.split())}}
+                        if protocol == "openai-reasoning"
+                        else {}
+                    ),
                 },
             }
         ).encode()
@@ -288,7 +336,7 @@ class Loopback:
                 err.append({"id": f"batch_req_{next(self._ids)}", "custom_id": line["custom_id"], "response": None,
                             "error": {"code": "server_error", "message": failure}})  # fmt: skip
                 continue
-            reply = json.loads(self._reply(prompt, req, self.reply, self.fingerprint))
+            reply = json.loads(self._reply(prompt, req, self.reply, self.fingerprint, self.protocol))
             out.append({"id": f"batch_req_{next(self._ids)}", "custom_id": line["custom_id"], "error": None,
                         "response": {"status_code": 200, "request_id": "req", "body": reply}})  # fmt: skip
             with self._lock:

@@ -91,6 +91,13 @@ class Reply:
     tool_calls: tuple = ()
     """The functions the model called (the OpenAI tools API), each ``{"id", "name", "arguments"}`` with the
     arguments as the JSON text the model wrote; ``text`` is then its content, often empty."""
+    reasoning: str = ""
+    """The model's thinking, kept apart from ``text`` (olakit.llm.response.split_thinking): never read for an
+    answer, a note, a vote or a review."""
+    reasoning_tokens: int | None = None
+    """Reasoning tokens the endpoint reported (``usage.completion_tokens_details``); part of completion_tokens."""
+    unfinished: bool = False
+    """Cut off (finish ``length``) while still thinking: the reply has no answer."""
 
     @property
     def ok(self) -> bool:

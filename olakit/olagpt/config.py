@@ -12,6 +12,7 @@ from typing import Annotated, Literal
 from pydantic import Field, model_validator
 
 from olakit.config import Config, ConfigError, OwnDataset, Slice, is_dataset_file
+from olakit.generation import Reasoning
 from olakit.names import AUTO_COT, LLM_VOTE, RECORDED_READER, REGEX_VOTE, SC, STRATEGIES, TURBO
 from olakit.settings import Analysis
 
@@ -22,7 +23,7 @@ OWN_LIBRARY = {"aqua": "olagpt", "ekar_zh": "olagpt-ekar"}
 """Each built-in dataset's own built-in notes library (olakit.olagpt.notes.LIBRARIES)."""
 
 
-class OlaGPTConfig(Slice, OwnDataset, Analysis):
+class OlaGPTConfig(Slice, OwnDataset, Analysis, Reasoning):
     """An OlaGPT run: questions x templates x note strategies x note counts (x SC samples), baselines and votes."""
 
     ALIASES = {"n_questions": "-n"}
@@ -155,7 +156,7 @@ class OlaGPTConfig(Slice, OwnDataset, Analysis):
             )
 
 
-class NotesConfig(OwnDataset):
+class NotesConfig(OwnDataset, Reasoning):
     """``olakit notes build``: a notes library by active learning (paper 3.4): a pool of a split, answered ``r``
     times; the questions wrong every time get notes."""
 

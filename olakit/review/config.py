@@ -10,9 +10,10 @@ from pydantic import Field
 
 from olakit.answers import TEXT_STEPS, TextNormalise
 from olakit.config import OwnDataset, Slice, Stats
+from olakit.generation import Reasoning
 
 
-class ReviewConfig(Slice, OwnDataset, Stats):
+class ReviewConfig(Slice, OwnDataset, Stats, Reasoning):
     """The review loop and a direct answer on a slice of a dataset (or the shipped open questions)."""
 
     ALIASES = {"n_questions": "-n"}

@@ -36,7 +36,8 @@ from olakit.vote import GROUP
 
 SELECTED = "selected"
 """The filter value of the questions another view selected (QuestionExplorer.select)."""
-CAUSES = {"cut_off": "cut off at the token limit", "not_an_option": "not an option", "no_answer": "no answer stated"}
+CAUSES = {"cut_off": "cut off at the token limit", "not_an_option": "not an option", "no_answer": "no answer stated",
+          "unfinished": "cut off while thinking"}  # fmt: skip
 """How the explorer says why an answer is unparsed (olakit.extract.UNPARSED_CAUSES)."""
 
 
