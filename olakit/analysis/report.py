@@ -80,13 +80,13 @@ def report(
         if kind == "olagpt" and "trace" in records and len(use := tool_use(records)):
             tables["tool_use"] = use  # templates with tools, or a program template
         tables |= grid_tables(records, analysis)
-        tables |= ties(tables, "methods", lambda r: f"{r['method']} | {r['notes_strategy']}", analysis)
+        tables |= _ties(tables, "methods", lambda r: f"{r['method']} | {r['notes_strategy']}", analysis)
     elif kind == "reproduction":
         tables = reproduction_tables(records, analysis) | grid_tables(records, analysis)
         tables["claims_ledger"] = claims_ledger(tables, (result.log.parameters or {}).get("data_dir"))
     elif kind == "geek":
         tables = geek_tables(records, analysis)
-        tables |= grid_tables(records, analysis, ["row"]) | ties(tables, "table2", lambda r: r["method"], analysis)
+        tables |= grid_tables(records, analysis, ["row"]) | _ties(tables, "table2", lambda r: r["method"], analysis)
         if result.extras.judge:
             tables["judge"] = pd.DataFrame([result.extras.judge])
     elif kind == "review":
@@ -97,7 +97,7 @@ def report(
     elif kind in ("import", "compare"):
         vote_over = result.log.config.get("vote_over")
         tables = comparison_tables(comparison_of(result), vote_over, analysis)
-        tables |= ties(tables, "methods", lambda r: r["method"], analysis)
+        tables |= _ties(tables, "methods", lambda r: r["method"], analysis)
         if kind == "import":
             tables |= import_tables(result.extras.report)
     elif kind == "notes":
@@ -109,7 +109,7 @@ def report(
     return tables
 
 
-def ties(tables: dict, name: str, cell, analysis: Analysis) -> dict:
+def _ties(tables: dict, name: str, cell, analysis: Analysis) -> dict:
     """``tables[name]`` (an accuracy table: one row a cell) with ``tied_with_best`` (olakit.analysis.inference
     .tie_group: not shown to differ from the best cell, Holm over the comparisons with it) and ``best``, and the
     ``tie_group`` table; ``cell(row)``: the row's cell as the paired tests name it. Rows outside the tests: empty."""
