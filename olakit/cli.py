@@ -338,6 +338,8 @@ def cmd_run(args, export=None) -> int:
     from olakit.olagpt.run import run
 
     cfg = from_arguments(OlaGPTConfig, args)  # before the LLM: bad settings cost nothing
+    if len(cfg.reasoning_effort) > 1:
+        return _effort_grid(args, "olagpt", export)
     registered, door = _door("run", cfg, args, export)
     plan = lambda job: describe(planned_calls(cfg), job.answerer.endpoint, job.batched)  # noqa: E731
     result = run(cfg, announce=_announce(cfg, registered, run_pairs(cfg), "cells", plan), **door)
@@ -361,6 +363,8 @@ def cmd_geek(args, export=None) -> int:
     from olakit.names import plural
 
     cfg = from_arguments(GeekConfig, args)
+    if len(cfg.reasoning_effort) > 1:
+        return _effort_grid(args, "geek", export)
     registered, door = _door("geek", cfg, args, export)
     rows = len(cfg.rows)
     result = run_geek(cfg, announce=_announce(cfg, registered, rows * (rows - 1) // 2, "rows"), **door)
@@ -400,6 +404,15 @@ def cmd_method(args, export=None) -> int:
     return 0
 
 
+def _effort_grid(args, spec: str, export=None) -> int:
+    """Several reasoning efforts (``--reasoning-effort low,high``): the method's one door runs them as a grid
+    (olakit.method.effort_grid), as ``olakit method NAME`` does."""
+    args.spec = spec
+    for name in ("registration", "concurrency", "batch"):  # flags a command may lack (the review loop's)
+        setattr(args, name, getattr(args, name, None))
+    return cmd_method(args, export)
+
+
 def cmd_methods(args) -> int:
     from olakit.methods import known_methods
 
@@ -421,6 +434,10 @@ def cmd_review(args) -> int:
     cfg = from_arguments(ReviewConfig, args)
     if args.ask is None and args.out is None:
         raise DataError('give --out DIR for a dataset slice, or --ask "question" for one question')
+    if len(cfg.reasoning_effort) > 1:
+        if args.ask is not None:
+            raise DataError("--ask answers one question under one reasoning effort; several are a grid, with --out")
+        return _effort_grid(args, "review")
     params = {"out": args.out}
     if args.out is not None:
         claim_folder(_out_dir(args.out), RunLog(door="review", config_type="ReviewConfig", config=cfg.as_dict(),

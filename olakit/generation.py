@@ -19,6 +19,7 @@ from typing import Annotated, Literal
 from pydantic import Field, field_validator
 
 from olakit.config import Config
+from olakit.errors import DataError
 
 __all__ = ["EFFORTS", "Generation", "Reasoning"]
 
@@ -31,11 +32,31 @@ class Reasoning(Config):
     call of a run (olakit.runner) and so in each call's cache key. Sent as ``reasoning_effort`` (OpenAI's reasoning
     models, gpt-oss and vLLM's OpenAI server); ``none`` also sends ``chat_template_kwargs: {"enable_thinking":
     false}`` (Qwen3 on vLLM, SGLang or llama.cpp). A parameter an endpoint refuses is learned at its first 400, said
-    once and recorded in the run log (the role's ``refused``), and left out from then on (docs/reasoning.md)."""
+    once and recorded in the run log (the role's ``refused``), and left out from then on (docs/reasoning.md).
 
-    reasoning_effort: Literal[EFFORTS] | None = None  # type: ignore[valid-type]
-    """The model's reasoning effort: none, minimal, low, medium or high (none set: the model's default, nothing
-    sent)."""
+    Several efforts are a factor of the experiment: the method runs once per effort, and the runs are compared as
+    one grid (olakit.method.Method, olakit.analysis.compare)."""
+
+    reasoning_effort: tuple[Literal[EFFORTS], ...] = ()  # type: ignore[valid-type]
+    """The model's reasoning effort: none, minimal, low, medium or high; several (``low,high``) a factor, one run
+    each, compared as one grid (empty: the model's default, nothing sent)."""
+
+    def effort(self) -> str | None:
+        """The one effort a run's calls carry (None: the model's default); several are a grid, run one by one by the
+        method's door (olakit.method.Method)."""
+        if len(self.reasoning_effort) > 1:
+            given = ",".join(self.reasoning_effort)
+            raise DataError(f"reasoning_effort {given}: several efforts are a grid, run one per effort through "
+                            "olakit.run_method or olakit method NAME (docs/reasoning.md)")  # fmt: skip
+        return self.reasoning_effort[0] if self.reasoning_effort else None
+
+    @field_validator("reasoning_effort")
+    @classmethod
+    def _once(cls, value):
+        twice = sorted({e for e in value if value.count(e) > 1})
+        if twice:
+            raise ValueError(f"{', '.join(twice)} given twice")
+        return value
 
 
 _SENT = {"max_tokens": "max_tokens", "temperature": "temperature", "top_p": "top_p", "seed": "seed", "stop": "stop"}

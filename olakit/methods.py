@@ -29,6 +29,7 @@ from olakit.review.run import run_review
 
 __all__ = [
     "BUILTIN",
+    "effort_grid",
     "ENTRY_POINTS",
     "MAIN_TABLES",
     "known_methods",
@@ -89,12 +90,50 @@ def run_method(spec: str | Method, config=None, models=None, **options):
     method = method_of(spec)
     if isinstance(spec, str) and spec not in BUILTIN:
         options["parameters"] = {**(options.get("parameters") or {}), "method": spec}
+    if config is None or isinstance(config, dict):
+        config = method.config(**(config or {}))
+    if len(getattr(config, "reasoning_effort", ())) > 1:
+        return effort_grid(method, config, models, **{k: v for k, v in options.items() if v is not None})
     return method(config, models, **options)
 
 
-MAIN_TABLES = {"olagpt": "methods", "geek": "table2", "review": "iteration_accuracy", "notes": "pool_answers"}
-"""Each built-in kind's main table: accuracy per condition (OlaGPT cells, GEEK rows, review iterations, a notes
-build's pool answers)."""
+def effort_grid(method: Method, config, models=None, **options):
+    """``method`` run once per reasoning effort of ``config`` (each run its own, with its own cache keys), the runs
+    compared as one grid: a ``compare`` Result whose conditions are each effort's cells (``low/ST``, ``high/ST``), its
+    tables the comparison's (accuracy with intervals, usage per condition with reasoning and answer tokens, cost per
+    correct answer and the unfinished rate, paired tests with Holm over every pair, variance components), each
+    effort's own run log one of its parts. The runs share one client of the endpoint (unless given models, or in
+    batch mode), so a parameter it refuses is learned once for the grid."""
+    from olakit.analysis.compare import compare, comparison_result
+    from olakit.llm.client import connect
+    from olakit.runlog import make_log
+    from olakit.runner import endpoint
+
+    own = None
+    if models is None and not options.get("batch") and not options.get("export"):
+        concurrency = options.get("concurrency")
+        own = models = connect(endpoint("answerer"), **({"concurrency": concurrency} if concurrency else {}))
+    try:
+        runs = {e: method(config.replace(reasoning_effort=(e,)), models, **options)
+                for e in config.reasoning_effort}  # fmt: skip
+    finally:
+        if own is not None and hasattr(own, "close"):
+            own.close()
+    grid = compare([r.records for r in runs.values()], labels=list(runs))
+    first = next(iter(runs.values())).log
+    parameters = {**(options.get("parameters") or {}), "effort_grid": method.name}
+    result = comparison_result(grid, lambda ref: make_log(
+        first.door, config, kind="compare", parameters=parameters, dataset=first.dataset,
+        wall_s=round(sum(r.log.wall_s or 0 for r in runs.values()), 2)))  # fmt: skip
+    for effort, part in runs.items():
+        result = result.with_part(f"effort={effort}", part)
+    return result
+
+
+MAIN_TABLES = {"olagpt": "methods", "geek": "table2", "review": "iteration_accuracy", "notes": "pool_answers",
+               "compare": "usage"}  # fmt: skip
+"""Each kind's main table: accuracy per condition (OlaGPT cells, GEEK rows, review iterations, a notes build's pool
+answers; an effort grid's conditions with what each paid)."""
 
 
 def main_table(result, tables: dict):
@@ -109,6 +148,7 @@ def main_table(result, tables: dict):
     if "notes_strategy" in table and table["notes_strategy"].nunique() > 1:
         table["method"] = table["method"].astype(str) + " | " + table["notes_strategy"].astype(str)
     columns = ["method", "n", "correct", "accuracy", "ci_low", "ci_high"]
+    columns += ["reasoning_tokens", "answer_tokens", "cost_per_correct", "unfinished_rate"]  # a grid's usage table
     return table[[c for c in columns if c in table]].reset_index(drop=True)
 
 

@@ -111,7 +111,7 @@ class Run:
             if role not in self.models:
                 model = role_llm(role, self.models["answerer"], **self._options)
                 self.models[role] = model if model is self.models["answerer"] else self._own(model)
-            effort = getattr(self.config, "reasoning_effort", None)  # every method's config has it (Reasoning)
+            effort = self.config.effort() if hasattr(self.config, "effort") else None  # every method's (Reasoning)
             self.roles[role] = RoleCalls(self.models[role], role, {"reasoning_effort": effort})
         return self.roles[role]
 

@@ -91,7 +91,7 @@ def test_the_effort_is_sent_in_every_call_keyed_and_none_switches_a_templates_th
                 res = run(cfg, llm=llm)
     # 2 question types + 2 answers per effort; the second "low" run is served by the cache (the effort is keyed)
     assert seen == [("low", None)] * 4 + [("none", {"enable_thinking": False})] * 4
-    assert res.calls["total"]["paid"] == 0 and res.log.config["reasoning_effort"] == "low"
+    assert res.calls["total"]["paid"] == 0 and res.log.config["reasoning_effort"] == ["low"]
 
 
 def test_an_openai_reasoning_model_refusing_the_thinking_switch_learns_it_once(tmp_path):
@@ -141,3 +141,86 @@ def test_split_thinking_reads_every_server_form():
     assert split_thinking("no thinking at all ") == split_thinking("no thinking at all ")
     assert split_thinking("no thinking at all ").text == "no thinking at all "  # untouched
     json.dumps(split_thinking("x").__dict__)
+
+
+def test_several_efforts_are_one_grid_from_one_command(tmp_path, data_dir):
+    """``olakit run --reasoning-effort low,high`` against an OpenAI-style reasoning server: at low the model's
+    thinking is cut off (no answer, ``unfinished``), at high it answers A after 10 words of thinking. The grid's
+    usage table gives per condition the reasoning and answer tokens, the cost per correct answer and the unfinished
+    rate, worked here from the scripted replies, the data file's gold letters and gpt-4o-mini's published prices; the
+    refused parameters cost one call each for the whole grid."""
+    import os
+    import subprocess
+    import sys
+
+    long = "a long careful line of thought about every option here"  # 10 words: the server counts words
+
+    def reply(prompt, request):
+        if "judge the type" in prompt or "question type" in prompt.lower():
+            return {"content": '{"task_type": "math"}', "reasoning": "arith"}
+        if request.get("reasoning_effort") == "low":
+            return {"content": "", "reasoning": "short", "finish_reason": "length"}
+        return {"content": 'Step by step. {"Answer": "A"}', "reasoning": long}
+
+    gold = [json.loads(line)["correct"] for line in (data_dir / "aqua" / "test.json").read_text().splitlines()[:3]]
+    with Loopback(reply=reply, protocol="openai-reasoning") as srv:
+        env = {**os.environ, "OLAKIT_BASE_URL": srv.base_url, "OLAKIT_MODEL": "gpt-4o-mini",
+               "OLAKIT_CACHE_DIR": str(tmp_path / "cache")}  # fmt: skip
+        args = ["run", "-n", "3", "--templates", "ST,turbo", "--strategies", "zero-shot", "--reasoning-effort",
+                "low,high", "--out", str(tmp_path / "grid")]  # fmt: skip
+        done = subprocess.run([sys.executable, "-m", "olakit.cli", *args], env=env, capture_output=True, text=True,
+                              timeout=600)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert dict(srv.refusals) == {"max_tokens": 1, "temperature": 1}
+    records = pd.read_parquet(tmp_path / "grid" / "records.parquet")
+    usage = pd.read_csv(tmp_path / "grid" / "tables" / "usage.csv").set_index("method")
+    assert set(usage.index) == {"low/ST", "low/turbo", "high/ST", "high/turbo"}
+    right = sum(g == "A" for g in gold)
+    for cell in ("ST", "turbo"):
+        low, high = usage.loc[f"low/{cell}"], usage.loc[f"high/{cell}"]
+        assert (low["correct"], low["unfinished_rate"], low["reasoning_tokens"], low["answer_tokens"]) == (0, 1, 3, 0)
+        assert pd.isna(low["cost_per_correct"])
+        assert (high["correct"], high["unfinished_rate"], high["reasoning_tokens"]) == (right, 0, 30)
+        assert high["answer_tokens"] == 3 * len('Step by step. {"Answer": "A"}'.split())
+        mine = records[records["template"] == f"high/{cell}"]
+        cost = (mine["prompt_tokens"].sum() * 0.15 + mine["completion_tokens"].sum() * 0.60) / 1e6
+        assert high["cost_per_correct"] == pytest.approx(cost / right)
+    run_log = json.loads((tmp_path / "grid" / "run.json").read_text())
+    assert sorted(run_log["parts"]) == ["effort=high", "effort=low"]
+    assert run_log["parts"]["effort=low"]["config"]["reasoning_effort"] == ["low"]
+
+
+def test_the_effort_setting_takes_a_list_in_every_form_and_refuses_a_level_twice():
+    from olakit.config import ConfigError
+    from olakit.errors import DataError
+
+    assert OlaGPTConfig(reasoning_effort="none").reasoning_effort == ("none",)  # an effort, not "unset"
+    assert OlaGPTConfig(reasoning_effort="low,high").reasoning_effort == ("low", "high")
+    assert OlaGPTConfig(reasoning_effort=["minimal"]).effort() == "minimal" and OlaGPTConfig().effort() is None
+    with pytest.raises(ConfigError, match="low given twice"):
+        OlaGPTConfig(reasoning_effort="low,low")
+    with pytest.raises(DataError, match="several efforts are a grid"):
+        OlaGPTConfig(reasoning_effort="low,high").effort()
+
+
+def test_prices_are_data_each_with_the_date_of_its_price_list():
+    """olakit/resources/prices.json, read as a user's file would be: every model with positive prices and an ISO
+    date; the reasoning models of 2025 among them; register_price changes one and marks it registered."""
+    import datetime
+    from importlib.resources import files
+
+    from olakit.llm import PRICE_DATES, PRICES, register_price
+
+    doc = json.loads(files("olakit.resources").joinpath("prices.json").read_text())
+    for model, p in doc["models"].items():
+        assert p["prompt"] > 0 and p["completion"] >= p["prompt"], model
+        assert datetime.date.fromisoformat(p["as_of"]) <= datetime.date(2026, 12, 31), model
+        assert PRICES[model] == (p["prompt"], p["completion"]) and PRICE_DATES[model] == p["as_of"]
+    assert {"o4-mini", "o3", "gpt-5-mini", "deepseek-reasoner"} <= set(doc["models"])
+    before = PRICES.get("my-model"), PRICE_DATES.get("my-model")
+    try:
+        register_price("my-model", 1, 2)
+        assert (PRICES["my-model"], PRICE_DATES["my-model"]) == ((1.0, 2.0), "registered")
+    finally:
+        PRICES.pop("my-model", None), PRICE_DATES.pop("my-model", None)
+    assert before == (None, None)

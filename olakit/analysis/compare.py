@@ -31,6 +31,7 @@ from olakit.analysis.config import CompareConfig
 from olakit.analysis.inference import holm_matrix, paired_tests
 from olakit.analysis.intervals import accuracy_row
 from olakit.analysis.runs import run_tables
+from olakit.analysis.tables import usage_table
 from olakit.analysis.variance import grid_tables
 from olakit.analysis.verdicts import mark_roles
 from olakit.data.files import find_file
@@ -265,6 +266,7 @@ def comparison_tables(
                                    zip(tests["a"], tests["b"])] if len(tests) else []  # fmt: skip
     tables |= {
         "conditions": conditions,
+        "usage": condition_usage(shared[shared["template"].isin(names)], tables["methods"]),
         "replicates": replicates(shared, conditions),
         "paired_tests": tests.sort_values("p_mcnemar_holm", kind="stable").reset_index(drop=True),
         "holm_matrix": holm_matrix(tests).reindex(index=cells, columns=cells),
@@ -277,6 +279,26 @@ def comparison_tables(
     if registration is not None:
         tables |= mark_roles(tables["paired_tests"], registration, analysis)
     return tables
+
+
+def condition_usage(records: pd.DataFrame, methods: pd.DataFrame) -> pd.DataFrame:
+    """Per condition, on the questions every condition answered: its accuracy with the interval (``methods``), what
+    it paid (tables.usage_table: calls, tokens, reasoning tokens among the completion tokens, cost), the answer
+    tokens (completion less reasoning; all of them where the endpoint reported no reasoning), the cost per correct
+    answer (empty with no correct answer) and the share of replies cut off while thinking (``unfinished_rate``)."""
+    usage = usage_table(records)
+    acc = methods.set_index("method")
+    out = usage[["method"]].copy()
+    for col in ("n", "correct", "accuracy", "ci_low", "ci_high"):
+        out[col] = [acc[col].get(m) for m in usage["method"]]
+    out = out.join(usage.drop(columns="method"))
+    reasoning = out["reasoning_tokens"] if "reasoning_tokens" in out else pd.Series(pd.NA, index=out.index)
+    out["answer_tokens"] = out["completion_tokens"] - reasoning.fillna(0).astype("Int64")
+    correct = out["correct"].astype("Float64")
+    out["cost_per_correct"] = (out["cost"].astype("Float64") / correct).where(correct > 0)
+    if "unfinished" in out:
+        out["unfinished_rate"] = out["unfinished"] / out["records"]
+    return out
 
 
 def fingerprint_change(a: str, b: str) -> str:

@@ -8,12 +8,13 @@ test server (loopback).
 
 from olakit.llm.answerer import Answerer, Counted, ScriptedModel
 from olakit.llm.client import LLM
-from olakit.llm.endpoint import PRICES, Endpoint, LLMError, register_price
+from olakit.llm.endpoint import PRICE_DATES, PRICES, Endpoint, LLMError, register_price
 from olakit.llm.request import Reply, Request, cache_key
 
 __all__ = [
     "LLM",
     "PRICES",
+    "PRICE_DATES",
     "Answerer",
     "Counted",
     "Endpoint",

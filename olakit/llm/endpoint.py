@@ -6,6 +6,7 @@ endpoint is read.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 
 from olakit.env import ROLES, endpoint_vars
@@ -13,13 +14,18 @@ from olakit.errors import OlakitError
 from olakit.llm.daemon import shared_server
 from olakit.llm.local import embedded_spec
 
-PRICES: dict[str, tuple[float, float]] = {
-    # USD per million tokens: (prompt, completion). Extend with register_price().
-    "gpt-3.5-turbo": (0.50, 1.50),
-    "gpt-4o-mini": (0.15, 0.60),
-    "gpt-4o": (2.50, 10.00),
-    "gpt-4.1-mini": (0.40, 1.60),
-}
+
+def _read_prices() -> tuple[dict[str, tuple[float, float]], dict[str, str]]:
+    from importlib.resources import files
+
+    doc = json.loads(files("olakit.resources").joinpath("prices.json").read_text(encoding="utf-8"))
+    models = doc["models"]
+    return {m: (p["prompt"], p["completion"]) for m, p in models.items()}, {m: p["as_of"] for m, p in models.items()}
+
+
+PRICES, PRICE_DATES = _read_prices()
+"""USD per million tokens, (prompt, completion), by model, from olakit/resources/prices.json; PRICE_DATES: the date
+of the published price list each comes from (register_price adds or changes one: its date is then "registered")."""
 LOCAL_PRICE = (0.0, 0.0)
 """Price of the embedded model (it runs on your machine)."""
 
@@ -27,6 +33,7 @@ LOCAL_PRICE = (0.0, 0.0)
 def register_price(model: str, prompt_per_mtok: float, completion_per_mtok: float) -> None:
     """Add or change a model's price (USD per million tokens)."""
     PRICES[model] = (float(prompt_per_mtok), float(completion_per_mtok))
+    PRICE_DATES[model] = "registered"
 
 
 class LLMError(OlakitError):

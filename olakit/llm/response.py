@@ -110,6 +110,7 @@ def split_thinking(text: str | None, message: dict | None = None, usage: dict | 
     details = (usage or {}).get("completion_tokens_details") if isinstance(usage, dict) else None
     tokens = details.get("reasoning_tokens") if isinstance(details, dict) else None
     reasoning = "\n\n".join(p for p in parts if p)
-    unfinished = finish_reason == "length" and (cut or (bool(reasoning) and not answer.strip()))
+    thought = bool(reasoning) or (isinstance(tokens, int) and tokens > 0)  # OpenAI's: only the count is shown
+    unfinished = finish_reason == "length" and (cut or (thought and not answer.strip()))
     return Thinking(answer.strip() if parts else answer, reasoning, tokens if isinstance(tokens, int) else None,
                     unfinished)  # fmt: skip

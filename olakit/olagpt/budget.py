@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from olakit.data.loaders import questions_of
 from olakit.llm.batch import BATCH_RATE
-from olakit.llm.endpoint import PRICES, Endpoint
+from olakit.llm.endpoint import PRICE_DATES, PRICES, Endpoint
 from olakit.names import AUTO_COT, AUTO_COT_STRATEGY, LLM_VOTE, REGEX_VOTE, SC, ZERO_SHOT, plural
 from olakit.olagpt.config import OlaGPTConfig
 from olakit.olagpt.intent import TYPE_PARAMS
@@ -122,7 +122,8 @@ def describe(stages: list[Stage], endpoint: Endpoint, batch: bool = False) -> st
     price = ceiling_price(stages, endpoint)
     if price is not None:
         online, batched = price
-        tail += f" (at most ${online:,.2f} at its online completion price, ${batched:,.2f} at the batch rate"
+        tail += f" (at most ${online:,.2f} at its online completion price of {PRICE_DATES.get(endpoint.model)}"
+        tail += f", ${batched:,.2f} at the batch rate"
         tail += "; prompts extra)" if batch else " if batched; prompts extra)"
     tail += "; answers already in the cache are not paid again"
     return "\n".join([head, *lines, tail])
