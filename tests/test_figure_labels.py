@@ -96,3 +96,37 @@ def test_accuracy_intervals_and_notes_count_name_their_axes_and_legend(tmp_path)
     assert "number of notes in the prompt (n)" in text and "Accuracy against the number of notes" in text
     assert overlapping(fig) == []
     plt.close(fig)
+
+
+def test_the_effort_figures_label_every_square_and_point_once(tmp_path):
+    """The effort grid's figures (issue 50) from hand-made tables: the gain heatmap writes each square's difference
+    and interval, marks the significant one; the Pareto plot labels each point once, with the cells that share it,
+    and says how many cells had no correct answer (no tokens per correct answer to place)."""
+    gain = pd.DataFrame([
+        {"effort": "low", "cell": "ST", "baseline": "turbo", "diff": 0.25, "diff_ci_low": 0.05, "diff_ci_high": 0.45,
+         "significant": True},
+        {"effort": "high", "cell": "ST", "baseline": "turbo", "diff": -0.05, "diff_ci_low": -0.2, "diff_ci_high": 0.1,
+         "significant": False},
+    ])  # fmt: skip
+    fig, ax = plt.subplots(figsize=(6.5, 3.2))
+    figures.template_gain(gain, ax=ax)
+    text = saved_text(fig, tmp_path / "gain.pdf")
+    for said in ("+0.25*", "[+0.05, +0.45]", "-0.05", "[-0.20, +0.10]", "Accuracy gain over turbo within each effort",
+                 "reasoning effort", "accuracy minus turbo's"):  # fmt: skip
+        assert text.count(said) == 1, said
+    assert "-0.05*" not in text
+    plt.close(fig)
+    cells = pd.DataFrame([
+        {"effort": "low", "cell": "ST", "accuracy": 0.5, "tokens_per_correct": 40.0},
+        {"effort": "low", "cell": "turbo", "accuracy": 0.5, "tokens_per_correct": 40.0},
+        {"effort": "high", "cell": "ST", "accuracy": 0.8, "tokens_per_correct": 300.0},
+        {"effort": "high", "cell": "turbo", "accuracy": 0.0, "tokens_per_correct": None},
+    ])  # fmt: skip
+    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    figures.effort_pareto(cells, ax=ax)
+    text = saved_text(fig, tmp_path / "pareto.pdf")
+    assert text.count("ST (low), turbo (low)") == 1 and text.count("ST (high)") == 1 and "turbo (high)" not in text
+    assert "1 cell with none correct left out" in text
+    assert sorted(t.get_text() for t in ax.get_legend().get_texts()) == ["Pareto front", "effort high", "effort low"]
+    assert overlapping(fig) == []
+    plt.close(fig)

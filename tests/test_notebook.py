@@ -30,6 +30,7 @@ def test_every_notebook_is_here():
         "method.ipynb",
         "note_strategy.ipynb",
         "notes_count.ipynb",
+        "reasoning_effort.ipynb",
         "reproduce_ekar.ipynb",
         "reproduce_olagpt.ipynb",
         "review_loop.ipynb",

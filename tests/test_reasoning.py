@@ -162,11 +162,12 @@ def test_several_efforts_are_one_grid_from_one_command(tmp_path, data_dir):
             return {"content": "", "reasoning": "short", "finish_reason": "length"}
         return {"content": 'Step by step. {"Answer": "A"}', "reasoning": long}
 
-    gold = [json.loads(line)["correct"] for line in (data_dir / "aqua" / "test.json").read_text().splitlines()[:3]]
+    n = 30
+    gold = [json.loads(line)["correct"] for line in (data_dir / "aqua" / "test.json").read_text().splitlines()[:n]]
     with Loopback(reply=reply, protocol="openai-reasoning") as srv:
         env = {**os.environ, "OLAKIT_BASE_URL": srv.base_url, "OLAKIT_MODEL": "gpt-4o-mini",
                "OLAKIT_CACHE_DIR": str(tmp_path / "cache")}  # fmt: skip
-        args = ["run", "-n", "3", "--templates", "ST,turbo", "--strategies", "zero-shot", "--reasoning-effort",
+        args = ["run", "-n", str(n), "--templates", "ST,turbo", "--strategies", "zero-shot", "--reasoning-effort",
                 "low,high", "--out", str(tmp_path / "grid")]  # fmt: skip
         done = subprocess.run([sys.executable, "-m", "olakit.cli", *args], env=env, capture_output=True, text=True,
                               timeout=600)  # fmt: skip
@@ -178,13 +179,31 @@ def test_several_efforts_are_one_grid_from_one_command(tmp_path, data_dir):
     right = sum(g == "A" for g in gold)
     for cell in ("ST", "turbo"):
         low, high = usage.loc[f"low/{cell}"], usage.loc[f"high/{cell}"]
-        assert (low["correct"], low["unfinished_rate"], low["reasoning_tokens"], low["answer_tokens"]) == (0, 1, 3, 0)
+        assert (low["correct"], low["unfinished_rate"], low["reasoning_tokens"], low["answer_tokens"]) == (0, 1, n, 0)
         assert pd.isna(low["cost_per_correct"])
-        assert (high["correct"], high["unfinished_rate"], high["reasoning_tokens"]) == (right, 0, 30)
-        assert high["answer_tokens"] == 3 * len('Step by step. {"Answer": "A"}'.split())
+        assert (high["correct"], high["unfinished_rate"], high["reasoning_tokens"]) == (right, 0, 10 * n)
+        assert high["answer_tokens"] == n * len('Step by step. {"Answer": "A"}'.split())
         mine = records[records["template"] == f"high/{cell}"]
         cost = (mine["prompt_tokens"].sum() * 0.15 + mine["completion_tokens"].sum() * 0.60) / 1e6
         assert high["cost_per_correct"] == pytest.approx(cost / right)
+    # the grid's family: templates within an effort, efforts within a template (not low/ST against high/turbo);
+    # low against high differ on the `right` questions high gets right: exact McNemar p = 2 * 0.5**right
+    import math
+
+    tables = {t: pd.read_csv(tmp_path / "grid" / "tables" / f"{t}.csv") for t in ("effort_tests", "template_gain")}
+    tests = tables["effort_tests"]
+    pairs = {frozenset((a, b)) for a, b in zip(tests["a"], tests["b"])}
+    assert pairs == {frozenset(p) for p in [("low/ST", "low/turbo"), ("high/ST", "high/turbo"), ("low/ST", "high/ST"),
+                                            ("low/turbo", "high/turbo")]}  # fmt: skip
+    p = min(1.0, 2 * sum(math.comb(right, k) for k in range(0 + 1)) / 2**right)
+    ps = sorted([p, p, 1.0, 1.0])  # Holm over the family of four, by hand
+    holm = [min(1.0, max(ps[j] * (4 - j) for j in range(i + 1))) for i in range(4)]
+    efforts = tests[tests["family"] == "efforts within a template"]
+    assert efforts["p_family_holm"].tolist() == pytest.approx([holm[1]] * 2) and holm[1] < 0.05
+    # the comparison's own Holm is over all six pairs, four of them (every low against every high) at p
+    assert efforts["p_mcnemar_holm"].tolist() == pytest.approx([min(1.0, 6 * p)] * 2)
+    gain = tables["template_gain"].set_index("effort")
+    assert list(gain["cell"]) == ["ST", "ST"] and gain["diff"].tolist() == [0, 0]  # the same answers: no gain
     run_log = json.loads((tmp_path / "grid" / "run.json").read_text())
     assert sorted(run_log["parts"]) == ["effort=high", "effort=low"]
     assert run_log["parts"]["effort=low"]["config"]["reasoning_effort"] == ["low"]

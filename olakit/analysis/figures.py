@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from olakit.analysis.questions import fig12_grid
-from olakit.names import BASELINES, NON_TEMPLATES, VOTES
+from olakit.names import BASELINES, NON_TEMPLATES, VOTES, plural
 
 
 def error_bars(rows) -> np.ndarray:
@@ -414,4 +414,59 @@ def accuracy_by_iteration(table: pd.DataFrame, *, ax=None):
     ax.legend(fontsize=8)
     n = int(table["n"].max()) if len(table) else 0
     ax.set_title(f"Accuracy after each review iteration (n = {n})")
+    return ax
+
+
+def template_gain(gain: pd.DataFrame, *, ax=None):
+    """Does a template still help at this effort (olakit.analysis.effort's ``template_gain``): the paired difference
+    of each cell against the baseline within each effort, a heatmap (rows the cells, columns the efforts, in the
+    table's order), each square labelled with the difference and its interval; a square whose family-Holm p is
+    below alpha is marked with an asterisk."""
+    ax = _ax(ax)
+    efforts = list(dict.fromkeys(gain["effort"]))
+    cells = list(dict.fromkeys(gain["cell"]))
+    values = np.full((len(cells), len(efforts)), np.nan)
+    for _, r in gain.iterrows():
+        values[cells.index(r["cell"]), efforts.index(r["effort"])] = r["diff"]
+    bound = max(0.05, float(np.nanmax(np.abs(values)))) if len(gain) else 1.0
+    image = ax.imshow(values, cmap="RdBu", vmin=-bound, vmax=bound, aspect="auto")
+    for _, r in gain.iterrows():
+        mark = "*" if r["significant"] else ""
+        color = "white" if abs(r["diff"]) > 0.6 * bound else "black"  # legible on the darkest squares
+        ax.text(efforts.index(r["effort"]), cells.index(r["cell"]),
+                f"{r['diff']:+.2f}{mark}\n[{r['diff_ci_low']:+.2f}, {r['diff_ci_high']:+.2f}]", ha="center",
+                va="center", fontsize=8, color=color)  # fmt: skip
+    ax.grid(False)
+    ax.set_xticks(range(len(efforts)), efforts)
+    ax.set_yticks(range(len(cells)), cells)
+    ax.set_xlabel("reasoning effort")
+    ax.set_ylabel("cell")
+    baseline = gain["baseline"].iloc[0] if len(gain) else "the baseline"
+    ax.set_title(f"Accuracy gain over {baseline} within each effort")
+    ax.figure.colorbar(image, ax=ax, label=f"accuracy minus {baseline}'s")
+    return ax
+
+
+def effort_pareto(cells: pd.DataFrame, *, ax=None):
+    """Accuracy against completion tokens (reasoning included) per correct answer, one point per effort and cell
+    (olakit.analysis.effort's ``effort_cells``; a cell with no correct answer has no such cost and is left out, said
+    in the title), the Pareto front (fewest tokens for the accuracy) joined by a line."""
+    ax = _ax(ax)
+    shown = cells[cells["tokens_per_correct"].notna()].astype({"tokens_per_correct": float})
+    for effort, group in shown.groupby("effort", sort=False):
+        ax.scatter(group["tokens_per_correct"], group["accuracy"], label=f"effort {effort}", alpha=0.8)
+    # one label per point: the cells (with their efforts) that land on it
+    at = shown.assign(label=shown["cell"] + " (" + shown["effort"] + ")")
+    for (x, y), label in at.groupby(["tokens_per_correct", "accuracy"], sort=False)["label"].agg(", ".join).items():
+        ax.annotate(label, (x, y), fontsize=7, xytext=(3, 3), textcoords="offset points")
+    ordered = shown.sort_values(["tokens_per_correct", "accuracy"], ascending=[True, False])
+    front = ordered[ordered["accuracy"] > ordered["accuracy"].cummax().shift(fill_value=-1.0)]
+    ax.plot(front["tokens_per_correct"], front["accuracy"], color="black", lw=1, label="Pareto front")
+    ax.set_xlabel("completion tokens (reasoning included) per correct answer")
+    ax.set_ylabel("accuracy")
+    ax.set_ylim(0, 1)
+    left = len(cells) - len(shown)
+    ax.set_title("Accuracy against tokens per correct answer" + (f" ({plural(left, 'cell')} with none correct left out)"
+                                                                   if left else ""))  # fmt: skip
+    ax.legend(fontsize=7)
     return ax

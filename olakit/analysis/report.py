@@ -10,7 +10,8 @@ the doors and the notebooks copy nothing:
 - ``geek``: Table 2, the paired tests between rows, cost, actions, steps (analysis.traces), the judge's verdicts;
 - ``review``: accuracy per iteration, the flips between iterations, each iteration's answer length and review
   score, the cost of each stage (analysis.iterations);
-- ``import`` and ``compare``: the comparison's tables (analysis.compare), and an import's report;
+- ``import`` and ``compare``: the comparison's tables (analysis.compare), and an import's report; an effort grid's
+  own tables (analysis.effort);
 - ``notes``: the pool's answers.
 
 With a registration (the result's own, or one given), its comparisons are confirmatory in ``paired_tests`` (Holm over
@@ -25,6 +26,7 @@ import dataclasses
 import pandas as pd
 
 from olakit.analysis.compare import comparison_of, comparison_tables
+from olakit.analysis.effort import effort_tables
 from olakit.analysis.inference import cell_outcomes, holm_matrix, paired_tests, tie_group
 from olakit.analysis.iterations import answer_trend, flips, iteration_accuracy, stage_cost
 from olakit.analysis.ledger import claims_ledger
@@ -96,8 +98,12 @@ def report(
             tables["iteration_accuracy"]["scored_by"] = result.extras.scored_by
     elif kind in ("import", "compare"):
         vote_over = result.log.config.get("vote_over")
-        tables = comparison_tables(comparison_of(result), vote_over, analysis)
+        comparison = comparison_of(result)
+        tables = comparison_tables(comparison, vote_over, analysis)
         tables |= _ties(tables, "methods", lambda r: r["method"], analysis)
+        if (result.log.parameters or {}).get("effort_grid"):  # one run per reasoning effort (methods.effort_grid)
+            efforts = (result.log.config or {}).get("reasoning_effort")
+            tables |= effort_tables(tables, comparison.conditions, efforts, analysis=analysis)
         if kind == "import":
             tables |= import_tables(result.extras.report)
     elif kind == "notes":
