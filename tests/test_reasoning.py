@@ -243,3 +243,139 @@ def test_prices_are_data_each_with_the_date_of_its_price_list():
     finally:
         PRICES.pop("my-model", None), PRICE_DATES.pop("my-model", None)
     assert before == (None, None)
+
+
+INSPECT_TASK = """
+import json
+from inspect_ai import Task, task
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.scorer import choice
+from inspect_ai.solver import multiple_choice
+
+@task
+def aqua_two():
+    rows = json.load(open({rows!r}))
+    return Task(dataset=MemoryDataset([Sample(input=r["question"], choices=r["options"], target=r["gold"], id=str(i))
+                                       for i, r in enumerate(rows)]), solver=multiple_choice(), scorer=choice())
+"""
+
+
+@pytest.mark.parametrize("protocol", ["reasoning", "think"])
+def test_an_inspect_log_of_a_reasoning_model_imports_with_its_thinking_kept_apart(tmp_path, data_dir, protocol):
+    """``inspect eval`` (its own command line) against a reasoning server: the thinking names the wrong letter, the
+    answer the gold one. Inspect keeps the thinking as ContentReasoning; the import reads the answer alone and keeps
+    the thinking in the records' reasoning column."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from olakit.data.imported import ImportSpec, import_runs
+
+    rows = [json.loads(line) for line in (data_dir / "aqua" / "test.json").read_text().splitlines()[:2]]
+    given = [{"question": r["question"], "options": [o.split(")", 1)[1] for o in r["options"]], "gold": r["correct"]}
+             for r in rows]  # fmt: skip
+    wrong = {r["correct"]: "C" if r["correct"] != "C" else "D" for r in rows}
+
+    def reply(prompt, request):
+        gold = next(g["gold"] for g in given if g["question"][:40] in prompt)
+        return {"content": f"ANSWER: {gold}", "reasoning": f"Perhaps ANSWER: {wrong[gold]}. No, {gold}."}
+
+    (tmp_path / "rows.json").write_text(json.dumps(given))
+    (tmp_path / "task.py").write_text(INSPECT_TASK.format(rows=str(tmp_path / "rows.json")))
+    with Loopback(reply=reply, protocol=protocol) as srv:
+        env = {**os.environ, "LOOP_API_KEY": "none", "NO_COLOR": "1"}  # inspect's provider openai-api/loop
+        done = subprocess.run(
+            [Path(sys.executable).parent / "inspect", "eval", f"{tmp_path / 'task.py'}@aqua_two", "--model",
+             "openai-api/loop/m", "--model-base-url", srv.base_url, "--display", "none", "--log-dir",
+             str(tmp_path / "logs")], env=env, capture_output=True, text=True, cwd=tmp_path, timeout=300,
+        )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    (log,) = (tmp_path / "logs").glob("*.eval")
+    records, _ = import_runs(ImportSpec(dataset="aqua", runs=[{"file": str(log), "run": "r1"}]))
+    records = records.sort_values("question_id")
+    assert records["extracted"].tolist() == [r["correct"] for r in rows] and records["correct"].all()
+    for (_, rec), r in zip(records.iterrows(), rows):
+        assert rec["reasoning"] == f"Perhaps ANSWER: {wrong[r['correct']]}. No, {r['correct']}."
+        assert "Perhaps" not in rec["raw_output"]
+
+
+def test_a_table_of_outputs_with_think_blocks_imports_the_answers_alone(tmp_path, data_dir):
+    """A run made elsewhere by a model without a reasoning parser (its outputs hold <think> blocks; one was cut off
+    while thinking): the answer is read after the thinking, never in it; the cut-off one is ``unfinished``."""
+    from olakit.data.imported import ImportSpec, import_runs
+
+    rows = [json.loads(line) for line in (data_dir / "aqua" / "test.json").read_text().splitlines()[:3]]
+    other = {"A": "B", "B": "C", "C": "D", "D": "E", "E": "A"}
+    outputs = [
+        f"<think>The answer is {other[rows[0]['correct']]}.</think>The answer is {rows[0]['correct']}.",
+        f"<think>Surely {other[rows[1]['correct']]}? no.</think>\nSo the answer is {rows[1]['correct']}.",
+        f"<think>Weighing {rows[2]['correct']} against {other[rows[2]['correct']]}",  # cut off while thinking
+    ]
+    table = pd.DataFrame({"question": [r["question"] for r in rows], "output": outputs,
+                          "finish_reason": ["stop", "stop", "length"]})  # fmt: skip
+    table.to_json(tmp_path / "run.jsonl", orient="records", lines=True)
+    spec = ImportSpec(dataset="aqua", runs=[{"file": str(tmp_path / "run.jsonl"), "output": "output",
+                                             "finish_reason": "finish_reason", "reextract": "olagpt"}])  # fmt: skip
+    records, _ = import_runs(spec)
+    mine = records.set_index("raw_output")  # read by olagpt's extractor: the source gave no answer of its own
+    first, second = (outputs[i].split("</think>")[1] for i in (0, 1))
+    assert mine.loc[first, "extracted"] == rows[0]["correct"]
+    assert mine.loc[second.strip(), "extracted"] == rows[1]["correct"]
+    cut = mine.loc[""]
+    assert cut["extracted"] is None and cut["unparsed_cause"] == "unfinished"
+    assert cut["reasoning"] == outputs[2].removeprefix("<think>")
+
+
+def test_thinking_goes_to_every_eval_evers_own_fields_and_comes_back(tmp_path, data_dir):
+    """An import whose outputs hold thinking (<think> blocks, and reasoning tokens in a column of their own),
+    exported by ``olakit export``: each instance carries the thinking in the schema's ``output.reasoning_trace``
+    and the count in ``token_usage.reasoning_tokens`` (checked by the package's JSON schema), never in the answer's
+    ``output.raw``; imported back, the records have the same thinking."""
+    from importlib import resources
+
+    import jsonschema
+    import yaml
+
+    from olakit.cli import main
+    from olakit.data.records import load_records
+
+    rows = [json.loads(line) for line in (data_dir / "aqua" / "test.json").read_text().splitlines()[:2]]
+    table = pd.DataFrame({
+        "question": [r["question"] for r in rows],
+        "output": [f"<think>Is it {r['correct']}? Yes.</think>So the answer is {r['correct']}." for r in rows],
+        "thought_tokens": [7, 9], "prompt_tokens": [50, 60], "completion_tokens": [20, 22],
+    })  # fmt: skip
+    table.to_json(tmp_path / "run.jsonl", orient="records", lines=True)
+    spec = {"dataset": "aqua", "runs": [{"file": "run.jsonl", "run": "r1", "output": "output",
+                                         "reasoning_tokens": "thought_tokens", "reextract": "olagpt"}]}  # fmt: skip
+    (tmp_path / "spec.yaml").write_text(yaml.safe_dump(spec))
+    assert main(["import", str(tmp_path / "spec.yaml"), "--out", str(tmp_path / "imported")]) == 0
+    records = load_records(tmp_path / "imported" / "records.parquet")
+    assert sorted(records["reasoning"]) == sorted(f"Is it {r['correct']}? Yes." for r in rows)
+    assert sorted(records["reasoning_tokens"].tolist()) == [7, 9]
+    assert main(["export", str(tmp_path / "imported"), "--out", str(tmp_path / "out.jsonl")]) == 0
+    schema = json.loads(
+        resources.files("every_eval_ever").joinpath("schemas/instance_level_eval.schema.json").read_text()
+    )
+    lines = [json.loads(x) for x in (tmp_path / "out.jsonl").read_text().splitlines()]
+    for doc in lines:
+        jsonschema.validate(doc, schema)
+        assert "<think>" not in doc["output"]["raw"][0] and doc["output"]["reasoning_trace"][0].startswith("Is it ")
+    assert not any("token_usage" in d for d in lines)  # an import knows no prompt and completion tokens
+    back, _ = import_runs_of(tmp_path / "out.jsonl")
+    assert sorted(back["reasoning"]) == sorted(records["reasoning"])
+    # a live run against OpenAI-style reasoning: every token count known, the reasoning tokens among them
+    res, _ = olagpt(tmp_path, "openai-reasoning")
+    res.write(tmp_path / "live")
+    assert main(["export", str(tmp_path / "live"), "--out", str(tmp_path / "live.jsonl")]) == 0
+    lines = [json.loads(x) for x in (tmp_path / "live.jsonl").read_text().splitlines()]
+    answers = [d for d in lines if d["metadata"]["olakit.template"] in ("ST", "turbo")]
+    assert len(answers) == 6 and {d["token_usage"]["reasoning_tokens"] for d in answers} == {len(THINKING.split())}
+    assert all("reasoning_trace" not in d["output"] for d in answers)  # OpenAI's models show no thinking
+
+
+def import_runs_of(path):
+    from olakit.data.imported import ImportSpec, import_runs
+
+    return import_runs(ImportSpec(dataset="aqua", runs=[{"file": str(path)}]))

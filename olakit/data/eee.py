@@ -67,9 +67,13 @@ def export_eee(
             if answered else []
         )  # fmt: skip
         tokens = None
+        thought = getattr(r, "reasoning", "") or ""  # the thinking, in the schema's own field for it
+        reasoning_tokens = getattr(r, "reasoning_tokens", None)
+        reasoning_tokens = int(reasoning_tokens) if pd.notna(reasoning_tokens) else None
         if pd.notna(r.prompt_tokens) and pd.notna(r.completion_tokens):
             p, c = int(r.prompt_tokens), int(r.completion_tokens)
-            tokens = types.TokenUsage(input_tokens=p, output_tokens=c, total_tokens=p + c)
+            tokens = types.TokenUsage(input_tokens=p, output_tokens=c, total_tokens=p + c,
+                                      reasoning_tokens=reasoning_tokens)  # fmt: skip
         latency = types.Performance(latency_ms=float(r.latency) * 1000) if pd.notna(r.latency) else None
         key = {c: getattr(r, c) for c in keyed}
         log = types.InstanceLevelEvaluationLog(
@@ -81,7 +85,7 @@ def export_eee(
             sample_hash=r.question_hash or None,
             interaction_type=types.InteractionType.single_turn,
             input=types.Input(raw=q.text, reference=[q.gold], choices=list(q.options.values()) or None),
-            output=types.Output(raw=[r.raw_output]),
+            output=types.Output(raw=[r.raw_output], reasoning_trace=[thought] if thought else None),
             answer_attribution=attribution,
             evaluation=types.Evaluation(score=float(bool(r.correct)), is_correct=bool(r.correct)),
             token_usage=tokens,
@@ -119,6 +123,8 @@ def eee_rows(path: Path) -> list[tuple[str, str, list[tuple[str, dict]]]]:
                 "choices": log.input.choices or [],
                 "answer": final[-1].extracted_value if final else None,
                 "output": log.output.raw[0] if log.output and log.output.raw else "",
+                "reasoning": "\n\n".join(log.output.reasoning_trace or []) if log.output else "",
+                "reasoning_tokens": log.token_usage.reasoning_tokens if log.token_usage else None,
                 "target": log.input.reference[0] if log.input.reference else None,
                 "correct": log.evaluation.is_correct,
                 "repeat": int(repeat) if repeat.isdigit() else 0,

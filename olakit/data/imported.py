@@ -38,9 +38,10 @@ from olakit.data.eee import eee_rows
 from olakit.data.loaders import load_questions, note_read, resolve_data_dir
 from olakit.data.records import check_frame, frame_of, prompt_hash, to_frame
 from olakit.errors import DataError
-from olakit.extract import EXTRACTORS, get_extractor, unparsed_cause
+from olakit.extract import EXTRACTORS, UNFINISHED, get_extractor, unparsed_cause
 from olakit.names import IMPORTED, plural
 from olakit.scoring import OLAKIT, SOURCE, read_verdict, score_rule
+from olakit.thinking import split_thinking
 from olakit.types import OlaGPTRecord, Question
 
 EXAMPLES = 3
@@ -49,14 +50,16 @@ EXAMPLES = 3
 # one sample of the log (its first scorer, or the one named), an lm-eval row one line of its samples file.
 DEFAULTS: dict[str, dict[str, str | None]] = {
     "table": {"question": "question", "choices": None, "id": None, "sample": None, "answer": None, "output": None,
-              "gold": None, "verdict": None, "finish_reason": None},
+              "gold": None, "verdict": None, "finish_reason": None, "reasoning": None, "reasoning_tokens": None},
     "inspect": {"question": "input", "choices": "choices", "id": "id", "sample": "repeat", "answer": "answer",
-                "output": "output", "gold": "target", "verdict": "correct", "finish_reason": "stop_reason"},
+                "output": "output", "gold": "target", "verdict": "correct", "finish_reason": "stop_reason",
+                "reasoning": "reasoning", "reasoning_tokens": "reasoning_tokens"},
     "lm-eval": {"question": "doc.question", "choices": "doc.choices", "id": None, "sample": None,
                 "answer": "filtered_resps", "output": "resps", "gold": "target", "verdict": "metric",
-                "finish_reason": None},
+                "finish_reason": None, "reasoning": None, "reasoning_tokens": None},
     "eee": {"question": "question", "choices": "choices", "id": "id", "sample": "repeat", "answer": "answer",
-            "output": "output", "gold": "target", "verdict": "correct", "finish_reason": None},
+            "output": "output", "gold": "target", "verdict": "correct", "finish_reason": None,
+            "reasoning": "reasoning", "reasoning_tokens": "reasoning_tokens"},
 }  # fmt: skip
 
 
@@ -99,6 +102,11 @@ class RunFile(Config):
     """How this run's records are scored, when not as the spec says (ImportSpec.score)."""
     finish_reason: str | None = None
     """Why the output ended (a cut-off answer is reported as such)."""
+    reasoning: str | None = None
+    """The field holding the model's thinking (Inspect: its ContentReasoning), kept apart in the records' own column
+    and never read for an answer; ``<think>`` blocks inside the output are taken out to it as well."""
+    reasoning_tokens: str | None = None
+    """The field holding the reasoning tokens the run was billed (Inspect: its usage's)."""
     scorer: str | None = None
     """Inspect: the scorer whose answer is read (default: the log's first)."""
     filter: str | None = None
@@ -317,6 +325,15 @@ def _inspect_text(value) -> str:
     return "\n".join(m.text for m in value if getattr(m, "role", "") == "user")
 
 
+def _inspect_reasoning(output) -> str:
+    """The thinking of a sample's answer: the text of its ContentReasoning parts (inspect_ai's reading of the
+    server's reasoning fields and ``<think>`` blocks); a redacted part's summary where it has one."""
+    message = output.message if output is not None and output.choices else None
+    content = message.content if message is not None and not isinstance(message.content, str) else []
+    parts = [c.summary if c.redacted else c.reasoning for c in content if getattr(c, "type", "") == "reasoning"]
+    return "\n\n".join(p for p in parts if p)
+
+
 def inspect_runs(path: Path, spec: RunFile) -> list[tuple[str, str, list[tuple[str, dict]]]]:
     """An Inspect log, read by inspect_ai's reader: [(run, model, rows)], one row per sample (and epoch)."""
     _needs("inspect_ai", "Inspect")
@@ -346,6 +363,8 @@ def inspect_runs(path: Path, spec: RunFile) -> list[tuple[str, str, list[tuple[s
                     "target": target,
                     "output": s.output.completion if s.output else "",
                     "stop_reason": s.output.stop_reason if s.output and s.output.choices else None,
+                    "reasoning": _inspect_reasoning(s.output),
+                    "reasoning_tokens": s.output.usage.reasoning_tokens if s.output and s.output.usage else None,
                     "answer": score.answer if score else None,
                     "correct": to_float(score.value) >= 1.0 if score is not None else None,
                     "metadata": s.metadata or {},
@@ -482,6 +501,9 @@ def _records_of(name, model, fmt, rows, run: RunFile, spec: ImportSpec, known: _
     get_id, get_sample, get_output = (getter(f) if f else None for f in (id_field, sample_field, output_field))
     get_answer, get_gold, get_verdict = (getter(f) if f else None for f in (answer_field, gold_field, verdict_field))
     get_finish = getter(finish_field) if finish_field else None
+    reasoning_field, tokens_field = field_of("reasoning"), field_of("reasoning_tokens")
+    get_reasoning = getter(reasoning_field) if reasoning_field else None
+    get_tokens = getter(tokens_field) if tokens_field else None
     report.rows = len(rows)
     for where, row in rows:
         if (
@@ -510,6 +532,14 @@ def _records_of(name, model, fmt, rows, run: RunFile, spec: ImportSpec, known: _
         output = get_output(row, where, "") if output_field else ""
         output = _first(output) if isinstance(output, list) else output
         output = output if type(output) is str else str(output or "")
+        finish = get_finish(row, where, None) if finish_field else None
+        finish = "length" if finish in ("max_tokens", "model_length") else finish
+        shown_thinking = get_reasoning(row, where, None) if get_reasoning else None
+        tokens = get_tokens(row, where, None) if get_tokens else None
+        usage = {"completion_tokens_details": {"reasoning_tokens": int(tokens)}} if tokens is not None else None
+        # the thinking kept apart: a reasoning field, and <think> blocks in the output; never read for the answer
+        thought = split_thinking(output, {"reasoning": str(shown_thinking)} if shown_thinking else None, usage, finish)
+        output = thought.text
         labels = list(q.options)
         answer = _first(get_answer(row, where, None)) if answer_field else None
         if reader:
@@ -552,12 +582,12 @@ def _records_of(name, model, fmt, rows, run: RunFile, spec: ImportSpec, known: _
             )  # fmt: skip
         label = read.value
         correct = ours if scored_by == OLAKIT or theirs_verdict is None else theirs_verdict
-        finish = get_finish(row, where, None) if finish_field else None
-        finish = "length" if finish in ("max_tokens", "model_length") else finish
+        cause = (
+            "" if label is not None else UNFINISHED if thought.unfinished else unparsed_cause(output, labels, finish)
+        )
         records.append(
             (q.dataset, q.id, repeat, prompt_hash(_ROW_TEXT.encode(row)[:10000]), output, label, gold, correct, ours,
-             theirs_verdict, read.rule, finish, "" if label is not None else unparsed_cause(output, labels, finish),
-             known.hashes[q.id])
+             theirs_verdict, read.rule, finish, cause, known.hashes[q.id], thought.reasoning, thought.reasoning_tokens)
         )  # fmt: skip
     if report.rows > report.skipped and not report.matched:
         raise _none_matched(name, path, report, field_of("id"), spec, known)
@@ -572,13 +602,14 @@ def _records_of(name, model, fmt, rows, run: RunFile, spec: ImportSpec, known: _
 
 _VARYING = ("dataset", "question_id", "sample", "prompt_hash", "raw_output", "extracted", "gold", "correct",
             "olakit_correct", "source_correct", "read_rule", "finish_reason", "unparsed_cause",
-            "question_hash")  # fmt: skip
+            "question_hash", "reasoning", "reasoning_tokens")  # fmt: skip
 """The record fields an imported row gives, in the order _records_of collects them."""
 _ROW_TEXT = json.JSONEncoder(sort_keys=True, default=str)
 """A row as the text its prompt hash is of (json.dumps's, with one encoder for every row)."""
 
 
-NAMED = ("question", "choices", "id", "sample", "answer", "output", "gold", "verdict", "finish_reason")
+NAMED = ("question", "choices", "id", "sample", "answer", "output", "gold", "verdict", "finish_reason", "reasoning",
+         "reasoning_tokens")  # fmt: skip
 """The fields a RunFile names; one it names that no row of the file has is an error (_check_named)."""
 _ABSENT = object()
 
