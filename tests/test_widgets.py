@@ -281,3 +281,21 @@ def test_the_question_explorer_shows_each_tool_call_and_a_programs_run(tmp_path)
     assert "<td>calculator</td><td>ok</td><td><pre style='white-space:pre-wrap'>16 - 3 - 4</pre>" in html
     assert "program: error, ans = None" in html and "ZeroDivisionError: division by zero" in html
     assert html.count("olakit-tools") == 2  # T3 answered without tools: nothing shown for it
+
+
+def test_the_question_explorer_shows_each_answers_thinking_apart_and_a_cut_off_one(tmp_path):
+    """Issue 50: the thinking is in the explorer, folded under its own summary with the reasoning tokens, never in
+    the rationale; an answer cut off while thinking says so; a template without thinking shows none."""
+    from dataclasses import replace
+
+    rows = [record("q1", "T1", "A", dataset="aqua", raw_output="So A."), record("q1", "T2", None, dataset="aqua"),
+            record("q1", "T3", "A", dataset="aqua")]  # fmt: skip
+    rows[0] = replace(rows[0], reasoning="B? No: A <because> of X.", reasoning_tokens=12)
+    rows[1] = replace(rows[1], reasoning="Weighing C", unparsed_cause="unfinished")
+    path = tmp_path / "records.parquet"
+    save_records(to_frame(rows), path)
+    html = QuestionExplorer(load_records(path), QUESTIONS, records_path=path).render()
+    assert "<summary>thinking (12 reasoning tokens)</summary>" in html
+    assert "B? No: A &lt;because&gt; of X." in html and "<pre style='white-space:pre-wrap'>So A.</pre>" in html
+    assert "<summary>thinking, cut off: no answer</summary>" in html and "Weighing C" in html
+    assert html.count("olakit-thinking") == 2

@@ -19,6 +19,21 @@ def esc(text) -> str:
     return html.escape(str(text))
 
 
+def thinking_html(record) -> str:
+    """A record's thinking, kept apart from its answer (docs/reasoning.md), folded under its own summary with the
+    reasoning tokens the endpoint billed; "" for a record with neither (a model that does not reason)."""
+    text = record.get("reasoning", "") or ""
+    tokens = record.get("reasoning_tokens")
+    counted = tokens is not None and not pd.isna(tokens)
+    if not text and not counted:
+        return ""
+    said = f"thinking ({int(tokens)} reasoning tokens)" if counted else "thinking"
+    if record.get("unparsed_cause") == "unfinished":
+        said += ", cut off: no answer"
+    body = f"<pre style='white-space:pre-wrap'>{esc(text)}</pre>" if text else "<i>not shown by the endpoint</i>"
+    return f"<details class='olakit-thinking'><summary>{said}</summary>{body}</details>"
+
+
 def html_heatmap(
     m: pd.DataFrame,
     *,

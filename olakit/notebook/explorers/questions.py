@@ -25,7 +25,7 @@ from olakit.data.recorded import RECORDED_MODEL, RECORDED_SOURCE, RECORDED_TEMPL
 from olakit.errors import DataError
 from olakit.names import LLM_VOTE, natural_order, plural
 from olakit.notebook.explorers.heatmaps import HeatmapExplorer
-from olakit.notebook.explorers.html import esc, template_names
+from olakit.notebook.explorers.html import esc, template_names, thinking_html
 from olakit.notebook.parameters import where_to_look
 from olakit.olagpt.notes import NotesLibrary, error_reason, note_from_question
 from olakit.registration import Registered, registration_of
@@ -269,7 +269,7 @@ class QuestionExplorer:
                 f"<tr><td>{esc(t)}{' (not voted)' if t in others else ''}</td>"
                 f"<td>{esc(shown)}{fixed}</td><td>{mark}</td>"
                 f"<td>{notes}</td><td><details><summary>rationale</summary>"
-                f"<pre style='white-space:pre-wrap'>{esc(r['raw_output'])}</pre></details>"
+                f"<pre style='white-space:pre-wrap'>{esc(r['raw_output'])}</pre></details>{thinking_html(r)}"
                 f"{tools_html(r.get('trace', ''))}</td></tr>"
             )
         parts.append(

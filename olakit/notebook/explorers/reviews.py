@@ -7,7 +7,7 @@ import json
 import pandas as pd
 
 from olakit.errors import DataError
-from olakit.notebook.explorers.html import esc
+from olakit.notebook.explorers.html import esc, thinking_html
 
 
 class ReviewExplorer:
@@ -49,6 +49,7 @@ class ReviewExplorer:
             f"(changes shaded):</p><table class='olakit-iterations'><tr>{''.join(cells)}</tr></table>",
             f"<details open><summary>outline ({h['steps']} steps)</summary><pre style='white-space:pre-wrap'>"
             f"{esc(h['outline'])}</pre></details>",
+            thinking_html(rec),
         ]
         for s in h["stages"]:
             if s.get("stage", "").startswith(("step answers", "answer")):

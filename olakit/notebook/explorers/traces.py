@@ -12,7 +12,7 @@ from olakit.data.loaders import load_questions, run_questions
 from olakit.errors import DataError
 from olakit.geek.corpus import load_corpus
 from olakit.names import plural
-from olakit.notebook.explorers.html import esc
+from olakit.notebook.explorers.html import esc, thinking_html
 from olakit.runlog import load_run
 
 TRACE_FILTERS = {
@@ -89,6 +89,7 @@ class TraceExplorer:
             f"<p class='olakit-question'>{esc(text)}</p>",
             f"<p class='olakit-summary'><b>answer</b>: {esc(rec['extracted'] or 'unparsed')} &middot; "
             f"<b>gold</b>: {esc(rec['gold'])} ({verdict}) &middot; {len(trace['branches'])} branch(es)</p>",
+            thinking_html(rec),
         ]
         for b in trace["branches"]:
             parts.append(
