@@ -21,7 +21,7 @@ from pydantic import Field, field_validator
 from olakit.config import Config
 from olakit.errors import DataError
 
-__all__ = ["EFFORTS", "Generation", "Reasoning"]
+__all__ = ["EFFORTS", "AnswerStages", "Generation", "Judging", "Reasoning"]
 
 EFFORTS = ("none", "minimal", "low", "medium", "high")
 """A reasoning model's effort, as OpenAI names the levels."""
@@ -57,6 +57,24 @@ class Reasoning(Config):
         if twice:
             raise ValueError(f"{', '.join(twice)} given twice")
         return value
+
+
+class AnswerStages(Config):
+    """How a method reads its answers: one home for the answer stages of every method that reads one (OlaGPT, GEEK,
+    the review loop, every stepwise method), and the second stage's token limit."""
+
+    answer_stages: Literal[1, 2] = 1
+    """1: the method's reader reads each output (the seeds); 2: an output cut off or without an answer gets a second
+    call with Zero-shot-CoT's answer trigger (olakit.llm.two_stage)."""
+    second_stage_tokens: Annotated[int, Field(ge=1)] = 16
+    """Token limit of the second answer stage."""
+
+
+class Judging(Config):
+    """The judge role's calls (GEEK's pairwise judge, the review loop's free-text grading and its open judge)."""
+
+    judge_tokens: Annotated[int, Field(ge=1)] = 48
+    """Token limit of a judge's verdict (each pairwise judgement, each grade against a reference)."""
 
 
 _SENT = {"max_tokens": "max_tokens", "temperature": "temperature", "top_p": "top_p", "seed": "seed", "stop": "stop"}

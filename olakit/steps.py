@@ -26,16 +26,15 @@ import inspect
 import json
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
 
 from olakit.config import OwnDataset, Slice
 from olakit.data.loaders import questions_of
 from olakit.data.records import answer_record, prompt_hash
 from olakit.errors import DataError
 from olakit.extract import get_extractor
-from olakit.generation import Generation
+from olakit.generation import AnswerStages, Generation
 from olakit.llm.request import Reply, Request
-from olakit.llm.two_stage import SECOND_MAX_TOKENS, answers
+from olakit.llm.two_stage import answers
 from olakit.method import Method
 from olakit.names import ZERO_SHOT
 from olakit.result import OlaGPTExtras, Result
@@ -46,15 +45,12 @@ from olakit.types import OlaGPTRecord, Question
 __all__ = ["Ask", "StepwiseConfig", "ask", "choices_line", "run_steps", "stepwise"]
 
 
-class StepwiseConfig(Slice, OwnDataset, Generation, Analysis):
+class StepwiseConfig(Slice, OwnDataset, Generation, Analysis, AnswerStages):
     """A stepwise method's run: which questions (a dataset, its split and slice), how each call generates
     (olakit.generation: the run's settings and each stage's), how the answer is read, and how the tables are
     computed. A method that needs settings of its own subclasses it."""
 
     ALIASES = {"n_questions": "-n"}
-    answer_stages: Literal[1, 2] = 1
-    """1: the reader reads the method's final text; 2: a final text cut off or without an answer gets a second call
-    with Zero-shot-CoT's answer trigger (its stage ``second_stage`` in ``stages``)."""
 
 
 @dataclass(frozen=True)
@@ -183,14 +179,8 @@ def _records(name: str, walks: list[_Walk], job, cfg: StepwiseConfig) -> list[Ol
     """A record per walk: the final text read by the question kind's reader (and a second stage where asked)."""
     extract = get_extractor("strict")
     finals = [dataclasses.replace(w.replies[-1], text=w.final) for w in walks]
-    second = cfg.for_stage("second_stage").max_tokens or SECOND_MAX_TOKENS
-    found = answers(
-        [(w.requests[-1], f, w.question.options) for w, f in zip(walks, finals)],
-        job.answerer,
-        stages=cfg.answer_stages,
-        extract=extract,
-        max_tokens=second,
-    )
+    found = answers([(w.requests[-1], f, w.question.options) for w, f in zip(walks, finals)], job.answerer, cfg,
+                    extract=extract)  # fmt: skip
     model = job.answerer.endpoint.model
     out = []
     for w, final, answer in zip(walks, finals, found):

@@ -176,4 +176,8 @@ def test_notebooks_take_their_configs_settings_by_name(path):
         }[kind]  # fmt: skip
     }
     overridden = [n for n in own if n in kind.model_fields]
-    assert len(overridden) <= 3, f"{path.stem} restates {overridden}"
+    # reasoning_effort.ipynb's ablation is three settings (efforts, templates, strategies) and it has no recorded
+    # outputs to default to: its question count is its fourth, one question, so a run with no parameter is plumbing
+    # of a minute on the embedded model (sweeps/reasoning.yaml sets the study's 100)
+    most = 4 if path.stem == "reasoning_effort" else 3
+    assert len(overridden) <= most, f"{path.stem} restates {overridden}"

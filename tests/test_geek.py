@@ -346,7 +346,7 @@ def test_the_table3_judge_sees_the_answer_bearing_branch_in_the_human_layout(tmp
     assert len(bearing) == 2 and trace["answer_branch"] == bearing[0]["branch"] != "0.0"  # 0.0 is the minority
     judge = ScriptedModel(lambda prompt, req: "Answer 1")
     questions = {q.id: q for q in load_questions("strategyqa", "dev")}
-    judgements = assess(judge, res.records, questions)
+    judgements = assess(judge, res.records, questions, "Full", 48)
     assert len(judge.prompts) == 2 and len(judgements) == 1
     prompt = judge.prompts[0]
     first, second = prompt.split("[Answer 1]\n")[1].split("\n\n[Answer 2]\n")

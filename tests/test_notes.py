@@ -183,7 +183,7 @@ def test_error_book_keeps_questions_wrong_every_time(tmp_path):
     ]
     with Loopback(reply=reply) as srv:
         llm = LLM(Endpoint(srv.base_url, "toy"), cache_dir=tmp_path / "c", progress=False)
-        book, wrong, answers = error_book(llm, pool, r=3, seed=0)
+        book, wrong, answers = error_book(llm, pool, r=3, seed=0, max_tokens=256)
         assert [q.id for q in book] == ["alpha", "delta"]
         assert wrong == {"alpha": ["B", "B", "B"], "delta": [None, None, None]}
         assert len(answers) == 12 and [a.extracted for a in answers if a.question_id == "gamma"] == ["C", "A", "C"]

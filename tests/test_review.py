@@ -326,7 +326,7 @@ def test_judge_counts_unclear_replies_and_position_bias(tmp_path):
         return "Both have merit."
 
     items = [("Q?", "loop", "direct"), ("Q2?", "x", "y")]
-    js = judge_pairs(ScriptedModel(reply), items)
+    js = judge_pairs(ScriptedModel(reply), items, 48)
     assert [j.verdict for j in js] == ["a", "unclear"]
     s = verdict_shares(js, labels=("loop", "direct"))
     assert s["loop"] == 0.5 and s["unclear"] == 0.5 and s["position_bias_first"] == 0.5

@@ -43,11 +43,11 @@ def geek_chain(trace_json: str) -> str:
     return chain([s for s, _, _ in branch["chain"]], [f for _, f, _ in branch["chain"]])
 
 
-def assess(answerer: Answerer, records: pd.DataFrame, questions: dict, row: str = "Full") -> list[Judgement]:
+def assess(answerer: Answerer, records: pd.DataFrame, questions: dict, row: str, max_tokens: int) -> list[Judgement]:
     """Judge the GEEK row's chains against the human ones (a: the human chain, b: GEEK's), each in both orders."""
     rows = records[(records["row"] == row) & (records["trace"] != "")]
     items = [
         (CONTEXT.format(question=questions[qid].text), human_chain(questions[qid]), geek_chain(t))
         for qid, t in zip(rows["question_id"], rows["trace"])
     ]
-    return judge_pairs(answerer, items)
+    return judge_pairs(answerer, items, max_tokens)

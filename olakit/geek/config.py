@@ -4,19 +4,19 @@ sweep files' keys are derived from these fields (olakit.config)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated
 
 from pydantic import Field, field_validator, model_validator
 
 from olakit.config import OwnDataset, Slice
 from olakit.geek.actions import ROWS
-from olakit.generation import Reasoning
+from olakit.generation import AnswerStages, Judging, Reasoning
 from olakit.settings import Analysis
 
 TOKENS = {"select": 4, "decomp": 48, "pre_answer": 160, "retrieve": 48, "self": 48, "final": 96, "direct": 128}
 
 
-class GeekConfig(Slice, OwnDataset, Analysis, Reasoning):
+class GeekConfig(Slice, OwnDataset, Analysis, Reasoning, AnswerStages, Judging):
     """A GEEK run: every row of ``rows`` on a slice of StrategyQA (or of a yes/no dataset file). Row Full's vote over
     its branches follows the analysis settings' vote rule as every vote does: ``tie`` (``first``: the first branch in
     branch order, 0.0 before 0.1; ``random``: seeded by ``analysis_seed`` per question; ``none``: no answer, counted
@@ -64,8 +64,6 @@ class GeekConfig(Slice, OwnDataset, Analysis, Reasoning):
     """Token limit of each kind of call (select, decomp, pre_answer, retrieve, self, final, direct)."""
     seed: int = 0
     """Seed of the sampled branch candidates (a tie between branches is broken by ``analysis_seed``)."""
-    answer_stages: Literal[1, 2] = 1
-    """1: the strict yes/no reader; 2: an answer cut off or without yes/no gets a second call with the trigger."""
     recall_ks: tuple[Annotated[int, Field(ge=1)], ...] = (1, 3, 5, 10)
     """The k of recall@k reported for the retriever in the oracle setting."""
 

@@ -134,7 +134,7 @@ def _run(config: GeekConfig, job: Run) -> Result:
         found = answers(
             [(t.final_request, t.final_result, LABELS) for t in traces],
             counter,
-            stages=cfg.answer_stages,
+            cfg,
             extract=get_extractor("strict"),
         )
         by_q: dict[str, list] = {}

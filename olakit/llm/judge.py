@@ -1,9 +1,10 @@
 """The judge role's prompts: a pairwise LLM judge, asked in both orders so its position bias is measured, not
 hidden; and a free-text answer graded against its reference (``reference_request``).
 
-``judge_pairs(llm, items)`` takes (context, answer_a, answer_b) triples; each is judged twice (a first, then b first);
-an item's verdict is ``a``, ``b`` or ``tie`` (the two orders disagree, or a tie was said), and a reply that names
-neither is counted as ``unclear`` (recorded, never guessed); a failed call is no verdict at all: CallsFailed.
+``judge_pairs(llm, items, max_tokens)`` takes (context, answer_a, answer_b) triples; each is judged twice (a first,
+then b first); an item's verdict is ``a``, ``b`` or ``tie`` (the two orders disagree, or a tie was said), and a
+reply that names neither is counted as ``unclear`` (recorded, never guessed); a failed call is no verdict at all:
+CallsFailed.
 The shares, with their intervals, and the position bias (how often the judge picked the first-shown answer) are
 olakit.analysis.intervals.verdict_shares.
 """
@@ -62,7 +63,7 @@ def combine(first: str | None, second: str | None) -> Judgement:
     return Judgement(a_first if a_first == b_first else "tie", first, second)
 
 
-def judge_requests(items: Sequence[tuple[str, str, str]], max_tokens: int = 48) -> list[Request]:
+def judge_requests(items: Sequence[tuple[str, str, str]], max_tokens: int) -> list[Request]:
     """Two requests per item: a shown first, then b shown first."""
     reqs = []
     for context, a, b in items:
@@ -77,7 +78,7 @@ def judge_requests(items: Sequence[tuple[str, str, str]], max_tokens: int = 48) 
     return reqs
 
 
-def judge_pairs(answerer: Answerer, items: Sequence[tuple[str, str, str]], max_tokens: int = 48) -> list[Judgement]:
+def judge_pairs(answerer: Answerer, items: Sequence[tuple[str, str, str]], max_tokens: int) -> list[Judgement]:
     """Judge every item in both orders."""
     results = refuse(answerer.batch(judge_requests(items, max_tokens), "pairwise judge"), "judge: pairwise judge")
     out = []
@@ -92,13 +93,12 @@ REFERENCE_PROMPT = (
     "Reference answer: {reference}\n\nAnswer to grade: {answer}\n\nDoes the answer to grade say what the reference "
     "answer says? Reply with yes or no, then one sentence of reason."
 )
-REFERENCE_TOKENS = 48
 
 
-def reference_request(question: str, reference: str, answer: str) -> Request:
+def reference_request(question: str, reference: str, answer: str, max_tokens: int) -> Request:
     """The judge's call on one free-text answer; its reply is read as yes (the same answer) or no."""
     prompt = REFERENCE_PROMPT.format(question=question, reference=reference, answer=answer or "(no answer)")
-    return Request.make(prompt, temperature=0, max_tokens=REFERENCE_TOKENS)
+    return Request.make(prompt, temperature=0, max_tokens=max_tokens)
 
 
 def parse_grade(text: str | None) -> str | None:

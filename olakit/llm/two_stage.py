@@ -15,11 +15,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from olakit.extract import get_extractor
+from olakit.generation import AnswerStages
 from olakit.llm.answerer import Answerer
 from olakit.llm.request import Reply, Request
 
 STAGES = (1, 2)
-SECOND_MAX_TOKENS = 16
 
 
 def answer_trigger(labels: Sequence[str]) -> str:
@@ -46,7 +46,7 @@ def prefill(output: str, labels: Sequence[str]) -> str:
     return f"{output.rstrip()}\n{answer_trigger(labels)}"
 
 
-def second_request(first: Request, output: str, labels: Sequence[str], max_tokens: int = SECOND_MAX_TOKENS) -> Request:
+def second_request(first: Request, output: str, labels: Sequence[str], max_tokens: int) -> Request:
     """The second call: the first request's messages, then the first output and the trigger as the model's own
     unfinished turn, which it continues (Zero-shot-CoT's second stage; an OpenAI-compatible server such as llama.cpp
     continues a final assistant message). As a new user turn instead, small models answer the trigger by copying the
@@ -122,15 +122,15 @@ class Answer:
 def answers(
     firsts: Sequence[tuple[Request, Reply, Sequence[str] | Mapping[str, str]]],
     answerer: Answerer,
+    reading: AnswerStages,
     *,
-    stages: int = 1,
     extract: Callable = get_extractor("strict"),
-    max_tokens: int = SECOND_MAX_TOKENS,
 ) -> list[Answer]:
     """The answer of each (first request, its result, the question's labels, or its options label -> text): read by
-    ``extract`` with one stage;
+    ``extract`` with one stage (``reading``: a method's config, its ``answer_stages`` and ``second_stage_tokens``);
     with two, the outputs that need it get one second call each (through ``answerer``), read strictly.
     A failed second call leaves the answer unparsed."""
+    stages, max_tokens = reading.answer_stages, reading.second_stage_tokens
     if stages not in STAGES:
         raise ValueError(f"answer stages {stages!r}: use 1 or 2")
     out = [Answer(extract(res.text, list(labels)) if res.ok else None, 1) for _, res, labels in firsts]

@@ -106,7 +106,7 @@ def geek_records(
     row = "Full" if "Full" in cfg.rows else cfg.rows[-1]
     with Run("geek judge", cfg, kind="geek", roles=("judge",)) as job:  # the judge's endpoint, else the core model's
         judged = res.records[res.records["question_id"].isin(first)]
-        verdicts = judge_table(assess(job["judge"], judged, questions, row), row, cfg)
+        verdicts = judge_table(assess(job["judge"], judged, questions, row, cfg.judge_tokens), row, cfg)
         judge = job.finish([], GeekRecord, GeekExtras(corpus=res.extras.corpus))
     verdicts["model"] = judge.log.roles["judge"].model
     verdicts["judge_is_core_model"] = judge.log.roles["judge"].identity == res.log.roles["answerer"].identity
@@ -158,7 +158,7 @@ def open_judgement(n_questions: int, config: ReviewConfig) -> tuple[Result, dict
         for q, open_text in zip(ids, [h.question for h in res.extras.histories])
     ]
     with Run("open judge", cfg, kind="review", roles=("judge",)) as job:
-        verdicts = judge_pairs(job["judge"], items)
+        verdicts = judge_pairs(job["judge"], items, cfg.judge_tokens)
         judge = job.finish([], ReviewRecord, ReviewExtras())
     out = verdict_shares(verdicts, labels=("loop", "direct"), stats=cfg)
     per = pd.DataFrame(

@@ -70,7 +70,8 @@ def error_book(
     template: str = "ST",
     seed: int = 0,
     temperature: float = 0.7,
-    max_tokens: int = 256,
+    *,
+    max_tokens: int,
     extractor: str = "strict",
     qtypes: dict[str, str] | None = None,
 ):
@@ -135,7 +136,7 @@ def write_notes(
     explainer: str = "dataset",
     llm=None,
     qtypes: dict[str, str] | None = None,
-    max_tokens: int = 300,
+    max_tokens: int | None = None,
 ) -> NotesLibrary:
     """Notes for an error book. ``explainer``: ``"llm"`` (explanation and error_reason by the model, told the
     gold answer and the dataset's rationale), ``"dataset"`` (the dataset's own rationale as explanation; the
@@ -209,7 +210,7 @@ def self_correct(
     qtypes: dict[str, str] | None = None,
     tries: int = 3,
     seed: int = 0,
-    max_tokens: int = 256,
+    max_tokens: int,
     extractor: str = "strict",
 ) -> tuple[list[Note], int]:
     """The paper's notes "following prompts until a self-correction is made": each question of the error book is
@@ -262,7 +263,7 @@ REFINE_PROMPT = (
 )
 
 
-def refine_drafts(llm, drafts: NotesLibrary, *, max_tokens: int = 300) -> list[Note]:
+def refine_drafts(llm, drafts: NotesLibrary, *, max_tokens: int) -> list[Note]:
     """The paper's "experts first, then LLMs refine": each draft note (an expert's explanation, perhaps partial)
     refined by the model; the draft is kept as provenance, a reply that is no JSON note keeps the draft's text."""
     reqs = [
@@ -290,7 +291,7 @@ def _note_question(n: Note) -> str:
 
 
 def check_notes(
-    llm, notes: Sequence[Note], *, template: str = "ST", max_tokens: int = 256, extractor: str = "strict"
+    llm, notes: Sequence[Note], *, template: str, max_tokens: int, extractor: str = "strict"
 ) -> tuple[list[Note], int]:
     """Each note checked: the model, shown the note alone as its example, answers the note's own question (the
     template's prompt, greedy); the answer and whether it is right are appended to the note's provenance. (the
@@ -344,7 +345,7 @@ def build_library(
                                     max_tokens=max_tokens)  # fmt: skip
             stats["calls"]["self-correction"] = n
         else:
-            notes = write_notes(book, wrong, explainer=explainer, llm=llm, qtypes=qtypes).notes
+            notes = write_notes(book, wrong, explainer=explainer, llm=llm, qtypes=qtypes, max_tokens=max_tokens).notes
             stats["calls"]["writing notes"] = len(book) if explainer == "llm" else 0
         name = f"{book[0].dataset if book else 'empty'}-error-book"
         log.info("active learning: %d pool questions, %d wrong in all %d tries", len(questions), len(book), r)

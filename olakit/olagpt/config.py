@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 from pydantic import Field, model_validator
 
 from olakit.config import Config, ConfigError, OwnDataset, Slice, is_dataset_file
-from olakit.generation import Reasoning
+from olakit.generation import AnswerStages, Reasoning
 from olakit.names import AUTO_COT, LLM_VOTE, RECORDED_READER, REGEX_VOTE, SC, STRATEGIES, TURBO
 from olakit.settings import Analysis
 
@@ -23,7 +23,7 @@ OWN_LIBRARY = {"aqua": "olagpt", "ekar_zh": "olagpt-ekar"}
 """Each built-in dataset's own built-in notes library (olakit.olagpt.notes.LIBRARIES)."""
 
 
-class OlaGPTConfig(Slice, OwnDataset, Analysis, Reasoning):
+class OlaGPTConfig(Slice, OwnDataset, Analysis, Reasoning, AnswerStages):
     """An OlaGPT run: questions x templates x note strategies x note counts (x SC samples), baselines and votes."""
 
     ALIASES = {"n_questions": "-n"}
@@ -78,16 +78,15 @@ class OlaGPTConfig(Slice, OwnDataset, Analysis, Reasoning):
     """Token limit of a verification review and of a revision (a review cut short loses its score lines)."""
     diy: bool = False
     """Integrative (DIY) thinking: the model composes a template per question."""
+    diy_tokens: Annotated[int, Field(ge=1)] = 96
+    """Token limit of the template the model composes for DIY thinking."""
     choose_k: Annotated[int, Field(ge=1)] | None = None
     """Template choice: the controller picks this many templates per question and only those run (none: off)."""
     choice_comparison: bool = False
     """With choose_k: run every template as well (the full grid, paid in full), so the chosen vote can be compared
     with the vote over all templates."""
-    answer_stages: Literal[1, 2] = 1
-    """1: the extractor reads each output (the paper); 2: an output cut off or without an answer gets a second call
-    with Zero-shot-CoT's answer trigger."""
-    second_stage_tokens: Annotated[int, Field(ge=1)] = 16
-    """Token limit of the second answer stage."""
+    choose_tokens: Annotated[int, Field(ge=1)] = 24
+    """Token limit of the controller's choice of templates (a few names)."""
     notes_layout: Literal["paper", "olakit"] = "paper"
     """How notes are shown: ``paper`` (the authors' block: type, question, the template's note prefix,
     explanation, answer) or ``olakit`` (the same text for every template, answer first)."""

@@ -38,7 +38,7 @@ def _listing(templates: Sequence[Template], tools: Mapping[str, Sequence[str]] |
     )
 
 
-def diy_request(question: Question, templates: Sequence[Template], max_tokens: int = 96) -> Request:
+def diy_request(question: Question, templates: Sequence[Template], max_tokens: int) -> Request:
     return Request.make(
         DIY_PROMPT.format(templates=_listing(templates), question=show_question(question)),
         temperature=0,
@@ -61,7 +61,7 @@ def choose_request(
     question: Question,
     templates: Sequence[Template],
     k: int,
-    max_tokens: int = 24,
+    max_tokens: int,
     tools: Mapping[str, Sequence[str]] | None = None,
 ) -> Request:
     """The controller's choice of k templates for a question; ``tools``: the tools each template would answer with

@@ -105,7 +105,7 @@ def llm_vote_records(
     *,
     audit: bool = True,
     seed: int = 0,
-    max_tokens: int = 192,
+    max_tokens: int,
     extractor: str = "strict",
     prompt: str = "paper",
 ) -> list:

@@ -89,7 +89,10 @@ def _diy_records(cfg, counter, questions, qtypes, templates, library, model, ext
     """Integrative (DIY) thinking: per question the model composes a template, which then answers every cell; the
     composed text goes into each record's trace."""
     composed = dict(
-        zip((q.id for q in questions), counter.batch([diy_request(q, templates) for q in questions], "DIY templates"))
+        zip(
+            (q.id for q in questions),
+            counter.batch([diy_request(q, templates, cfg.diy_tokens) for q in questions], "DIY templates"),
+        )
     )
     out = []
     for q in questions:
@@ -119,7 +122,8 @@ def _choose(cfg, counter, questions, templates, offer: Offer) -> dict[str, Choic
     """Template choice by the controller (paper 3.6): the model picks k templates per question, before any answer."""
     names = [t.name for t in templates]
     # the controller sees each template's tools (none: listed as without tools)
-    requests = [choose_request(q, templates, cfg.choose_k, tools=offer.names(templates, q)) for q in questions]
+    requests = [choose_request(q, templates, cfg.choose_k, cfg.choose_tokens, offer.names(templates, q))
+                for q in questions]  # fmt: skip
     out = {}
     for q, request, reply in zip(questions, requests, counter.batch(requests, "template choice")):
         text = reply.text
@@ -307,9 +311,8 @@ def _records(config: OlaGPTConfig, counter) -> tuple[list, dict]:
     found = answers(
         [(answered[i].request, answered[i].reply, calls[i].question.options) for i in read],
         counter,
-        stages=cfg.answer_stages,
+        cfg,
         extract=extract,
-        max_tokens=cfg.second_stage_tokens,
     )
     for i, a in zip(read, found):
         answered[i].answer = a

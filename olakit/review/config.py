@@ -10,10 +10,10 @@ from pydantic import Field
 
 from olakit.answers import TEXT_STEPS, TextNormalise
 from olakit.config import OwnDataset, Slice, Stats
-from olakit.generation import Reasoning
+from olakit.generation import AnswerStages, Judging, Reasoning
 
 
-class ReviewConfig(Slice, OwnDataset, Stats, Reasoning):
+class ReviewConfig(Slice, OwnDataset, Stats, Reasoning, AnswerStages, Judging):
     """The review loop and a direct answer on a slice of a dataset (or the shipped open questions)."""
 
     ALIASES = {"n_questions": "-n"}
@@ -43,8 +43,6 @@ class ReviewConfig(Slice, OwnDataset, Stats, Reasoning):
     """Token limit of one step's answer (none: 200 intended, 800 literal)."""
     direct_tokens: Annotated[int, Field(ge=1)] = 400
     """Token limit of the direct answer the loop is compared with."""
-    answer_stages: Literal[1, 2] = 1
-    """1: the strict reader; 2: an answer cut off or without an answer statement gets a second call."""
     free_text: Literal["exact", "judge"] = "exact"
     """How a free-text answer is scored against its reference: ``exact`` (the answer it states, normalised: case,
     surrounding whitespace and punctuation, equal to the reference, olakit.answers.read_text) or ``judge`` (a

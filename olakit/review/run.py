@@ -161,9 +161,7 @@ def _records(cfg, questions, histories, direct, job: Run) -> list[ReviewRecord]:
         (Request.make(ask_text(q), temperature=0, max_tokens=cfg.direct_tokens), res, q.options)
         for q, _, _, res in (items[k] for k in graded)
     ]
-    found = dict(
-        zip(graded, answers(firsts, job["answerer"], stages=cfg.answer_stages, extract=get_extractor("strict")))
-    )
+    found = dict(zip(graded, answers(firsts, job["answerer"], cfg, extract=get_extractor("strict"))))
     # a free-text answer with a reference (a dataset file's ``text`` kind): the answer it states, normalised, equal
     # to the reference's (free_text "exact"), or the judge role's verdict ("judge"); an open question (the shipped
     # ones, --ask) has no reference
@@ -173,7 +171,10 @@ def _records(cfg, questions, histories, direct, job: Run) -> list[ReviewRecord]:
         found[k] = Answer(extract_text(items[k][3].text or "", (), cfg.normalise), 1)
         verdicts[k] = found[k].label == read_text(items[k][0].gold, cfg.normalise).value
     if scored and cfg.free_text == "judge":
-        reqs = [reference_request(q.text, q.gold, res.text or "") for q, _, _, res in (items[k] for k in scored)]
+        reqs = [
+            reference_request(q.text, q.gold, res.text or "", cfg.judge_tokens)
+            for q, _, _, res in (items[k] for k in scored)
+        ]
         replies = job["judge"].batch(reqs, "judged answers")
         verdicts = {k: parse_grade(r.text) == "yes" for k, r in zip(scored, replies)}
     hist = {q.id: h for q, h in zip(questions, histories)}
