@@ -275,3 +275,56 @@ def test_the_grid_of_the_recorded_outputs_is_templates_by_strategies():
     grid = grid_of(import_olagpt(None))
     assert grid.facets == ("template", "notes_strategy") and grid.y.shape == (254, 5, 4, 1) and not grid.left_out
     assert np.isin(grid.y, (0.0, 1.0)).all()
+
+
+def test_a_dataset_files_cluster_field_gives_every_import_the_cluster_robust_errors(tmp_path):
+    """A dataset file of 12 questions in 4 passages (its mapping names ``cluster``), two runs of answers imported
+    by ``olakit import``: the ``clustered`` table gives each run's accuracy and their paired difference with the
+    independent and the cluster-robust standard errors, each worked here from the formula; a run on a dataset
+    without clusters has no such table."""
+    import json
+
+    import yaml
+
+    from olakit.cli import main
+
+    rows = [{"id": f"q{i}", "question": f"Passage {i // 3}: is {i} even?", "answer": "yes" if i % 2 == 0 else "no",
+             "passage": f"p{i // 3}"} for i in range(12)]  # fmt: skip
+    (tmp_path / "qa.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (tmp_path / "qa.jsonl.map.yaml").write_text("question: question\nanswer: answer\ncluster: passage\n")
+    right_a = [1, 1, 1, 1, 1, 1, 0, 0, 0, 1, 0, 1]  # whole passages right or wrong: clustered
+    right_b = [1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0]
+    for name, right in (("a", right_a), ("b", right_b)):
+        answers = [r["answer"] if ok else ("no" if r["answer"] == "yes" else "yes") for r, ok in zip(rows, right)]
+        (tmp_path / f"{name}.jsonl").write_text(
+            "".join(
+                json.dumps({"id": r["id"], "question": r["question"], "pred": a}) + "\n" for r, a in zip(rows, answers)
+            )
+        )
+    spec = {
+        "dataset": str(tmp_path / "qa.jsonl"),
+        "runs": [
+            {"file": "a.jsonl", "run": "A", "id": "id", "answer": "pred"},
+            {"file": "b.jsonl", "run": "B", "id": "id", "answer": "pred"},
+        ],
+    }
+    (tmp_path / "spec.yaml").write_text(yaml.safe_dump(spec))
+    assert main(["import", str(tmp_path / "spec.yaml"), "--out", str(tmp_path / "out")]) == 0
+    table = pd.read_csv(tmp_path / "out" / "tables" / "clustered.csv", keep_default_na=False)
+    groups = [i // 3 for i in range(12)]
+
+    def by_hand(x):
+        n, mean = len(x), sum(x) / len(x)
+        s2 = sum((v - mean) ** 2 for v in x) / (n - 1)
+        sums = [sum(x[i] - mean for i in range(n) if groups[i] == c) for c in range(4)]
+        return mean, math.sqrt(s2 / n), math.sqrt(4 / 3 * sum(s * s for s in sums)) / n
+
+    rows_by = {(r["a"], r["b"]): r for _, r in table.iterrows()}
+    for key, x in ((("A", ""), right_a), (("B", ""), right_b), (("A", "B"), [p - q for p, q in zip(right_a, right_b)])):
+        mean, se, se_c = by_hand(x)
+        got = rows_by[key]
+        assert got["accuracy_or_difference"] == pytest.approx(mean) and got["clusters"] == 4
+        assert got["se"] == pytest.approx(se) and got["se_clustered"] == pytest.approx(se_c)
+    assert rows_by[("A", "")]["design_effect"] > 1  # A's answers go with their passages
+    assert main(["import", "pot_aqua", "--out", str(tmp_path / "pot")]) == 0
+    assert not (tmp_path / "pot" / "tables" / "clustered.csv").exists()

@@ -35,8 +35,10 @@ from olakit.analysis.runs import answer_every_cell, label_note_counts, run_table
 from olakit.analysis.tables import method_accuracy
 from olakit.analysis.tools import tool_use
 from olakit.analysis.traces import geek_tables
-from olakit.analysis.variance import grid_tables
+from olakit.analysis.variance import clustered_table, grid_tables
 from olakit.analysis.verdicts import mark_roles
+from olakit.config import is_dataset_file
+from olakit.data.loaders import questions_of_ref
 from olakit.errors import DataError
 from olakit.names import voting_templates
 from olakit.registration import Registered
@@ -75,7 +77,8 @@ def report(
         chosen_only = bool(config.get("choose_k")) and not config.get("choice_comparison")  # the chosen vote is its
         voted = not chosen_only and answer_every_cell(records[records["sample"] == 0], names)
         tables = run_tables(records, names, analysis, vote=voted)
-        tests = paired_tests(cell_outcomes(label_note_counts(records), names, analysis, voted), analysis=analysis)
+        outcomes = cell_outcomes(label_note_counts(records), names, analysis, voted)
+        tests = paired_tests(outcomes, analysis=analysis)
         tables |= {"paired_tests": tests, "holm_matrix": holm_matrix(tests)}
         if getattr(result.extras, "replicate", None):
             tables["replicate"] = pd.DataFrame(result.extras.replicate["cells"])
@@ -83,6 +86,7 @@ def report(
             tables["tool_use"] = use  # templates with tools, or a program template
         tables |= grid_tables(records, analysis)
         tables |= _ties(tables, "methods", lambda r: f"{r['method']} | {r['notes_strategy']}", analysis)
+        tables |= _clustered(result, outcomes)
     elif kind == "reproduction":
         tables = reproduction_tables(records, analysis) | grid_tables(records, analysis)
         tables["claims_ledger"] = claims_ledger(tables, (result.log.parameters or {}).get("data_dir"))
@@ -104,6 +108,8 @@ def report(
         if (result.log.parameters or {}).get("effort_grid"):  # one run per reasoning effort (methods.effort_grid)
             efforts = (result.log.config or {}).get("reasoning_effort")
             tables |= effort_tables(tables, comparison.conditions, efforts, analysis=analysis)
+        shared = comparison.shared()[0]
+        tables |= _clustered(result, shared.pivot(index="question_id", columns="template", values="correct"))
         if kind == "import":
             tables |= import_tables(result.extras.report)
     elif kind == "notes":
@@ -113,6 +119,24 @@ def report(
     if registration is not None and "paired_tests" in tables and len(tables["paired_tests"]):
         tables |= mark_roles(tables["paired_tests"], registration, analysis)
     return tables
+
+
+def clusters_of(result: Result) -> dict[str, str]:
+    """Question id -> cluster, for a run on a dataset file whose mapping names a ``cluster`` field (the questions
+    read back as the run read them); {} for every other run."""
+    ref = result.log.dataset
+    if ref is None or not is_dataset_file(ref.dataset):
+        return {}
+    return {q.id: q.meta["cluster"] for q in questions_of_ref(ref) if "cluster" in q.meta}
+
+
+def _clustered(result: Result, outcomes: pd.DataFrame) -> dict:
+    """The ``clustered`` table (olakit.analysis.variance.clustered_table: each cell's and each pair's independent
+    and cluster-robust standard errors and the design effect) when the run's questions come in clusters."""
+    clusters = clusters_of(result)
+    if not clusters:
+        return {}
+    return {"clustered": clustered_table(outcomes.astype(float), clusters)}
 
 
 def _ties(tables: dict, name: str, cell, analysis: Analysis) -> dict:

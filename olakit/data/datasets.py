@@ -73,6 +73,10 @@ class DatasetMap(Config):
     """What joins a rationale given as a list (StrategyQA's facts: a space)."""
     meta: tuple[str, ...] = ()
     """Further fields to keep with each question (``Question.meta``), by path."""
+    cluster: str | None = None
+    """The field naming the group a question belongs to (a shared passage, a source, a question type): answers
+    within a group are not independent, and every door's tables give the cluster-robust standard errors beside the
+    independent ones (``Question.meta["cluster"]``; docs/statistics.md)."""
 
     @field_validator("question", mode="before")
     @classmethod
@@ -404,6 +408,11 @@ def _question(row: dict, where: str, index: int, m: DatasetMap, dataset: str, sp
     if kind == "number" and "####" in rationale:
         rationale = rationale.rsplit("####", 1)[0].strip()
     meta = {p.split(".")[-1]: get(row, p, where, None) for p in m.meta}
+    if m.cluster:
+        group = get(row, m.cluster, where)
+        if group is None or (isinstance(group, str) and not group.strip()):
+            raise DataError(f"{where}: field {m.cluster!r} (the cluster) is empty")
+        meta["cluster"] = str(group)
     if alternatives and len(alternatives) > 1:
         meta["alternatives"] = alternatives
     return Question(id=str(ident), dataset=dataset, text=text, options=options, gold=gold,
