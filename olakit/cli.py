@@ -525,11 +525,14 @@ def cmd_reproduce(args) -> int:
 def cmd_plan(args) -> int:
     from olakit.config import from_arguments
     from olakit.olagpt.config import OlaGPTConfig
-    from olakit.plan import PlanConfig, after_run, plan, plan_report
+    from olakit.plan import PlanConfig, after_run, design_plan, plan, plan_report
     from olakit.runner import endpoint
 
     cfg = from_arguments(PlanConfig, args, run=from_arguments(OlaGPTConfig, args))
-    if cfg.after is not None:
+    if cfg.target_se is not None and not cfg.comparisons and cfg.after is None:
+        table, text = design_plan(cfg, endpoint())
+        print(text)
+    elif cfg.after is not None:
         table = after_run(cfg.after, cfg.comparisons)
         if "note" in table.attrs:
             print(table.attrs["note"])

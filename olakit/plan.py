@@ -21,13 +21,14 @@ import pandas as pd
 
 from olakit.analysis.exact import BEYOND, n_needed, power
 from olakit.analysis.traces import cost_per_row
+from olakit.analysis.variance import cheapest, grid_of, variance_table
 from olakit.analysis.verdicts import _took, comparison_cells, examined, exploratory, outcomes_of
 from olakit.config import ConfigError
 from olakit.data.loaders import load_questions, questions_of
 from olakit.data.recorded import import_olagpt
 from olakit.errors import DataError
 from olakit.llm.batch import BATCH_RATE
-from olakit.llm.endpoint import Endpoint
+from olakit.llm.endpoint import PRICE_DATES, Endpoint
 from olakit.names import REGEX_VOTE, plural
 from olakit.olagpt.budget import ceiling_price, planned_calls
 from olakit.olagpt.config import RECORDED, OlaGPTConfig, PlanConfig
@@ -214,6 +215,47 @@ def _geek_price(records: pd.DataFrame, row, n: int, endpoint: Endpoint) -> dict 
         online = n * (means["prompt_tokens"].sum() * price[0] + means["completion_tokens"].sum() * price[1]) / 1e6
         out["usd_online"], out["usd_batch"] = online, online * BATCH_RATE
     return out
+
+
+def design_plan(cfg: PlanConfig, endpoint: Endpoint) -> tuple[pd.DataFrame, str]:
+    """The decision study's plan (``target_se``): the estimates' grid as a crossed design (olakit.analysis.variance),
+    the cheapest number of questions and repeats whose standard error of ``cfg.target`` is at most ``target_se``,
+    and its calls per cell, priced per call at the completion ceiling of one answer of the planned run (its
+    ``max_tokens`` at the model's completion price; prompts extra) where the model has a price. (a one-row table,
+    the lines the terminal shows)."""
+    run = cfg.run
+    _, source, records, _ = estimate_outcomes(cfg.estimates, run.data_dir, run.analysis())
+    try:
+        grid = grid_of(records)
+    except DataError as exc:
+        raise DataError(f"{source}: no grid to plan from: {exc}") from None
+    table = variance_table(grid, run.stats())
+    whats = ["cell", *(f"{kind}{f}" for f in grid.facets for kind in ("difference:", "mean over "))]
+    if cfg.target not in whats:
+        raise ConfigError(f"PlanConfig: target={cfg.target!r}: the estimates' grid has {', '.join(whats)}")
+    price = endpoint.price()
+    per_call = run.max_tokens * price[1] / 1e6 if price is not None and not endpoint.local else None
+    best = cheapest(table, cfg.target_se, cfg.target, price_per_call=per_call)
+    out = pd.DataFrame([{**best, "source": source, "facets": ", ".join(grid.facets),
+                         "questions_in_estimates": table.attrs["questions"]}])  # fmt: skip
+    lines = [f"plan from the variance of {source} ({table.attrs['questions']} questions; facets "
+             f"{', '.join(grid.facets)}): standard error of {cfg.target} at most {cfg.target_se:g}"]  # fmt: skip
+    if not best["reachable"]:
+        lines.append("  not reachable with up to 100,000 questions and 10 repeats")
+        return out, "\n".join(lines)
+    levels = f" x {best['levels']} levels" if "levels" in best else ""
+    lines.append(f"  {best['questions']:,} questions x {best['repeats']} repeat(s){levels}: {best['calls']:,} calls "
+                 f"per cell, standard error {best['se']:.4f}")  # fmt: skip
+    if "price" in best:
+        lines.append(
+            f"  ${best['price']:,.2f} per cell at {endpoint.model}'s completion price of "
+            f"{PRICE_DATES.get(endpoint.model)} (ceiling: {run.max_tokens} tokens a call; prompts extra)"
+        )
+    else:
+        unpriced = "the embedded model: no price" if endpoint.local else f"{endpoint.model} has no known price"
+        lines.append(f"  ({unpriced})")
+    lines.append("  the components are estimates from that grid: the design holds for a model and questions like its")
+    return out, "\n".join(lines)
 
 
 def plan_report(table: pd.DataFrame, cfg: PlanConfig, endpoint: Endpoint, notes: Sequence[str] = ()) -> str:

@@ -328,3 +328,33 @@ def test_a_dataset_files_cluster_field_gives_every_import_the_cluster_robust_err
     assert rows_by[("A", "")]["design_effect"] > 1  # A's answers go with their passages
     assert main(["import", "pot_aqua", "--out", str(tmp_path / "pot")]) == 0
     assert not (tmp_path / "pot" / "tables" / "clustered.csv").exists()
+
+
+def test_olakit_plan_starts_from_the_decision_study(tmp_path):
+    """``olakit plan --target-se 0.02`` on the recorded grid (template x note strategy, no repeats): the fewest
+    questions n with sqrt(2 (question x template + residual) / n) <= 0.02, worked here from the variance table's
+    components (themselves checked against hand sums and statsmodels above), with its calls per cell; a price at the
+    completion ceiling for a priced model."""
+    import os
+    import subprocess
+    import sys
+
+    from olakit.data.recorded import import_olagpt
+
+    table = variance_table(grid_of(import_olagpt(None)))
+    comps = dict(zip(table["effect"], table["component"]))
+    pair = comps["question×template"] + comps["question×template×notes_strategy (residual)"]
+    n = math.ceil(2 * pair / 0.02**2)
+    assert math.sqrt(2 * pair / n) <= 0.02 < math.sqrt(2 * pair / (n - 1))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OLAKIT_BASE_URL")}
+    done = subprocess.run([sys.executable, "-m", "olakit.cli", "plan", "--target-se", "0.02"], capture_output=True,
+                          text=True, env=env, timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert f"{n:,} questions x 1 repeat(s): {n:,} calls per cell" in done.stdout
+    env |= {"OLAKIT_BASE_URL": "http://127.0.0.1:9/v1", "OLAKIT_MODEL": "gpt-4o-mini"}  # priced, never called
+    done = subprocess.run([sys.executable, "-m", "olakit.cli", "plan", "--target-se", "0.02", "--max-tokens", "100"],
+                          capture_output=True, text=True, env=env, timeout=300)  # fmt: skip
+    assert f"${n * 100 * 0.60 / 1e6:,.2f} per cell at gpt-4o-mini's completion price" in done.stdout, done.stdout
+    bad = subprocess.run([sys.executable, "-m", "olakit.cli", "plan", "--target-se", "0.02", "--target", "x"],
+                         capture_output=True, text=True, env=env, timeout=300)  # fmt: skip
+    assert bad.returncode != 0 and "the estimates' grid has cell, difference:template" in bad.stderr

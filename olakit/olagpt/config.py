@@ -235,12 +235,19 @@ class PlanConfig(Config):
     """The accuracy difference to detect (default: the one the estimates show)."""
     power: Annotated[float, Field(gt=0, lt=1)] = 0.8
     """The power wanted for each comparison."""
+    target_se: Annotated[float, Field(gt=0, lt=1)] | None = None
+    """Plan from the grid's variance instead (a decision study, docs/statistics.md): the cheapest design (questions,
+    repeats) whose standard error of ``target`` is at most this, from the estimates' variance components."""
+    target: str = "difference:template"
+    """What ``target_se`` is for: ``cell`` (one cell's accuracy), ``difference:FACET`` (two cells that differ in that
+    facet, paired) or ``mean over FACET`` (the accuracy averaged over the facet's levels)."""
     run: OlaGPTConfig = OlaGPTConfig()
     """The run planned (its settings are ``olakit plan``'s flags too; its dataset, when not given, is the
     estimates run's)."""
 
     @model_validator(mode="after")
     def _something_to_plan(self):
-        if not self.comparisons and self.after is None:
-            raise ValueError("comparisons: give at least one (METHOD:STRATEGY vs METHOD:STRATEGY), or after: a run")
+        if not self.comparisons and self.after is None and self.target_se is None:
+            raise ValueError("comparisons: give at least one (METHOD:STRATEGY vs METHOD:STRATEGY), or after: a run, "
+                             "or target_se: a standard error to reach")  # fmt: skip
         return self
