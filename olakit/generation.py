@@ -40,6 +40,10 @@ class Reasoning(Config):
     reasoning_effort: tuple[Literal[EFFORTS], ...] = ()  # type: ignore[valid-type]
     """The model's reasoning effort: none, minimal, low, medium or high; several (``low,high``) a factor, one run
     each, compared as one grid (empty: the model's default, nothing sent)."""
+    thinking_budget: Annotated[int, Field(ge=0)] | None = None
+    """The most tokens a call may think (none: the model's own): sent as ``thinking_token_budget`` (vLLM) and as
+    ``chat_template_kwargs.thinking_budget`` (SGLang; Qwen3's template); a server that refuses it (OpenAI's API)
+    has it left out, learned once. The thinking counts against the token limit too."""
 
     def effort(self) -> str | None:
         """The one effort a run's calls carry (None: the model's default); several are a grid, run one by one by the
@@ -49,6 +53,11 @@ class Reasoning(Config):
             raise DataError(f"reasoning_effort {given}: several efforts are a grid, run one per effort through "
                             "olakit.run_method or olakit method NAME (docs/reasoning.md)")  # fmt: skip
         return self.reasoning_effort[0] if self.reasoning_effort else None
+
+    def reasoning(self) -> dict:
+        """What every call of a run carries (olakit.runner.RoleCalls; in each call's cache key): the one effort and
+        the thinking budget, where set."""
+        return {"reasoning_effort": self.effort(), "thinking_budget": self.thinking_budget}
 
     @field_validator("reasoning_effort")
     @classmethod

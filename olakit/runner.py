@@ -111,8 +111,8 @@ class Run:
             if role not in self.models:
                 model = role_llm(role, self.models["answerer"], **self._options)
                 self.models[role] = model if model is self.models["answerer"] else self._own(model)
-            effort = self.config.effort() if hasattr(self.config, "effort") else None  # every method's (Reasoning)
-            self.roles[role] = RoleCalls(self.models[role], role, {"reasoning_effort": effort})
+            carried = self.config.reasoning() if hasattr(self.config, "reasoning") else {}  # every method's (Reasoning)
+            self.roles[role] = RoleCalls(self.models[role], role, carried)
         return self.roles[role]
 
     @property

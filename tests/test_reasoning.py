@@ -379,3 +379,23 @@ def import_runs_of(path):
     from olakit.data.imported import ImportSpec, import_runs
 
     return import_runs(ImportSpec(dataset="aqua", runs=[{"file": str(path)}]))
+
+
+def test_a_thinking_budget_is_sent_as_each_server_takes_it_and_learned_once_where_refused(tmp_path):
+    """``thinking_budget``: vLLM's ``thinking_token_budget`` and the template variable SGLang passes to Qwen3's
+    template (``chat_template_kwargs.thinking_budget``), in every call and in its cache key; OpenAI's API refuses
+    both, each once, then they are left out."""
+    seen = []
+
+    def record(prompt, request):
+        seen.append((request.get("thinking_token_budget"), request.get("chat_template_kwargs")))
+        return thinker(prompt, request)
+
+    res, _ = olagpt(tmp_path, "reasoning", reply=record, thinking_budget=512)
+    assert seen == [(512, {"thinking_budget": 512})] * 9  # 3 question types, then 3 questions x 2 templates
+    again, _ = olagpt(tmp_path, "reasoning", reply=record, thinking_budget=256)  # keyed: paid again
+    assert again.calls["total"]["paid"] == 9 and seen[-1] == (256, {"thinking_budget": 256})
+    res, srv = olagpt(tmp_path, "openai-reasoning", thinking_budget=512)
+    assert dict(srv.refusals) == {"max_tokens": 1, "temperature": 1, "thinking_token_budget": 1,
+                                  "chat_template_kwargs": 1}  # fmt: skip
+    assert set(res.records["extracted"]) == {"B"}

@@ -175,7 +175,12 @@ class BatchAnswerer(Completes):
         return out
 
     def _line(self, key: str, request: Request) -> bytes:
-        body = {"model": self.endpoint.model, "messages": request.message_dicts(), **request.call_params()}
+        # the parameters as the endpoint takes them online (a reasoning setting mapped, a refused one left out)
+        body = {
+            "model": self.endpoint.model,
+            "messages": request.message_dicts(),
+            **self.llm.adapted(request.call_params()),
+        }
         return json.dumps({"custom_id": key, "method": "POST", "url": ENDPOINT, "body": body}).encode() + b"\n"
 
     def _submit_missing(self, pending: list[str], by_key: dict, results: dict) -> list[tuple[str, dict]]:

@@ -187,6 +187,10 @@ class LLM(Completes):
         params = dict(params)
         if params.get("reasoning_effort") == "none":
             params["chat_template_kwargs"] = {**params.get("chat_template_kwargs", {}), "enable_thinking": False}
+        budget = params.pop("thinking_budget", None)
+        if budget is not None:  # vLLM's request field, and the template variable SGLang passes to Qwen3's template
+            params["thinking_token_budget"] = budget
+            params["chat_template_kwargs"] = {**params.get("chat_template_kwargs", {}), "thinking_budget": budget}
         out = {}
         for name, value in params.items():
             instead = self.refused.get(name, name)

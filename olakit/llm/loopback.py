@@ -49,6 +49,16 @@ reasoning models: refuses max_tokens and a temperature, reports reasoning tokens
 llama.cpp) and ``think`` (no parser: ``<think>...</think>`` in the content, unclosed when cut off)."""
 
 
+OPENAI_PARAMETERS = frozenset({
+    "model", "messages", "max_completion_tokens", "temperature", "top_p", "seed", "stop", "n", "tools", "tool_choice",
+    "parallel_tool_calls", "reasoning_effort", "response_format", "stream", "stream_options", "logprobs",
+    "top_logprobs", "user", "metadata", "store", "frequency_penalty", "presence_penalty", "logit_bias",
+    "service_tier", "verbosity", "max_tokens",
+})  # fmt: skip
+"""The chat completion parameters OpenAI's API knows (``openai-reasoning`` refuses max_tokens for its own reason);
+any other is "Unrecognized request argument supplied"."""
+
+
 class Loopback:
     def __init__(
         self,
@@ -199,8 +209,9 @@ class Loopback:
         if req.get("temperature") not in (None, 1, 1.0):
             return "temperature", (f"Unsupported value: 'temperature' does not support {req['temperature']} with this "
                                    "model. Only the default (1) value is supported.")  # fmt: skip
-        if "chat_template_kwargs" in req:
-            return "chat_template_kwargs", "Unrecognized request argument supplied: chat_template_kwargs"
+        unknown = [k for k in req if k not in OPENAI_PARAMETERS]  # another server's (chat_template_kwargs, ...)
+        if unknown:
+            return unknown[0], f"Unrecognized request argument supplied: {unknown[0]}"
         return None
 
     @staticmethod
