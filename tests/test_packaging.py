@@ -64,3 +64,30 @@ def test_readme_is_short_and_links_every_document():
         text = (ROOT / "docs" / name).read_text()
         for target in re.findall(r"\]\(([^)#:]+\.md)\)", text):
             assert (ROOT / "docs" / target).is_file(), (name, target)
+
+
+def test_the_readmes_figure_is_the_one_the_template_count_notebook_draws(tmp_path):
+    """The README shows Fig 6 (docs/figures/): drawn again here as the notebook draws it from the recorded outputs,
+    pixel for pixel, so the picture in the README is never a stale one."""
+    import matplotlib
+
+    matplotlib.use("agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.image import imread
+
+    from olakit.analysis import figures, tables
+    from olakit.data.provenance import save_figure
+    from olakit.notebook.records import get_records
+    from olakit.olagpt.config import OlaGPTConfig
+
+    shown = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", (ROOT / "README.md").read_text())
+    assert shown == ["docs/figures/fig6_template_count.png"]
+    cfg = OlaGPTConfig(n_questions=None)  # as the notebook's parameters cell has it
+    result = get_records("recorded", cfg)
+    table = tables.template_count_ablation(result.records, result.templates, cfg.analysis())
+    with figures.paper_style():
+        fig, ax = plt.subplots(figsize=(6.5, 4.2))
+        figures.template_count(table, ax=ax)
+    save_figure(fig, tmp_path, "fig6")
+    plt.close(fig)
+    assert (imread(tmp_path / "fig6.png") == imread(ROOT / shown[0])).all()
