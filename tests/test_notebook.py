@@ -231,6 +231,10 @@ def test_compare_runs_on_pot_and_the_olagpt_recorded_runs_with_one_question_acro
     widgets = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs
                if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]  # fmt: skip
     assert len(widgets) == 3
+    # the grid's statistics shown: the tie group (each condition once), the variance and the decision tables
+    printed = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
+    assert all(f"{name}\n" in printed for name in ("tie_group", "variance", "decision"))
+    assert sorted(pd.read_csv(out / "tables" / "tie_group.csv")["cell"]) == sorted(names)
     # one question across the nine runs, as the notebook's explorer shows it
     questions, _ = open_explorers(out / "records.parquet", tmp_path / "notes.jsonl", data_dir)
     questions.question.value = "test-139"
