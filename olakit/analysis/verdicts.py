@@ -149,17 +149,24 @@ def examined(
     tables = mark_roles(tests, registration, analysis)
     tests, rows = tables["paired_tests"], []
     for text in [c for c in dict.fromkeys(comparisons) if c not in registration.comparisons]:
-        a, b = _sides(text, tests)
-        row = {"comparison": text, "a": a, "b": b, "role": "exploratory", "decided": False}
-        f = _pair(tests, a, b)
+        row, f = _exploratory_row(text, tests)
         if f is None:
-            rows.append(row | {"verdict": "not run: the run lacks a cell of it"})
+            rows.append(row)
             continue
         i = f.pop("index")
         p_all = tests.loc[i, "p_mcnemar_holm"]
         verdict = f"exploratory (not registered): Holm p over every pair = {p_all:.3g}"
         rows.append(row | f | {"p_mcnemar_holm": p_all, "verdict": verdict})
     return pd.concat([tables["registered"], pd.DataFrame(rows)], ignore_index=True)
+
+
+def _exploratory_row(text: str, tests: pd.DataFrame) -> tuple[dict, dict | None]:
+    """(the row of an exploratory comparison ``text``, its pair's figures from ``tests``); where the run lacks a cell
+    of it, the row says so and the figures are None."""
+    a, b = _sides(text, tests)
+    row = {"comparison": text, "a": a, "b": b, "role": "exploratory", "decided": False}
+    f = _pair(tests, a, b)
+    return (row | {"verdict": "not run: the run lacks a cell of it"}, None) if f is None else (row, f)
 
 
 def exploratory(records: pd.DataFrame, comparisons: Sequence[str], analysis: Analysis = ANALYSIS) -> pd.DataFrame:
@@ -171,11 +178,9 @@ def exploratory(records: pd.DataFrame, comparisons: Sequence[str], analysis: Ana
     texts = list(dict.fromkeys(comparisons)) or [f"{a} vs {b}" for a, b in zip(tests["a"], tests["b"])]
     rows, m = [], max(1, len(tests))
     for text in texts:
-        a, b = _sides(text, tests)
-        row = {"comparison": text, "a": a, "b": b, "role": "exploratory", "decided": False}
-        f = _pair(tests, a, b)
+        row, f = _exploratory_row(text, tests)
         if f is None:
-            rows.append(row | {"verdict": "not run: the run lacks a cell of it"})
+            rows.append(row)
             continue
         p_all = float(tests.loc[f.pop("index"), "p_mcnemar_holm"])
         decided = bool(p_all < analysis.alpha)
