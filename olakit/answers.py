@@ -230,12 +230,8 @@ def read_choice(value, labels: Sequence[str], texts: Sequence[str] = (), shown: 
         label = _label_of(m[2], labels)
         if label is not None:
             rule = "parenthesised" if m[1] else "label_paren" if m[3] else "label"
-            own = [option_text(t) for t in texts] if texts and shown is not None else []
-            if shown is not None and own and list(shown) != own and len(label) == 1 and _letter(label) < len(shown):
-                named = [lab for lab, t in zip(labels, own) if t == shown[_letter(label)]]
-                if len(named) == 1:  # the run showed the options in another order: the letter names its text
-                    return Reading(named[0], "choice:shown_order")
-            return Reading(label, f"choice:{rule}")
+            moved = _shown_order(label, labels, texts, shown)
+            return Reading(moved, "choice:shown_order") if moved is not None else Reading(label, f"choice:{rule}")
     own = [option_text(t) for t in texts] if texts else []
     if own:
         m = re.fullmatch(r"\(?\s*([^\W_]{1,3})\s*\)\s*(.+)", text, re.S)
@@ -248,6 +244,16 @@ def read_choice(value, labels: Sequence[str], texts: Sequence[str] = (), shown: 
 
 
 _LABEL = re.compile(r"(\()?\s*([^\W_]+)\s*(\))?")
+
+
+def _shown_order(label: str, labels: list[str], texts: Sequence[str], shown: Sequence[str] | None) -> str | None:
+    """The label of the option a letter named where the run showed the options in another order than the dataset's
+    (``shown``: their texts as shown): the dataset's label of that text, when exactly one option has it; else None."""
+    own = [option_text(t) for t in texts] if texts and shown is not None else []
+    if shown is None or not own or list(shown) == own or len(label) != 1 or _letter(label) >= len(shown):
+        return None
+    named = [lab for lab, t in zip(labels, own) if t == shown[_letter(label)]]
+    return named[0] if len(named) == 1 else None
 
 
 def _label_of(found: str, labels: list[str]) -> str | None:

@@ -407,16 +407,21 @@ def _question(row: dict, where: str, index: int, m: DatasetMap, dataset: str, sp
     rationale = str(rationale or "")
     if kind == "number" and "####" in rationale:
         rationale = rationale.rsplit("####", 1)[0].strip()
-    meta = {p.split(".")[-1]: get(row, p, where, None) for p in m.meta}
-    if m.cluster:
-        group = get(row, m.cluster, where)
-        if group is None or (isinstance(group, str) and not group.strip()):
-            raise DataError(f"{where}: field {m.cluster!r} (the cluster) is empty")
-        meta["cluster"] = str(group)
+    meta = {p.split(".")[-1]: get(row, p, where, None) for p in m.meta} | _cluster(row, where, m)
     if alternatives and len(alternatives) > 1:
         meta["alternatives"] = alternatives
     return Question(id=str(ident), dataset=dataset, text=text, options=options, gold=gold,
                     rationale=rationale, meta=meta, kind=kind)  # fmt: skip
+
+
+def _cluster(row: dict, where: str, m: DatasetMap) -> dict:
+    """``{"cluster": GROUP}`` where the mapping names a cluster field (DataError when a row's is empty), else {}."""
+    if not m.cluster:
+        return {}
+    group = get(row, m.cluster, where)
+    if group is None or (isinstance(group, str) and not group.strip()):
+        raise DataError(f"{where}: field {m.cluster!r} (the cluster) is empty")
+    return {"cluster": str(group)}
 
 
 def _scored(row: dict, where: str, field: str) -> tuple[dict[str, str], str, str]:

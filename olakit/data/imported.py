@@ -534,11 +534,7 @@ def _records_of(name, model, fmt, rows, run: RunFile, spec: ImportSpec, known: _
         output = output if type(output) is str else str(output or "")
         finish = get_finish(row, where, None) if finish_field else None
         finish = "length" if finish in ("max_tokens", "model_length") else finish
-        shown_thinking = get_reasoning(row, where, None) if get_reasoning else None
-        tokens = get_tokens(row, where, None) if get_tokens else None
-        usage = {"completion_tokens_details": {"reasoning_tokens": int(tokens)}} if tokens is not None else None
-        # the thinking kept apart: a reasoning field, and <think> blocks in the output; never read for the answer
-        thought = split_thinking(output, {"reasoning": str(shown_thinking)} if shown_thinking else None, usage, finish)
+        thought = _thinking(row, where, output, finish, get_reasoning, get_tokens)
         output = thought.text
         labels = list(q.options)
         answer = _first(get_answer(row, where, None)) if answer_field else None
@@ -598,6 +594,15 @@ def _records_of(name, model, fmt, rows, run: RunFile, spec: ImportSpec, known: _
     constant = {"run": name, "template": name, "notes_strategy": IMPORTED, "n_notes": 0, "model": model,
                 "source": f"{IMPORTED}:{fmt}:{path.name}"}  # fmt: skip
     return columns | {f: [v] * len(records) for f, v in constant.items()}, report
+
+
+def _thinking(row: dict, where: str, output: str, finish, get_reasoning, get_tokens):
+    """The row's answer with its thinking kept apart (olakit.thinking.split_thinking): a reasoning field and the
+    reasoning tokens where the run names them, and <think> blocks in the output; never read for the answer."""
+    shown = get_reasoning(row, where, None) if get_reasoning else None
+    tokens = get_tokens(row, where, None) if get_tokens else None
+    usage = {"completion_tokens_details": {"reasoning_tokens": int(tokens)}} if tokens is not None else None
+    return split_thinking(output, {"reasoning": str(shown)} if shown else None, usage, finish)
 
 
 _VARYING = ("dataset", "question_id", "sample", "prompt_hash", "raw_output", "extracted", "gold", "correct",
