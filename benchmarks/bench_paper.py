@@ -4,7 +4,8 @@ compileall, `olakit sweep sweeps/paper.yaml`), each a new process, after the fir
 run executes no notebook: goal <= 3 s for the whole command, the median of three runs (it was 19.7 s when every
 notebook ran again). Then one notebook edited (a copy of reproduce_olagpt.ipynb the sweep file names): only that one
 runs again (goal: 1 notebook executed), and its seconds. Then the note_strategy notebook alone (Table 3 with every
-statistic, on the recorded outputs), through papermill as the sweep runs it: goal <= 10 s.
+statistic, on the recorded outputs), through papermill as the sweep runs it: goal <= 10 s. And the first run, from
+empty caches (answers, embeddings, indexes): goal <= 4 min (240 s).
 Usage: python benchmarks/bench_paper.py
 """
 
@@ -114,7 +115,8 @@ print(
     f"{len(warm['runs'])} kept); one notebook edited: {made(after)} made in {after_wall:.1f} s",
     flush=True,
 )
-met = check("paper_warm", wall, 3, higher_is_better=False, unit="s", exit=False, **details)
+met = check("paper_cold", cold_wall, 240, higher_is_better=False, unit="s", exit=False, **details)  # issue 53
+met &= check("paper_warm", wall, 3, higher_is_better=False, unit="s", exit=False, **details)
 met &= check("paper_one_edited", len(made(after)), 1, higher_is_better=False, unit="notebooks executed", exit=False,
              **details)  # fmt: skip
 met &= check("note_strategy_recorded", alone.wall_s, 10, higher_is_better=False, unit="s", exit=False, **details)

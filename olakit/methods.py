@@ -15,9 +15,11 @@ from __future__ import annotations
 
 from importlib.metadata import entry_points
 
+from olakit.analysis.compare import compare, comparison_result
 from olakit.errors import DataError
 from olakit.geek.config import GeekConfig
 from olakit.geek.run import run_geek
+from olakit.llm.client import connect
 from olakit.method import Method
 from olakit.olagpt.active_learning import build_notes
 from olakit.olagpt.budget import planned_cells
@@ -26,6 +28,8 @@ from olakit.olagpt.run import run
 from olakit.plugins import load_object
 from olakit.review.config import ReviewConfig
 from olakit.review.run import run_review
+from olakit.runlog import make_log
+from olakit.runner import endpoint
 
 __all__ = [
     "BUILTIN",
@@ -104,11 +108,6 @@ def effort_grid(method: Method, config, models=None, **options):
     correct answer and the unfinished rate, paired tests with Holm over every pair, variance components), each
     effort's own run log one of its parts. The runs share one client of the endpoint (unless given models, or in
     batch mode), so a parameter it refuses is learned once for the grid."""
-    from olakit.analysis.compare import compare, comparison_result
-    from olakit.llm.client import connect
-    from olakit.runlog import make_log
-    from olakit.runner import endpoint
-
     own = None
     if models is None and not options.get("batch") and not options.get("export"):
         concurrency = options.get("concurrency")
