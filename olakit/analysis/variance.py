@@ -141,17 +141,24 @@ def _components(y: np.ndarray, lead: int = 0) -> tuple[dict, dict, dict, dict]:
         for s in itertools.combinations(range(k), size):
             others = axes(a for a in range(k) if a not in s)
             means[s] = cell.mean(axis=others, keepdims=True) if others else cell
-    ss, df, ms = {}, {}, {}
+    ss = {}
     for e in _effects(k):
         alpha = sum(
             (-1) ** (len(e) - len(s)) * means[s] for size in range(len(e) + 1) for s in itertools.combinations(e, size)
         )
         # each level of E is one entry of alpha's reduced shape: SS counts it once per cell of the other factors
         ss[e] = r * prod(n[a] for a in range(k) if a not in e) * (alpha**2).sum(axis=every)
-        df[e] = prod(n[a] - 1 for a in e)
     if r > 1:
         ss[()] = ((y - cell[..., None]) ** 2).sum(axis=(*every, y.ndim - 1))
-        df[()] = prod(n) * (r - 1)
+    return _solved(ss, n, r)
+
+
+def _solved(ss: dict, n: Sequence[int], r: int) -> tuple[dict, dict, dict, dict]:
+    """(SS, df, MS, sigma2) from the sums of squares ``ss`` of a crossed design of factor sizes ``n`` and ``r``
+    repeats: the ANOVA estimators, each component its expected mean square less those of the effects above it."""
+    k = len(n)
+    df = {e: prod(n[a] - 1 for a in e) for e in _effects(k)} | ({(): prod(n) * (r - 1)} if r > 1 else {})
+    ms = {}
     for e in ss:
         ms[e] = ss[e] / df[e] if df[e] else np.nan * ss[e]
     sigma: dict = {}
@@ -164,6 +171,45 @@ def _components(y: np.ndarray, lead: int = 0) -> tuple[dict, dict, dict, dict]:
                 expected = expected - sigma[bigger] * r * prod(n[a] for a in range(k) if a not in bigger)
         sigma[e] = expected / (r * prod(n[a] for a in range(k) if a not in e))
     return ss, df, ms, sigma
+
+
+def _drawn(y: np.ndarray, picks: np.ndarray) -> dict:
+    """The components (sigma2 by effect) of each resampled grid ``y[picks[b]]`` (questions drawn with replacement),
+    computed from how often each question is drawn (weights w) instead of the resampled grids themselves: what
+    ``_components(y[picks], lead=1)`` gives, in matrix products over the questions. For an effect with the question
+    in it, alpha = A (the terms of the question's own marginal means, the same in every draw) + B (the terms of means
+    over the questions, a draw's), and the sum over the drawn questions of alpha^2 is
+    w @ A^2 + 2 B (w @ A) + n_q B^2 per level of the effect's other factors."""
+    k = y.ndim - 1
+    n, r, n_q = y.shape[:k], y.shape[-1], y.shape[0]
+    w = np.stack([np.bincount(p, minlength=n_q) for p in picks]).astype(float)  # (draws, questions)
+    cell = y.mean(axis=-1)
+    drawn_mean = (w @ cell.reshape(n_q, -1) / n_q).reshape((len(picks), 1, *n[1:]))  # the cell means over questions
+    fixed, varying = {}, {}  # marginal means: with the question (per question), without it (per draw)
+    for size in range(k + 1):
+        for s in itertools.combinations(range(k), size):
+            others = tuple(a for a in range(k) if a not in s)
+            if 0 in s:
+                fixed[s] = cell.mean(axis=others, keepdims=True) if others else cell
+            else:
+                rest = tuple(1 + a for a in others if a != 0)
+                varying[s] = drawn_mean.mean(axis=rest, keepdims=True) if rest else drawn_mean
+    ss = {}
+    for e in _effects(k):
+        terms = [((-1) ** (len(e) - len(s)), s) for size in range(len(e) + 1) for s in itertools.combinations(e, size)]
+        b = sum(sign * varying[s] for sign, s in terms if 0 not in s)  # (draws, 1, ...)
+        times = r * prod(n[a] for a in range(k) if a not in e)
+        if 0 not in e:
+            ss[e] = times * (b**2).reshape(len(picks), -1).sum(axis=1)  # times counts the questions
+            continue
+        a = sum(sign * fixed[s] for sign, s in terms if 0 in s)  # (questions, ...)
+        shape = np.broadcast_shapes(a.shape[1:], b.shape[2:])
+        a2 = np.broadcast_to(a, (n_q, *shape)).reshape(n_q, -1)
+        b2 = np.broadcast_to(b, (len(picks), 1, *shape)).reshape(len(picks), -1)
+        ss[e] = times * ((w @ a2**2).sum(axis=1) + 2 * (b2 * (w @ a2)).sum(axis=1) + n_q * (b2**2).sum(axis=1))
+    if r > 1:
+        ss[()] = w @ ((y - cell[..., None]) ** 2).reshape(n_q, -1).sum(axis=1)
+    return _solved(ss, n, r)[3]
 
 
 def _name(e: tuple[int, ...], factors: Sequence[str], repeats: int) -> str:
@@ -188,9 +234,9 @@ def variance_table(grid: Grid, stats: Stats = STATS) -> pd.DataFrame:
     n_q = grid.y.shape[0]
     picks = rng.integers(0, n_q, (stats.n_boot if n_q > 1 else 0, n_q))
     draws = {e: [] for e in keys}
-    block = max(1, 4_000_000 // grid.y.size)  # draws at a time: about 32 MB of resampled grids
+    block = max(1, 4_000_000 // grid.y.size)  # draws at a time: about 32 MB of weights and products
     for start in range(0, len(picks), block):
-        _, _, _, s = _components(grid.y[picks[start : start + block]], lead=1)
+        s = _drawn(grid.y, picks[start : start + block])
         for e in keys:
             draws[e].append(np.maximum(s[e], 0.0))
     lo_q, hi_q = (1 - stats.level) / 2, 1 - (1 - stats.level) / 2
