@@ -79,13 +79,20 @@ def test_faulty_server_batch_equals_clean_run_and_caches_no_error(tmp_path):
 
 
 def test_retry_after_is_honoured(tmp_path):
+    """A 429 with Retry-After: 0.4, as the real openai client raises it, is waited for exactly that long (not the
+    exponential backoff's base of 1 s, nor its jitter), and the call is tried again up to its attempts."""
+    import openai
+
+    from olakit.llm.retry import backoff
+
     with Loopback(fault_rate=1.0, faults=("429",), retry_after=0.4) as srv:
+        client = openai.OpenAI(base_url=srv.base_url, api_key="none", max_retries=0)
+        with pytest.raises(openai.RateLimitError) as raised:
+            client.chat.completions.create(model="fake", messages=[{"role": "user", "content": "x"}])
+        assert [backoff(a, raised.value, base=1.0, cap=8.0) for a in (1, 2, 3)] == [0.4] * 3
         llm = make_llm(srv, tmp_path, max_attempts=3)
-        t0 = time.perf_counter()
         r = llm.complete("x")
-        elapsed = time.perf_counter() - t0
-    assert not r.ok and "RateLimitError 429" in r.error and r.attempts == 3 and srv.requests == 3
-    assert elapsed >= 2 * 0.4  # two waits of Retry-After between three attempts
+    assert not r.ok and "RateLimitError 429" in r.error and r.attempts == 3 and srv.requests == 1 + 3
 
 
 def test_failed_calls_are_recorded_not_cached_and_rerun(tmp_path, caplog):

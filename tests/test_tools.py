@@ -200,7 +200,6 @@ def test_the_sandbox_ends_a_models_worst_programs_with_a_clear_observation(box, 
     run = box.run(program)
     assert run.status == status, (name, run)
     assert says in run.error and run.observation().startswith(f"{status}: ")
-    assert run.wall_s < 6
     assert not Path("/tmp/olakit-escape.txt").exists()
 
 

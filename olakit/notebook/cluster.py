@@ -19,7 +19,6 @@ settings never reach the next. API keys are never sent: each worker reads its ow
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import logging
 import os
@@ -68,26 +67,22 @@ def scheduler_address(scheduler: str | None = None) -> str | None:
     return scheduler
 
 
-@contextlib.contextmanager
-def environment_kept():
-    """This process's environment as it was, after a LocalCluster: Dask's nannies write their pre-spawn settings
+def local_cluster(**kwargs):
+    """A LocalCluster (its keyword arguments) whose nannies give each worker process Dask's per-worker limits
     (``distributed.nanny.pre-spawn-environ``: OMP_NUM_THREADS=1, MKL_NUM_THREADS=1, OPENBLAS_NUM_THREADS=1,
-    MALLOC_TRIM_THRESHOLD_) into the process that starts them, before each worker (re)starts, and never undo it, so
-    every process started from it afterwards (a kernel, the embedded server, torch's embedder) would compute on one
-    thread. Those names are put back as they were (set or unset) when the block ends."""
-    require_extra("dask.distributed", "cluster", "the dask executor")  # it adds the nanny's settings to the config
+    MALLOC_TRIM_THRESHOLD_) through the nanny's own ``env`` setting, set in the worker and inherited by the kernels it
+    starts, instead of writing them into this process before each worker starts (which Dask does with its default
+    config, and never undoes: every process started from here afterwards, a kernel, the embedded server, torch's
+    embedder, would compute on one thread). Dask's own rule stays: with PYTHONHASHSEED unset here, its nannies set it
+    (6640) in this process for consistent hashing across workers."""
+    dd = require_extra("dask.distributed", "cluster", "the dask executor")
     import dask
 
-    names = set(dask.config.get("distributed.nanny.pre-spawn-environ", default={}) or {})
-    before = {name: os.environ.get(name) for name in names}
-    try:
-        yield
-    finally:
-        for name, value in before.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+    spawn = dict(dask.config.get("distributed.nanny.pre-spawn-environ", default={}) or {})
+    hashing = {k: v for k, v in spawn.items() if k == "PYTHONHASHSEED"}
+    env = {k: str(v) for k, v in spawn.items() if k != "PYTHONHASHSEED"} | dict(kwargs.pop("env", None) or {})
+    with dask.config.set({"distributed.nanny.pre-spawn-environ": hashing}):  # the nannies read it as they are made
+        return dd.LocalCluster(env=env, **kwargs)
 
 
 def connect(scheduler: str | None, workers: int, scheduler_file: str | None = None):
@@ -96,7 +91,7 @@ def connect(scheduler: str | None, workers: int, scheduler_file: str | None = No
     scheduler cannot be reached. Returns (client, the LocalCluster or None)."""
     dd = require_extra("dask.distributed", "cluster", "the dask executor")
     logging.getLogger("distributed").setLevel(logging.ERROR)  # a LocalCluster's start and stop: 35 INFO lines
-    Client, LocalCluster = dd.Client, dd.LocalCluster
+    Client = dd.Client
 
     if scheduler_file and not Path(scheduler_file).is_file():  # dask's Client would wait for it to appear
         raise DataError(
@@ -115,7 +110,7 @@ def connect(scheduler: str | None, workers: int, scheduler_file: str | None = No
                 f"{where} is unreachable ({exc}); start it with `dask scheduler` there, or give no scheduler for a "
                 "local cluster"
             ) from None
-    cluster = LocalCluster(
+    cluster = local_cluster(
         n_workers=workers,
         threads_per_worker=1,
         processes=True,

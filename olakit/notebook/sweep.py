@@ -23,7 +23,6 @@ Dask tasks (olakit.notebook.cluster).
 
 from __future__ import annotations
 
-import contextlib
 import datetime as _dt
 import itertools
 import json
@@ -538,11 +537,9 @@ def run_sweep(
     before: dict = {}
     embedded = _needs_embedded(live)
     kernel_env: dict[str, str] = {"OLAKIT_BATCH": "1"} if spec.batch else {}  # given to each notebook's kernel
-    kept = contextlib.ExitStack()  # a LocalCluster's nannies change this process's environment: put back after it
     try:
         if executor == "dask":
             if client is None:
-                kept.enter_context(cluster.environment_kept())
                 client, local_cluster = cluster.connect(scheduler, parallel, scheduler_file)
                 own_client = True
             # read while the client is open: a closed one has no scheduler (the index once died on it, exit 1)
@@ -572,7 +569,6 @@ def run_sweep(
             client.close()
         if local_cluster is not None:
             local_cluster.close()
-        kept.close()
     cache = environment().cache_url or str(default_cache_dir())
     index = SweepIndex(
         run_id=run_id,
