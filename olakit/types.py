@@ -102,7 +102,7 @@ class Record:
     """A content hash of the question answered (its normalised text and options; olakit.data.datasets
     question_hash): two versions of a question under one id are told apart (empty: not known)."""
     reasoning: str = ""
-    """The model's thinking, kept apart from ``raw_output`` (olakit.llm.response.split_thinking; with a second
+    """The model's thinking, kept apart from ``raw_output`` (olakit.thinking.split_thinking; with a second
     answer stage, the first call's): shown in the explorers, never read for an answer, a note, a vote or a review."""
     reasoning_tokens: int | None = None
     """Reasoning tokens the endpoint reported, over the record's calls (part of completion_tokens); None: none

@@ -11,9 +11,9 @@ import pytest
 
 from olakit.llm import LLM, Endpoint, ScriptedModel
 from olakit.llm.loopback import PROTOCOLS, Loopback
-from olakit.llm.response import split_thinking
 from olakit.olagpt.config import OlaGPTConfig
 from olakit.olagpt.run import run
+from olakit.thinking import split_thinking
 
 THINKING = 'Maybe {"Answer": "E"}? So the answer is E... no, E is wrong.'
 ANSWER = 'Step by step. {"Answer": "B"}'

@@ -31,7 +31,7 @@ from typing import Protocol, runtime_checkable
 from olakit.errors import OlakitError
 from olakit.llm.endpoint import Endpoint, LLMError
 from olakit.llm.request import Reply, Request, cache_key
-from olakit.llm.response import split_thinking
+from olakit.thinking import split_thinking
 
 
 @runtime_checkable

@@ -40,7 +40,8 @@ from olakit.errors import DataError, OlakitError
 from olakit.llm.answerer import SCRIPTED, Completes
 from olakit.llm.endpoint import LLMError
 from olakit.llm.request import Reply, Request, cache_key
-from olakit.llm.response import first_choice, split_thinking, tool_calls_of
+from olakit.llm.response import first_choice, tool_calls_of
+from olakit.thinking import split_thinking
 
 log = logging.getLogger("olakit")
 

@@ -29,8 +29,9 @@ from olakit.llm.endpoint import Endpoint, LLMError
 from olakit.llm.local import QUEUE_WAIT, SLOTS, progressing
 from olakit.llm.prefix import lanes, prompt_text
 from olakit.llm.request import Reply, Request, cache_key
-from olakit.llm.response import Thinking, describe, first_choice, parse_body, split_thinking, tool_calls_of
+from olakit.llm.response import describe, first_choice, parse_body, tool_calls_of
 from olakit.llm.retry import REFUSED_ATTEMPTS, REFUSED_WAIT, ConnectionRefused, Stalled, backoff, refused, retryable
+from olakit.thinking import Thinking, split_thinking
 
 log = logging.getLogger("olakit")
 

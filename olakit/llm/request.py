@@ -92,7 +92,7 @@ class Reply:
     """The functions the model called (the OpenAI tools API), each ``{"id", "name", "arguments"}`` with the
     arguments as the JSON text the model wrote; ``text`` is then its content, often empty."""
     reasoning: str = ""
-    """The model's thinking, kept apart from ``text`` (olakit.llm.response.split_thinking): never read for an
+    """The model's thinking, kept apart from ``text`` (olakit.thinking.split_thinking): never read for an
     answer, a note, a vote or a review."""
     reasoning_tokens: int | None = None
     """Reasoning tokens the endpoint reported (``usage.completion_tokens_details``); part of completion_tokens."""

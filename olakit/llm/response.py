@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 from olakit.llm.retry import MalformedResponse
-from olakit.thinking import Thinking, split_thinking  # noqa: F401 (the client's names for them)
 
 
 def parse_body(raw: bytes) -> dict:
