@@ -86,7 +86,7 @@ def report(
             tables["tool_use"] = use  # templates with tools, or a program template
         tables |= grid_tables(records, analysis)
         tables |= _ties(tables, "methods", lambda r: f"{r['method']} | {r['notes_strategy']}", analysis)
-        tables |= _clustered(result, outcomes)
+        tables |= _clustered(result, lambda: outcomes)
     elif kind == "reproduction":
         tables = reproduction_tables(records, analysis) | grid_tables(records, analysis)
         tables["claims_ledger"] = claims_ledger(tables, (result.log.parameters or {}).get("data_dir"))
@@ -108,8 +108,8 @@ def report(
         if (result.log.parameters or {}).get("effort_grid"):  # one run per reasoning effort (methods.effort_grid)
             efforts = (result.log.config or {}).get("reasoning_effort")
             tables |= effort_tables(tables, comparison.conditions, efforts, analysis=analysis)
-        shared = comparison.shared()[0]
-        tables |= _clustered(result, shared.pivot(index="question_id", columns="template", values="correct"))
+        tables |= _clustered(result, lambda: comparison.shared()[0].pivot(index="question_id", columns="template",
+                                                                          values="correct"))  # fmt: skip
         if kind == "import":
             tables |= import_tables(result.extras.report)
     elif kind == "notes":
@@ -130,13 +130,14 @@ def clusters_of(result: Result) -> dict[str, str]:
     return {q.id: q.meta["cluster"] for q in questions_of_ref(ref) if "cluster" in q.meta}
 
 
-def _clustered(result: Result, outcomes: pd.DataFrame) -> dict:
+def _clustered(result: Result, outcomes) -> dict:
     """The ``clustered`` table (olakit.analysis.variance.clustered_table: each cell's and each pair's independent
-    and cluster-robust standard errors and the design effect) when the run's questions come in clusters."""
+    and cluster-robust standard errors and the design effect) when the run's questions come in clusters;
+    ``outcomes()``: questions x cells, made only then."""
     clusters = clusters_of(result)
     if not clusters:
         return {}
-    return {"clustered": clustered_table(outcomes.astype(float), clusters)}
+    return {"clustered": clustered_table(outcomes().astype(float), clusters)}
 
 
 def _ties(tables: dict, name: str, cell, analysis: Analysis) -> dict:
