@@ -30,7 +30,7 @@ from olakit.errors import DataError
 from olakit.llm.batch import BATCH_RATE
 from olakit.llm.endpoint import PRICE_DATES, Endpoint
 from olakit.names import REGEX_VOTE, plural
-from olakit.olagpt.budget import ceiling_price, planned_calls
+from olakit.olagpt.budget import at_effort, ceiling_price, planned_calls
 from olakit.olagpt.config import RECORDED, OlaGPTConfig, PlanConfig
 from olakit.olagpt.templates import templates_for
 from olakit.registration import CHANGES, Registered, registration_of
@@ -155,6 +155,7 @@ def plan(cfg: PlanConfig, endpoint: Endpoint) -> tuple[pd.DataFrame, list[str]]:
         notes.append(f"the rates are borrowed from {estimated_on} ({source}), not {run.dataset}: run a pilot of "
                      f"{PILOT} questions on {run.dataset} and plan again from it")  # fmt: skip
     geek = "row" in records.columns
+    notes += [] if geek else effort_notes(run, cfg.effort_tokens)
     if geek:
         ref = log.dataset if log is not None and log.dataset is not None else None
         questions = load_questions(ref.dataset, ref.split, run.data_dir, ref.map) if ref else \
@@ -171,7 +172,8 @@ def plan(cfg: PlanConfig, endpoint: Endpoint) -> tuple[pd.DataFrame, list[str]]:
         n = row.get("n_needed")
         if n is None or pd.isna(n):
             continue
-        priced = _geek_price(records, row, int(n), endpoint) if geek else _olagpt_price(run, row, int(n), endpoint)
+        priced = (_geek_price(records, row, int(n), endpoint) if geek
+                  else _olagpt_price(run, row, int(n), endpoint, cfg.effort_tokens))  # fmt: skip
         if isinstance(priced, str):
             table.loc[i, "verdict"] = f"{row['verdict']} ({priced})"
             continue
@@ -180,9 +182,10 @@ def plan(cfg: PlanConfig, endpoint: Endpoint) -> tuple[pd.DataFrame, list[str]]:
     return table, notes
 
 
-def _olagpt_price(run: OlaGPTConfig, row, n: int, endpoint: Endpoint) -> dict | str:
-    """The calls and price of an OlaGPT run of ``n`` questions with the two cells' templates and strategies; why
-    not, for cells of another kind of run (an imported one)."""
+def _olagpt_price(run: OlaGPTConfig, row, n: int, endpoint: Endpoint, effort_tokens: dict[str, int]) -> dict | str:
+    """The calls and price of an OlaGPT run of ``n`` questions with the two cells' templates and strategies (at each
+    of the run's efforts, ``at_effort``: one run per effort, the price their sum); why not, for cells of another kind
+    of run (an imported one)."""
     every = [t.name for t in templates_for(run.dataset, run.templates)]
     methods = {row["a"].split(" | ")[0], row["b"].split(" | ")[0]}
     templates = every if REGEX_VOTE in methods else [t for t in every if t in methods]
@@ -194,11 +197,35 @@ def _olagpt_price(run: OlaGPTConfig, row, n: int, endpoint: Endpoint) -> dict | 
     except ConfigError as exc:
         return f"not priced as an OlaGPT run: {exc}"
     stages = planned_calls(sized)
-    out: dict = {"calls": sum(s.calls for s in stages), "price_basis": "completion ceiling; prompts extra"}
-    price = ceiling_price(stages, endpoint)
-    if price is not None:
-        out["usd_online"], out["usd_batch"] = price
+    efforts = run.reasoning_effort or (None,)
+    basis = "tokens a call per effort, an estimate (effort_tokens)" if run.reasoning_effort else "completion ceiling"
+    out: dict = {"calls": len(efforts) * sum(s.calls for s in stages), "price_basis": f"{basis}; prompts extra"}
+    prices = {e: ceiling_price(at_effort(stages, e, effort_tokens), endpoint) for e in efforts}
+    if all(p is not None for p in prices.values()):
+        out["usd_online"] = sum(p[0] for p in prices.values())
+        out["usd_batch"] = sum(p[1] for p in prices.values())
+        if run.reasoning_effort:
+            out |= {f"usd_online[{e}]": p[0] for e, p in prices.items()}
     return out
+
+
+def effort_notes(run: OlaGPTConfig, effort_tokens: dict[str, int]) -> list[str]:
+    """A run's efforts whose planned tokens a call pass its ``max_tokens``: their replies may be cut off while
+    thinking."""
+    cut = [e for e in run.reasoning_effort if effort_tokens.get(e, 0) > run.max_tokens]
+    if not cut:
+        return []
+    planned = ", ".join(f"{e} {effort_tokens[e]:,}" for e in cut)
+    return [f"effort {planned} tokens a call (effort_tokens, an estimate of thinking and answer) is more than "
+            f"max_tokens {run.max_tokens:,}, which bounds both: replies may be cut off while thinking (unfinished); "
+            "give --max-tokens at least that"]  # fmt: skip
+
+
+def _effort_prices(r, efforts: Sequence[str], max_tokens: int, effort_tokens: dict[str, int]) -> str:
+    """A plan row's price per effort as the terminal shows it, each effort with its planned tokens a call."""
+    each = [f"{e} ${r[f'usd_online[{e}]']:,.2f} ({min(max_tokens, effort_tokens.get(e, max_tokens)):,} tokens a call)"
+            for e in efforts]  # fmt: skip
+    return "      online at each effort: " + ", ".join(each)
 
 
 def _geek_price(records: pd.DataFrame, row, n: int, endpoint: Endpoint) -> dict | str:
@@ -234,8 +261,12 @@ def design_plan(cfg: PlanConfig, endpoint: Endpoint) -> tuple[pd.DataFrame, str]
     if cfg.target not in whats:
         raise ConfigError(f"PlanConfig: target={cfg.target!r}: the estimates' grid has {', '.join(whats)}")
     price = endpoint.price()
-    per_call = run.max_tokens * price[1] / 1e6 if price is not None and not endpoint.local else None
-    best = cheapest(table, cfg.target_se, cfg.target, price_per_call=per_call)
+    efforts = run.reasoning_effort or (None,)
+    tokens = {e: min(run.max_tokens, cfg.effort_tokens.get(e, run.max_tokens)) for e in efforts}
+    per_call = {e: t * price[1] / 1e6 for e, t in tokens.items()} if price is not None and not endpoint.local else None
+    best = cheapest(table, cfg.target_se, cfg.target, price_per_call=per_call[efforts[0]] if per_call else None)
+    if per_call and run.reasoning_effort:  # a cell is one effort's: its price at each
+        best |= {f"price[{e}]": best["calls"] * per_call[e] for e in efforts}
     out = pd.DataFrame([{**best, "source": source, "facets": ", ".join(grid.facets),
                          "questions_in_estimates": table.attrs["questions"]}])  # fmt: skip
     lines = [f"plan from the variance of {source} ({table.attrs['questions']} questions; facets "
@@ -246,7 +277,11 @@ def design_plan(cfg: PlanConfig, endpoint: Endpoint) -> tuple[pd.DataFrame, str]
     levels = f" x {best['levels']} levels" if "levels" in best else ""
     lines.append(f"  {best['questions']:,} questions x {best['repeats']} repeat(s){levels}: {best['calls']:,} calls "
                  f"per cell, standard error {best['se']:.4f}")  # fmt: skip
-    if "price" in best:
+    if "price" in best and run.reasoning_effort:
+        each = ", ".join(f"{e} ${best[f'price[{e}]']:,.2f} ({tokens[e]:,} tokens a call)" for e in efforts)
+        lines.append(f"  per cell at {endpoint.model}'s completion price of {PRICE_DATES.get(endpoint.model)}, at each "
+                     f"effort: {each} (an estimate: effort_tokens; prompts extra)")  # fmt: skip
+    elif "price" in best:
         lines.append(
             f"  ${best['price']:,.2f} per cell at {endpoint.model}'s completion price of "
             f"{PRICE_DATES.get(endpoint.model)} (ceiling: {run.max_tokens} tokens a call; prompts extra)"
@@ -285,6 +320,9 @@ def plan_report(table: pd.DataFrame, cfg: PlanConfig, endpoint: Endpoint, notes:
             )
             lines.append(f"    a run of {int(r['n_needed'])} questions with these two cells: "
                          f"{int(r['calls']):,} calls" + cost)  # fmt: skip
+            efforts = cfg.run.reasoning_effort
+            if efforts and not pd.isna(r.get(f"usd_online[{efforts[0]}]", float("nan"))):
+                lines.append(_effort_prices(r, efforts, cfg.run.max_tokens, cfg.effort_tokens))
     return "\n".join(lines)
 
 

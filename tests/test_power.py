@@ -5,6 +5,7 @@ import math
 import re
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from olakit.analysis.exact import n_needed, power, rejection_limits
@@ -84,7 +85,6 @@ def test_comparisons_are_read_as_table_cells_and_bad_ones_say_how_to_write_them(
 
 
 def test_olakit_plan_on_the_recorded_outputs(monkeypatch, capsys, tmp_path):
-    import pandas as pd
 
     from olakit.cli import main
     from olakit.data.recorded import import_olagpt
@@ -139,8 +139,6 @@ def test_a_registered_run_records_its_family_before_the_first_call_and_marks_it_
 ):
     import hashlib
     import json
-
-    import pandas as pd
 
     from olakit.cli import main
     from olakit.data.records import load_records
@@ -336,8 +334,6 @@ def test_geek_rows_are_planned_from_an_earlier_geek_run_and_priced_at_what_it_pa
     ceiling its split's size (StrategyQA dev: 229), the price its tokens per question at the endpoint's price."""
     import shutil
 
-    import pandas as pd
-
     from olakit.cli import main
     from olakit.data.records import load_records, save_records
 
@@ -477,3 +473,53 @@ def test_best_names_the_template_with_the_highest_accuracy_where_the_comparison_
     registered = registered_tables(olagpt_records, RECORDED_TEMPLATES, family)["registered"].iloc[0]
     assert registered["b"] == f"{best} | zero-shot"
     assert f"(best: {best} | zero-shot, chosen on these data: its p is optimistic)" in registered["verdict"]
+
+
+def test_olakit_plan_prices_each_effort_at_its_tokens_a_call_capped_by_max_tokens(monkeypatch, capsys, tmp_path):
+    """`olakit plan` for a grid of efforts: one run per effort, each call priced at the smaller of max_tokens and the
+    effort's planned tokens (effort_tokens, an estimate; the question-type call keeps its 24), the row's price their
+    sum; an effort planned past max_tokens is a warning; the decision study prices a cell at each effort."""
+    from olakit.cli import main
+
+    monkeypatch.setenv("OLAKIT_BASE_URL", "https://api.openai.com/v1")  # priced, never called
+    monkeypatch.setenv("OLAKIT_MODEL", "o4-mini")  # $4.40 per million completion tokens (prices.json, 2025-04-16)
+    efforts = ["--effort-tokens", '{"low": 1500, "high": 20000}']
+    efforts = ["--effort-tokens", '{"low": 1500, "high": 20000}']
+    flags = ["--reasoning-effort", "low,high", "--max-tokens", "12000", *efforts]
+    assert main(["plan", "--comparisons", "DST:retrieval vs turbo:zero-shot", "--out", str(tmp_path / "p.csv"),
+                 *flags]) == 0  # fmt: skip
+    out = capsys.readouterr().out
+    row = pd.read_csv(tmp_path / "p.csv").iloc[0]
+    n = int(row["n_needed"])
+    # per effort: n question-type calls (24 tokens) and n x 2 templates x 2 cells (zero-shot; retrieval at 3 notes)
+    low = (n * 24 + 4 * n * 1500) * 4.40 / 1e6
+    high = (n * 24 + 4 * n * 12000) * 4.40 / 1e6  # 20,000 planned, 12,000 the limit
+    assert row["calls"] == 2 * 5 * n
+    assert row["usd_online[low]"] == pytest.approx(low) and row["usd_online[high]"] == pytest.approx(high)
+    assert row["usd_online"] == pytest.approx(low + high) and row["usd_batch"] == pytest.approx((low + high) / 2)
+    assert f"low ${low:,.2f} (1,500 tokens a call), high ${high:,.2f} (12,000 tokens a call)" in out
+    assert "an estimate" in out
+    assert "warning: effort high 20,000 tokens a call" in out and "max_tokens 12,000" in out
+    assert "effort low" not in out  # low fits
+
+    assert main(["plan", "--target-se", "0.03", "--out", str(tmp_path / "d.csv"), *flags]) == 0
+    out = capsys.readouterr().out
+    design = pd.read_csv(tmp_path / "d.csv").iloc[0]
+    calls = int(design["calls"])
+    assert design["price[low]"] == pytest.approx(calls * 1500 * 4.40 / 1e6)
+    assert design["price[high]"] == pytest.approx(calls * 12000 * 4.40 / 1e6)
+    assert f"low ${calls * 1500 * 4.40 / 1e6:,.2f} (1,500 tokens a call)" in out
+
+
+def test_without_efforts_the_plan_prices_each_call_at_max_tokens(monkeypatch, tmp_path):
+    """No effort: effort_tokens changes nothing (a call at its limit)."""
+    from olakit.cli import main
+
+    monkeypatch.setenv("OLAKIT_BASE_URL", "https://api.openai.com/v1")
+    monkeypatch.setenv("OLAKIT_MODEL", "o4-mini")
+    args = ["plan", "--comparisons", "DST:retrieval vs turbo:zero-shot", "--max-tokens", "300"]
+    assert main([*args, "--out", str(tmp_path / "a.csv")]) == 0
+    assert main([*args, "--effort-tokens", '{"low": 10}', "--out", str(tmp_path / "b.csv")]) == 0
+    a, b = pd.read_csv(tmp_path / "a.csv").iloc[0], pd.read_csv(tmp_path / "b.csv").iloc[0]
+    n = int(a["n_needed"])
+    assert a["usd_online"] == b["usd_online"] == pytest.approx((n * 24 + 4 * n * 300) * 4.40 / 1e6)

@@ -89,6 +89,19 @@ def planned_calls(config: OlaGPTConfig) -> list[Stage]:
     return [s for s in stages if s.calls]
 
 
+def at_effort(stages: list[Stage], effort: str | None, effort_tokens: dict[str, int]) -> list[Stage]:
+    """The stages as a reasoning model at ``effort`` is planned to take them: each call at the smaller of its token
+    limit (which bounds thinking and answer together: ``max_completion_tokens``) and the effort's planned tokens
+    (``effort_tokens``, an estimate). An effort without planned tokens (``none``, the model's default): the limit.
+
+    >>> at_effort([Stage("answers", 10, 4096, True)], "low", {"low": 1024})
+    [Stage(name='answers', calls=10, max_tokens=1024, exact=True)]
+    """
+    if effort not in effort_tokens:
+        return list(stages)
+    return [Stage(s.name, s.calls, min(s.max_tokens, effort_tokens[effort]), s.exact) for s in stages]
+
+
 def completion_ceiling(stages: list[Stage]) -> int:
     """The most completion tokens the stages can take."""
     return sum(s.calls * s.max_tokens for s in stages)

@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 from pydantic import Field, model_validator
 
 from olakit.config import Config, ConfigError, OwnDataset, Slice, is_dataset_file
-from olakit.generation import AnswerStages, Reasoning
+from olakit.generation import EFFORTS, AnswerStages, Reasoning
 from olakit.names import AUTO_COT, LLM_VOTE, RECORDED_READER, REGEX_VOTE, SC, STRATEGIES, TURBO
 from olakit.settings import Analysis
 
@@ -241,6 +241,11 @@ class PlanConfig(Config):
     target: str = "difference:template"
     """What ``target_se`` is for: ``cell`` (one cell's accuracy), ``difference:FACET`` (two cells that differ in that
     facet, paired) or ``mean over FACET`` (the accuracy averaged over the facet's levels)."""
+    effort_tokens: dict[Literal[EFFORTS], Annotated[int, Field(ge=1)]] = {  # type: ignore[valid-type]
+        "minimal": 512, "low": 2048, "medium": 8192, "high": 16384}  # fmt: skip
+    """The completion tokens (thinking and answer) a call of a reasoning model is priced at, per effort of the run's
+    ``reasoning_effort``, each capped by the call's own token limit: an estimate, not a bound (docs/reasoning.md). An
+    effort not named (``none``): the token limit."""
     run: OlaGPTConfig = OlaGPTConfig()
     """The run planned (its settings are ``olakit plan``'s flags too; its dataset, when not given, is the
     estimates run's)."""
