@@ -399,3 +399,82 @@ def test_a_thinking_budget_is_sent_as_each_server_takes_it_and_learned_once_wher
     assert dict(srv.refusals) == {"max_tokens": 1, "temperature": 1, "thinking_token_budget": 1,
                                   "chat_template_kwargs": 1}  # fmt: skip
     assert set(res.records["extracted"]) == {"B"}
+
+
+WRONG = 'The answer is E. {"Answer": "E"} Answer: E. So the answer is no. Score: 1. Total Steps: 9'
+"""Thinking that, read for an answer, a vote, a review, an action or a note, would change it."""
+
+
+def with_thinking(prompt, request):
+    """tests.replies.docs's reply (a plausible answer to any prompt of any method), thinking WRONG first; a turn of
+    tool calls as it is."""
+    from tests.replies import docs
+
+    got = docs(prompt, request)
+    if isinstance(got, str):
+        return {"content": got, "reasoning": WRONG}
+    if isinstance(got, tuple):
+        return {"content": got[0], "finish_reason": got[1], "reasoning": WRONG}
+    return got
+
+
+def every_method(llm):
+    """Each method's records on 2 questions with ``llm``: OlaGPT with both votes and a tool (the calculator, OpenAI's
+    tools API), GEEK, the review loop, the notes builder and a user's stepwise method."""
+    from olakit.geek.config import GeekConfig
+    from olakit.geek.run import run_geek
+    from olakit.olagpt.active_learning import build_notes
+    from olakit.olagpt.config import NotesConfig
+    from olakit.review.config import ReviewConfig
+    from olakit.review.run import run_review
+    from olakit.steps import ask, stepwise
+
+    olagpt_cfg = OlaGPTConfig(n_questions=2, templates=["ST", "turbo"], strategies=["zero-shot"],
+                              votes=("regex_vote", "llm_vote"), tools="all", tool_names=["calculator"],
+                              tool_templates=["ST"], tool_protocol="openai")  # fmt: skip
+    mine = stepwise("mine", lambda q, cfg: (yield ask(f"{q.text}\nAnswer with a letter.")))
+    notes = build_notes(NotesConfig(dataset="aqua", split="dev", pool=2, r=1, explainer="llm"), llm=llm)
+    return {
+        "olagpt": run(olagpt_cfg, llm=llm).records,
+        "geek": run_geek(GeekConfig(n_questions=2, rows=("zero-shot", "CoT")), llm=llm).records,
+        "review": run_review(ReviewConfig(n_questions=2, max_iterations=1), llm).records,
+        "notes": notes.records.assign(library=notes.files["notes.jsonl"], passed=notes.extras.passed),
+        "mine": mine({"n_questions": 2}, llm).records,
+    }
+
+
+def actions(trace: str) -> str:
+    """A GEEK trace without each step's tokens and latency (a model that thinks pays more for the same step)."""
+
+    def strip(x):
+        if isinstance(x, dict):
+            return {k: strip(v) for k, v in x.items() if k not in ("completion_tokens", "latency")}
+        return [strip(v) for v in x] if isinstance(x, list) else x
+
+    return json.dumps(strip(json.loads(trace)))
+
+
+@pytest.mark.parametrize("protocol", [p for p in PROTOCOLS if p != "plain"])
+def test_every_method_over_the_openai_client_gives_a_plain_models_records_in_every_protocol(tmp_path, protocol):
+    """Every method, through the real openai client against the loopback server speaking as each reasoning server
+    does, with thinking that names another answer before every reply: the records a model without thinking gives
+    for the same visible replies (answers, votes, reviews, GEEK's actions, notes), the thinking in its own column."""
+    from tests.replies import docs
+
+    got = {}
+    for name, reply, how in (("plain", docs, "plain"), (protocol, with_thinking, protocol)):
+        with Loopback(reply=reply, protocol=how) as srv:
+            with LLM(Endpoint(srv.base_url, "m"), cache_dir=tmp_path / name, progress=False) as llm:
+                got[name] = every_method(llm)
+    for method, plain in got["plain"].items():
+        thought = got[protocol][method]
+        cols = [c for c in ("question_id", "template", "row", "extracted", "correct", "raw_output", "library",
+                            "passed") if c in plain.columns]  # fmt: skip
+        if method == "geek":  # its actions and the question state they grew, less what a call paid and took
+            plain, thought = (x.assign(trace=x["trace"].map(actions)) for x in (plain, thought))
+            cols.append("trace")
+        assert len(cols) >= 3 and plain[cols].equals(thought[cols]), method
+        if protocol != "openai-reasoning" and "reasoning" in thought.columns:  # OpenAI's models show none
+            assert (thought["reasoning"].fillna("") == WRONG).any(), method
+        text = thought[[c for c in cols if thought[c].dtype == object]].astype(str)
+        assert not text.apply(lambda s: s.str.contains("Score: 1|Total Steps: 9|<think>")).any().any(), method
