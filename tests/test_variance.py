@@ -6,6 +6,7 @@ standard errors from the formula, mid-p from math.comb, tie groups and decision-
 import itertools
 import math
 import random
+import re
 
 import numpy as np
 import pandas as pd
@@ -328,6 +329,57 @@ def test_a_dataset_files_cluster_field_gives_every_import_the_cluster_robust_err
     assert rows_by[("A", "")]["design_effect"] > 1  # A's answers go with their passages
     assert main(["import", "pot_aqua", "--out", str(tmp_path / "pot")]) == 0
     assert not (tmp_path / "pot" / "tables" / "clustered.csv").exists()
+
+
+def test_an_imports_own_cluster_field_gives_the_cluster_robust_errors_and_a_conflict_is_one_error(tmp_path, capsys):
+    """A dataset file with no clusters, two runs imported; run A's file has each question's passage and its spec
+    names it (``cluster: passage``): the ``clustered`` table's robust standard errors are those of 4 passages, worked
+    here from the formula, and the same after the result is read back from its folder. A run giving a question
+    another passage, or none, is one error naming the row."""
+    import json
+
+    import yaml
+
+    from olakit import report
+    from olakit.cli import main
+    from olakit.result import read_result
+
+    rows = [{"id": f"q{i}", "question": f"Is {i} even?", "answer": "yes" if i % 2 == 0 else "no"} for i in range(8)]
+    (tmp_path / "qa.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    right = {"a": [1, 1, 0, 0, 1, 1, 0, 0], "b": [1, 0, 1, 0, 1, 0, 1, 1]}
+    for name, ok in right.items():
+        lines = [{"id": r["id"], "question": r["question"], "passage": f"p{i // 2}",
+                  "pred": r["answer"] if good else ("no" if r["answer"] == "yes" else "yes")}
+                 for i, (r, good) in enumerate(zip(rows, ok))]  # fmt: skip
+        (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    spec = {"dataset": str(tmp_path / "qa.jsonl"), "runs": [
+        {"file": "a.jsonl", "run": "A", "id": "id", "answer": "pred", "cluster": "passage"},
+        {"file": "b.jsonl", "run": "B", "id": "id", "answer": "pred"}]}  # fmt: skip
+    (tmp_path / "spec.yaml").write_text(yaml.safe_dump(spec))
+    assert main(["import", str(tmp_path / "spec.yaml"), "--out", str(tmp_path / "out")]) == 0
+    table = pd.read_csv(tmp_path / "out" / "tables" / "clustered.csv", keep_default_na=False)
+    rows_by = {(r["a"], r["b"]): r for _, r in table.iterrows()}
+    diff = [p - q for p, q in zip(right["a"], right["b"])]
+    for key, x in ((("A", ""), right["a"]), (("B", ""), right["b"]), (("A", "B"), diff)):
+        mean = sum(x) / 8
+        sums = [sum(x[i] - mean for i in (2 * c, 2 * c + 1)) for c in range(4)]
+        got = rows_by[key]
+        assert got["clusters"] == 4 and got["se_clustered"] == pytest.approx(
+            math.sqrt(4 / 3 * sum(s * s for s in sums)) / 8
+        )
+    again = report(read_result(tmp_path / "out"))["clustered"]
+    assert again["se_clustered"].tolist() == pytest.approx(table["se_clustered"].tolist())
+
+    other = [json.loads(x) for x in (tmp_path / "b.jsonl").read_text().splitlines()]
+    other[5]["passage"] = "p9"  # q5 is in p2 in A's file
+    (tmp_path / "b.jsonl").write_text("".join(json.dumps(x) + "\n" for x in other))
+    spec["runs"][1]["cluster"] = "passage"
+    (tmp_path / "spec.yaml").write_text(yaml.safe_dump(spec))
+    capsys.readouterr()
+    assert main(["import", str(tmp_path / "spec.yaml"), "--out", str(tmp_path / "out2")]) != 0
+    err = capsys.readouterr().err
+    assert re.search(r"b\.jsonl.*: question q5 is in cluster 'p9' here and 'p2' at .*a\.jsonl", err), err
+    assert not (tmp_path / "out2").exists()
 
 
 def test_olakit_plan_starts_from_the_decision_study(tmp_path):

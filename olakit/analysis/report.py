@@ -122,12 +122,13 @@ def report(
 
 
 def clusters_of(result: Result) -> dict[str, str]:
-    """Question id -> cluster, for a run on a dataset file whose mapping names a ``cluster`` field (the questions
-    read back as the run read them); {} for every other run."""
+    """Question id -> cluster: for a run on a dataset file whose mapping names a ``cluster`` field (the questions
+    read back as the run read them), and for an import whose runs name one (its report's); {} for every other run."""
+    imported = getattr(getattr(result.extras, "report", None), "clusters", None) or {}
     ref = result.log.dataset
     if ref is None or not is_dataset_file(ref.dataset):
-        return {}
-    return {q.id: q.meta["cluster"] for q in questions_of_ref(ref) if "cluster" in q.meta}
+        return dict(imported)
+    return {q.id: q.meta["cluster"] for q in questions_of_ref(ref) if "cluster" in q.meta} | imported
 
 
 def _clustered(result: Result, outcomes) -> dict:

@@ -107,6 +107,10 @@ class RunFile(Config):
     and never read for an answer; ``<think>`` blocks inside the output are taken out to it as well."""
     reasoning_tokens: str | None = None
     """The field holding the reasoning tokens the run was billed (Inspect: its usage's)."""
+    cluster: str | None = None
+    """The field holding each question's cluster (a shared passage, a source, a question type): questions in one
+    are not independent, and the tables give the cluster-robust standard errors beside the independent ones
+    (docs/statistics.md). Runs that name one must agree on each question's."""
     scorer: str | None = None
     """Inspect: the scorer whose answer is read (default: the log's first)."""
     filter: str | None = None
@@ -197,6 +201,8 @@ class ImportReport:
     """Questions every run answered: what the comparison tables are computed over."""
     left_out: list[str] = field(default_factory=list)
     """Questions some run lacks, left out of the comparison tables (their records are kept)."""
+    clusters: dict[str, str] = field(default_factory=dict)
+    """Question id -> its cluster, from the runs' ``cluster`` fields (empty: none named)."""
 
     def lines(self) -> list[str]:
         """A summary for the terminal, one line per run and one per kind of problem."""
@@ -238,6 +244,7 @@ class ImportReport:
             "runs": [asdict(r) for r in self.runs],
             "compared": self.compared,
             "left_out": self.left_out,
+            "clusters": self.clusters,
         }
 
     @classmethod
@@ -462,6 +469,8 @@ class _Known:
     """(question id, answer's type, answer, options shown) -> Reading: answers repeat across runs (labels, numbers)"""
     golds: dict = field(default_factory=dict)
     """question id -> (its gold as olakit reads it, the answers accepted)"""
+    clusters: dict = field(default_factory=dict)
+    """question id -> (its cluster, the row that gave it first), from the runs' ``cluster`` fields"""
 
     @classmethod
     def of(cls, questions: list[Question]) -> _Known:
@@ -529,6 +538,8 @@ def _records_of(name, model, fmt, rows, run: RunFile, spec: ImportSpec, known: _
             continue
         seen.add((q.id, repeat))
         report.matched += 1
+        if run.cluster:
+            _note_cluster(row, where, q.id, run.cluster, known.clusters)
         output = get_output(row, where, "") if output_field else ""
         output = _first(output) if isinstance(output, list) else output
         output = output if type(output) is str else str(output or "")
@@ -594,6 +605,18 @@ def _records_of(name, model, fmt, rows, run: RunFile, spec: ImportSpec, known: _
     constant = {"run": name, "template": name, "notes_strategy": IMPORTED, "n_notes": 0, "model": model,
                 "source": f"{IMPORTED}:{fmt}:{path.name}"}  # fmt: skip
     return columns | {f: [v] * len(records) for f, v in constant.items()}, report
+
+
+def _note_cluster(row: dict, where: str, qid: str, name: str, clusters: dict) -> None:
+    """The row's cluster (its field ``name``) noted for question ``qid``; DataError for an empty one, or one that
+    disagrees with what an earlier row gave the question."""
+    group = get(row, name, where)
+    if group is None or str(group).strip() == "":
+        raise DataError(f"{where}: field {name!r} (the cluster) is empty")
+    had = clusters.setdefault(qid, (str(group), where))
+    if had[0] != str(group):
+        raise DataError(f"{where}: question {qid} is in cluster {str(group)!r} here and {had[0]!r} at {had[1]}: "
+                        "a question has one cluster")  # fmt: skip
 
 
 def _thinking(row: dict, where: str, output: str, finish, get_reasoning, get_tokens):
@@ -677,7 +700,8 @@ def import_runs(spec: ImportSpec, base: Path | None = None) -> tuple[pd.DataFram
                 reports.append(report)
     n = len(columns.get("question_id", ()))
     frame = check_frame(frame_of(OlaGPTRecord, n, columns) if columns else to_frame([], OlaGPTRecord), "imported runs")
-    return frame, ImportReport(dataset=spec.dataset, gold_from=spec.gold_from, runs=reports)
+    clusters = {q: group for q, (group, _) in known.clusters.items()}
+    return frame, ImportReport(dataset=spec.dataset, gold_from=spec.gold_from, runs=reports, clusters=clusters)
 
 
 def load_import_spec(path: str | Path) -> ImportSpec:
