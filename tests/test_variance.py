@@ -426,3 +426,65 @@ def test_the_bootstrap_by_question_weights_equals_the_resampled_grids():
         assert set(direct) == set(weighted)
         for e in direct:
             assert np.allclose(direct[e], weighted[e], atol=1e-12, equal_nan=True), (shape, e)
+
+
+def test_every_live_door_on_a_clustered_dataset_file_gives_the_clustered_table(tmp_path):
+    """OlaGPT, GEEK and the review loop on a dataset file of 8 yes/no questions in 4 passages (its mapping names
+    ``cluster``), a scripted model answering by parity (right on some questions, wrong on others): each result's
+    ``clustered`` table gives, per cell, the cluster-robust standard error of its accuracy, worked here from the
+    formula over the records' own outcomes."""
+    import json
+
+    from olakit import report
+    from olakit.geek.config import GeekConfig
+    from olakit.geek.run import run_geek
+    from olakit.llm import ScriptedModel
+    from olakit.olagpt.config import OlaGPTConfig
+    from olakit.olagpt.run import run
+    from olakit.review.config import ReviewConfig
+    from olakit.review.run import run_review
+    from tests.replies import docs
+
+    def parity(prompt, request):
+        n = re.findall(r"Is the number (\d+) even\?", prompt)
+        if n and "So the answer is yes" in prompt:
+            return f"So the answer is {'yes' if int(n[-1]) % 2 == 0 else 'no'}."
+        return docs(prompt, request)
+
+    rows = [{"id": f"q{i}", "question": f"Is the number {i * 7} even?", "answer": "yes" if i % 3 else "no",
+             "passage": f"p{i // 2}"} for i in range(8)]  # fmt: skip
+    path = tmp_path / "qa.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (tmp_path / "qa.jsonl.map.yaml").write_text("id: id\nquestion: question\nanswer: answer\ncluster: passage\n")
+    group = {r["id"]: r["passage"] for r in rows}
+    llm = ScriptedModel(parity)
+    olagpt = OlaGPTConfig(dataset=str(path), n_questions=8, templates=["ST", "turbo"], strategies=["zero-shot"])
+    results = {  # each door's records, and the label of a record's cell in its tables
+        "olagpt": (run(olagpt, llm=llm), lambda r: f"{r['template']} | zero-shot"),
+        "geek": (
+            run_geek(GeekConfig(dataset=str(path), n_questions=8, rows=("zero-shot", "CoT")), llm=llm),
+            lambda r: r["row"],
+        ),  # fmt: skip
+        "review": (
+            run_review(ReviewConfig(dataset=str(path), n_questions=8, max_iterations=1), llm),
+            lambda r: f"{r['loop']} {r['iteration']}",
+        ),  # fmt: skip
+    }
+    for name, (res, label) in results.items():
+        table = report(res)["clustered"]
+        cells = table[table["b"] == ""].set_index("a")
+        outcomes: dict = {}
+        for _, r in res.records.iterrows():
+            if r.get("sample", 0) == 0 and r.get("template") not in ("llm_vote",):
+                outcomes.setdefault(label(r), {})[r["question_id"]] = float(r["correct"])
+        checked = 0
+        for cell, x in outcomes.items():
+            assert len(x) == 8, (name, cell)
+            mean = sum(x.values()) / 8
+            sums: dict = {}
+            for q, v in x.items():
+                sums[group[q]] = sums.get(group[q], 0.0) + v - mean
+            want = math.sqrt(4 / 3 * sum(s * s for s in sums.values())) / 8
+            assert cells.loc[cell, "clusters"] == 4 and cells.loc[cell, "se_clustered"] == pytest.approx(want), name
+            checked += want > 0
+        assert checked >= 2, name  # cells whose answers vary across passages

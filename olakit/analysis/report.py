@@ -93,6 +93,8 @@ def report(
     elif kind == "geek":
         tables = geek_tables(records, analysis)
         tables |= grid_tables(records, analysis, ["row"]) | _ties(tables, "table2", lambda r: r["method"], analysis)
+        tables |= _clustered(result, lambda: records.pivot_table(index="question_id", columns="row", values="correct",
+                                                                 aggfunc="first", sort=False))  # fmt: skip
         if result.extras.judge:
             tables["judge"] = pd.DataFrame([result.extras.judge])
     elif kind == "review":
@@ -100,6 +102,9 @@ def report(
                   "answer_trend": answer_trend(records), "stage_cost": stage_cost(records)}  # fmt: skip
         if result.extras.scored_by:  # free-text answers: how they were scored, named in the table
             tables["iteration_accuracy"]["scored_by"] = result.extras.scored_by
+        cells = records.assign(cell=records["loop"] + " " + records["iteration"].astype(str))  # "direct 0"
+        tables |= _clustered(result, lambda: cells.pivot_table(index="question_id", columns="cell", values="correct",
+                                                               aggfunc="first", sort=False))  # fmt: skip
     elif kind in ("import", "compare"):
         vote_over = result.log.config.get("vote_over")
         comparison = comparison_of(result)
