@@ -488,3 +488,39 @@ def test_every_live_door_on_a_clustered_dataset_file_gives_the_clustered_table(t
             assert cells.loc[cell, "clusters"] == 4 and cells.loc[cell, "se_clustered"] == pytest.approx(want), name
             checked += want > 0
         assert checked >= 2, name  # cells whose answers vary across passages
+
+
+def test_the_review_loops_answers_get_paired_tests_a_tie_group_and_the_variance_of_their_grid(tmp_path):
+    """The review loop on 8 yes/no questions: the direct answer right on 3 (by parity), every answer of the loop
+    "yes" (right on the 5 whose gold is yes). Direct against each loop answer: 3 loop-only and 1 direct-only right,
+    exact McNemar p = 2 (C(4,0) + C(4,1)) / 2^4 = 0.625; the loop's answers are the best and the direct one is tied
+    with them; the variance table's facet is the answer (loop and iteration)."""
+    import json
+
+    from olakit import report
+    from olakit.llm import ScriptedModel
+    from olakit.review.config import ReviewConfig
+    from olakit.review.run import run_review
+    from tests.replies import docs
+
+    def replies(prompt, request):
+        n = re.findall(r"Is the number (\d+) even\?", prompt)
+        if not n or "So the answer is yes" not in prompt:
+            return docs(prompt, request)
+        if any(w in prompt for w in ("Please improve", "sub-problems", "framework")):  # the loop's answers
+            return "So the answer is yes."
+        return f"So the answer is {'yes' if int(n[-1]) % 2 == 0 else 'no'}."
+
+    rows = [{"id": f"q{i}", "question": f"Is the number {i * 7} even?", "answer": "yes" if i % 3 else "no"}
+            for i in range(8)]  # fmt: skip
+    (tmp_path / "qa.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    cfg = ReviewConfig(dataset=str(tmp_path / "qa.jsonl"), n_questions=8, max_iterations=1)
+    tables = report(run_review(cfg, ScriptedModel(replies)))
+    acc = tables["iteration_accuracy"].set_index(["method", "iteration"])
+    assert acc.loc[("direct", 0), "correct"] == 3 and acc["correct"].drop(("direct", 0)).eq(5).all()
+    tests = tables["paired_tests"]
+    direct = tests[(tests["a"] == "direct 0") | (tests["b"] == "direct 0")]
+    assert len(direct) == len(acc) - 1
+    assert direct["p_mcnemar"].tolist() == pytest.approx([2 * (math.comb(4, 0) + math.comb(4, 1)) / 2**4] * len(direct))
+    assert acc["tied_with_best"].all() and not acc.loc[("direct", 0), "best"] and acc["best"].sum() == 1
+    assert "cell" in set(tables["variance"]["effect"])

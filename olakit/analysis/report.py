@@ -103,8 +103,13 @@ def report(
         if result.extras.scored_by:  # free-text answers: how they were scored, named in the table
             tables["iteration_accuracy"]["scored_by"] = result.extras.scored_by
         cells = records.assign(cell=records["loop"] + " " + records["iteration"].astype(str))  # "direct 0"
-        tables |= _clustered(result, lambda: cells.pivot_table(index="question_id", columns="cell", values="correct",
-                                                               aggfunc="first", sort=False))  # fmt: skip
+        outcomes = cells.pivot_table(index="question_id", columns="cell", values="correct", aggfunc="first",
+                                     sort=False).astype(float)  # fmt: skip
+        if outcomes.shape[1] > 1:  # every answer against every other: the tie group of the best
+            tables["paired_tests"] = paired_tests(outcomes, analysis=analysis)
+        tables |= grid_tables(cells, analysis, ["cell"])
+        tables |= _ties(tables, "iteration_accuracy", lambda r: f"{r['method']} {r['iteration']}", analysis)
+        tables |= _clustered(result, lambda: outcomes)
     elif kind in ("import", "compare"):
         vote_over = result.log.config.get("vote_over")
         comparison = comparison_of(result)
