@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from olakit.errors import DataError
 
-__all__ = ["DOOR_OPTIONS", "Method"]
+__all__ = ["DOOR_OPTIONS", "Method", "Stage"]
 
 DOOR_OPTIONS = ("parameters", "registration", "concurrency", "batch", "export", "announce")
 """What a door may hand a method's run besides its config and models: the door's own flags for the log, a
@@ -23,12 +23,24 @@ resolved (the plan a command prints)."""
 
 
 @dataclass(frozen=True)
+class Stage:
+    """A stage of a run's plan, known before any call: its name, its calls, each call's token limit, and whether
+    the count is exact (False: at most this many; the number depends on the replies)."""
+
+    name: str
+    calls: int
+    max_tokens: int
+    exact: bool
+
+
+@dataclass(frozen=True)
 class Method:
     """One method: ``run(config, models=None, **options)`` makes its Result (``options``: those of DOOR_OPTIONS its run
     takes); ``kind`` is the result's kind (olakit.result.EXTRAS: its records, extras and tables, olakit.analysis
     .report); ``cells(config)`` the conditions its tables name (``TEMPLATE:STRATEGY``, GEEK's rows);
-    ``calls(config)`` its most calls, when known before it runs (None: not known); ``pairs`` what its paired tests
-    compare (``cells``, ``rows``, ``iterations``)."""
+    ``calls(config)`` its plan, the stages (Stage) of its calls when known before it runs (None: not known;
+    ``olakit sweep`` prints it before any call); ``pairs`` what its paired tests compare (``cells``, ``rows``,
+    ``iterations``)."""
 
     name: str
     config: type

@@ -22,7 +22,7 @@ from olakit.geek.run import run_geek
 from olakit.llm.client import connect
 from olakit.method import Method
 from olakit.olagpt.active_learning import build_notes
-from olakit.olagpt.budget import planned_cells
+from olakit.olagpt.budget import planned_calls, planned_cells
 from olakit.olagpt.config import NotesConfig, OlaGPTConfig
 from olakit.olagpt.run import run
 from olakit.plugins import load_object
@@ -48,7 +48,7 @@ ENTRY_POINTS = "olakit.methods"
 
 BUILTIN = {
     "olagpt": Method("olagpt", OlaGPTConfig, "olagpt", run, "OlaGPT: thinking templates x note strategies, votes "
-                     "(seeds/000)", planned_cells),
+                     "(seeds/000)", planned_cells, planned_calls),
     "geek": Method("geek", GeekConfig, "geek", run_geek, "GEEK: actions grow a question state until it answers "
                    "(seeds/002)", lambda cfg: list(cfg.rows), pairs="rows"),
     "review": Method("review", ReviewConfig, "review", run_review, "the CoT + self-review loop, standard or lite "

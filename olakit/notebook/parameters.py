@@ -20,10 +20,7 @@ from olakit.config import Config, ConfigError, parse_value
 from olakit.data.files import SHIPPED
 from olakit.env import environment
 from olakit.errors import DataError
-from olakit.geek.config import GeekConfig
-from olakit.methods import method_of
-from olakit.olagpt.config import OlaGPTConfig
-from olakit.review.config import ReviewConfig
+from olakit.methods import BUILTIN, method_of
 from olakit.runlog import RunLog, claim_folder
 from olakit.settings import Analysis
 
@@ -31,9 +28,11 @@ NOTEBOOKS = SHIPPED / "notebooks"
 
 
 CONFIGS = {
-    "olagpt": OlaGPTConfig, "geek": GeekConfig, "review": ReviewConfig, "analysis": Analysis, "compare": CompareConfig,
+    **{name: BUILTIN[name].config for name in ("olagpt", "geek", "review")}, "analysis": Analysis,
+    "compare": CompareConfig,
 }  # fmt: skip
-"""The config types a notebook can name in its metadata (``"olakit": {"config": NAME}``)."""
+"""The config types a notebook can name in its metadata (``"olakit": {"config": NAME}``): the built-in methods'
+(olakit.methods.BUILTIN), the analysis settings and a comparison's."""
 _PLAIN = (str, int, float, bool, list, dict, tuple, type(None))
 _IPYTHON = {"In", "Out", "exit", "quit", "get_ipython", "open"}
 

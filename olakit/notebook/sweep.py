@@ -46,13 +46,12 @@ from olakit.llm.cache import default_cache_dir, open_cache, redact
 from olakit.llm.daemon import machine_server
 from olakit.llm.endpoint import Endpoint
 from olakit.llm.local import SLOTS, server_metrics
+from olakit.methods import BUILTIN
 from olakit.names import plural
 from olakit.notebook import cluster
 from olakit.notebook.inputs import unchanged
 from olakit.notebook.jobs import Job, execute, resolve_notebook
 from olakit.notebook.parameters import METHOD, check_parameters, config_type, parameter_defaults
-from olakit.olagpt.budget import planned_calls
-from olakit.olagpt.config import OlaGPTConfig
 from olakit.runner import endpoint as role_endpoint
 
 log = logging.getLogger("olakit")
@@ -413,7 +412,8 @@ ALWAYS_LIVE = ("geek_ablation", "review_loop", "answer_stages", "method")
 
 def plan_lines(live: list[Job], embedded: bool) -> list[str]:
     """What the sweep's live runs will call, before any starts: per notebook its config's questions and, for the
-    OlaGPT ones, the planned calls and token ceiling (olakit.olagpt.budget, as ``olakit run`` prints them); and,
+    methods whose calls are known before they run (OlaGPT's: olakit.methods.BUILTIN, its ``calls``), the planned
+    calls and token ceiling as ``olakit run`` prints them; and,
     when no endpoint is set, that they run on the embedded test model."""
     if not live:
         return []
@@ -423,8 +423,9 @@ def plan_lines(live: list[Job], embedded: bool) -> list[str]:
         path = resolve_notebook(job.notebook)
         kind = config_type(path, job.parameters)
         cfg = kind.from_mapping({**parameter_defaults(path), **job.parameters}) if kind else None
-        if isinstance(cfg, OlaGPTConfig):
-            stages = planned_calls(cfg)
+        method = next((m for m in BUILTIN.values() if cfg is not None and type(cfg) is m.config), None)
+        stages = method.calls(cfg) if method is not None and method.calls is not None else None
+        if stages is not None:
             n, top = sum(s.calls for s in stages), sum(s.calls * s.max_tokens for s in stages)
             calls, ceiling = calls + n, ceiling + top
             exact = "" if all(s.exact for s in stages) else "up to "
@@ -434,7 +435,7 @@ def plan_lines(live: list[Job], embedded: bool) -> list[str]:
             lines.append(f"  {job.name:32} {n} questions (its calls depend on the replies)")
     if calls:
         lines.append(
-            f"  OlaGPT notebooks: {plural(calls, 'call')}, at most {ceiling:,} completion tokens (cached: free)"
+            f"  planned notebooks: {plural(calls, 'call')}, at most {ceiling:,} completion tokens (cached: free)"
         )
     if embedded:
         lines.append(

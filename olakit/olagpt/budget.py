@@ -10,11 +10,10 @@ zero-shot one and 3 note strategies at 3 notes; SC takes 5 samples per cell).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from olakit.data.loaders import questions_of
 from olakit.llm.batch import BATCH_RATE
 from olakit.llm.endpoint import PRICE_DATES, PRICES, Endpoint
+from olakit.method import Stage
 from olakit.names import AUTO_COT, AUTO_COT_STRATEGY, LLM_VOTE, REGEX_VOTE, SC, ZERO_SHOT, plural
 from olakit.olagpt.config import OlaGPTConfig
 from olakit.olagpt.intent import TYPE_PARAMS
@@ -25,15 +24,6 @@ from olakit.tools.loop import max_calls
 CHOICE_TOKENS, DIY_TOKENS, AUTOCOT_TRIES = 24, 96, 3
 """The token limits of a template choice and a DIY composition, and Auto-CoT's tries per cluster (their
 functions' defaults, which the run uses)."""
-
-
-@dataclass(frozen=True)
-class Stage:
-    name: str
-    calls: int
-    max_tokens: int
-    exact: bool
-    """False: at most this many (the number depends on the replies)."""
 
 
 def planned_calls(config: OlaGPTConfig) -> list[Stage]:
