@@ -333,16 +333,17 @@ def _door(name: str, cfg, args, export):
 def cmd_run(args, export=None) -> int:
     from olakit.analysis.report import report
     from olakit.config import from_arguments
-    from olakit.olagpt.budget import describe, planned_calls, run_pairs
-    from olakit.olagpt.config import OlaGPTConfig
-    from olakit.olagpt.run import run
+    from olakit.methods import BUILTIN
+    from olakit.plan import describe
 
-    cfg = from_arguments(OlaGPTConfig, args)  # before the LLM: bad settings cost nothing
+    method = BUILTIN["olagpt"]
+    cfg = from_arguments(method.config, args)  # before the LLM: bad settings cost nothing
     if len(cfg.reasoning_effort) > 1:
         return _effort_grid(args, "olagpt", export)
     registered, door = _door("run", cfg, args, export)
-    plan = lambda job: describe(planned_calls(cfg), job.answerer.endpoint, job.batched)  # noqa: E731
-    result = run(cfg, announce=_announce(cfg, registered, run_pairs(cfg), "cells", plan), **door)
+    plan = lambda job: describe(method.calls(cfg), job.answerer.endpoint, job.batched)  # noqa: E731
+    cells = len(method.cells(cfg))
+    result = method.run(cfg, announce=_announce(cfg, registered, cells * (cells - 1) // 2, "cells", plan), **door)
     tables = report(result)
     result = result.write(args.out, tables)
     print(tables["methods_wide"].round(4).to_string())
@@ -358,16 +359,16 @@ def cmd_run(args, export=None) -> int:
 def cmd_geek(args, export=None) -> int:
     from olakit.analysis.report import report
     from olakit.config import from_arguments
-    from olakit.geek.config import GeekConfig
-    from olakit.geek.run import run_geek
+    from olakit.methods import BUILTIN
     from olakit.names import plural
 
-    cfg = from_arguments(GeekConfig, args)
+    method = BUILTIN["geek"]
+    cfg = from_arguments(method.config, args)
     if len(cfg.reasoning_effort) > 1:
         return _effort_grid(args, "geek", export)
     registered, door = _door("geek", cfg, args, export)
-    rows = len(cfg.rows)
-    result = run_geek(cfg, announce=_announce(cfg, registered, rows * (rows - 1) // 2, "rows"), **door)
+    rows = len(method.cells(cfg))
+    result = method.run(cfg, announce=_announce(cfg, registered, rows * (rows - 1) // 2, "rows"), **door)
     tables = report(result)
     result = result.write(args.out, tables)
     print(f"GEEK on {result.extras.corpus}, {plural(len(result.records) // rows, 'question')}")
@@ -524,11 +525,11 @@ def cmd_reproduce(args) -> int:
 
 def cmd_plan(args) -> int:
     from olakit.config import from_arguments
-    from olakit.olagpt.config import OlaGPTConfig
+    from olakit.methods import BUILTIN
     from olakit.plan import PlanConfig, after_run, design_plan, plan, plan_report
     from olakit.runner import endpoint
 
-    cfg = from_arguments(PlanConfig, args, run=from_arguments(OlaGPTConfig, args))
+    cfg = from_arguments(PlanConfig, args, run=from_arguments(BUILTIN["olagpt"].config, args))
     if cfg.target_se is not None and not cfg.comparisons and cfg.after is None:
         table, text = design_plan(cfg, endpoint())
         print(text)
@@ -674,15 +675,15 @@ def cmd_cache(args) -> int:
 def cmd_notes(args) -> int:
     from olakit.analysis.report import report
     from olakit.config import from_arguments
-    from olakit.olagpt.active_learning import build_notes
-    from olakit.olagpt.config import NotesConfig
+    from olakit.methods import BUILTIN
     from olakit.runlog import RunLog, claim_folder
 
-    cfg = from_arguments(NotesConfig, args)
+    method = BUILTIN["notes"]
+    cfg = from_arguments(method.config, args)
     params = {"out": args.out}
-    claim_folder(_out_dir(args.out), RunLog(door="notes build", config_type="NotesConfig", config=cfg.as_dict(),
-                                            parameters=params))  # fmt: skip
-    result = build_notes(cfg, parameters=params)
+    claim_folder(_out_dir(args.out), RunLog(door="notes build", config_type=method.config.__name__,
+                                            config=cfg.as_dict(), parameters=params))  # fmt: skip
+    result = method.run(cfg, parameters=params)
     result.write(args.out, report(result))
     x = result.extras
     where = f"from {x.pool} pool questions ({x.error_book} wrong every time)" if x.pool else "refined from drafts"

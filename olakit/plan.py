@@ -1,6 +1,7 @@
 """``olakit plan``: before a run, the questions each comparison needs for a given power with the exact McNemar test
 (olakit.analysis.exact), estimated from the OlaGPT authors' recorded outputs or an earlier run, with the ceiling the
-dataset's size, and the calls and price of a run of that many questions (the run's own plan, olakit.olagpt.budget);
+dataset's size, and the calls and price of a run of that many questions (the run's own plan, its method's
+``calls``: olakit.olagpt.budget for OlaGPT; priced here, as ``olakit run`` prints it: ``describe``);
 after a registered run (``--after``), its comparisons decided or not (olakit.analysis.verdicts) and the ones
 examined later, each appended to the run's ``changes.jsonl`` as a change after registration (its run.json is never
 rewritten).
@@ -28,9 +29,10 @@ from olakit.data.loaders import load_questions, questions_of
 from olakit.data.recorded import import_olagpt
 from olakit.errors import DataError
 from olakit.llm.batch import BATCH_RATE
-from olakit.llm.endpoint import PRICE_DATES, Endpoint
+from olakit.llm.endpoint import PRICE_DATES, PRICES, Endpoint
+from olakit.method import Stage
 from olakit.names import REGEX_VOTE, plural
-from olakit.olagpt.budget import at_effort, ceiling_price, planned_calls
+from olakit.olagpt.budget import planned_calls
 from olakit.olagpt.config import RECORDED, OlaGPTConfig, PlanConfig
 from olakit.olagpt.templates import templates_for
 from olakit.registration import CHANGES, Registered, registration_of
@@ -42,6 +44,59 @@ PILOT = 50
 the discordance rate within about +-0.14 (95%, at its worst, 0.5)."""
 RECORDED_DATASET = "aqua"
 """The dataset of the recorded estimates (the OlaGPT authors' gpt-3.5 outputs on AQuA test)."""
+
+
+def at_effort(stages: list[Stage], effort: str | None, effort_tokens: dict[str, int]) -> list[Stage]:
+    """The stages as a reasoning model at ``effort`` is planned to take them: each call at the smaller of its token
+    limit (which bounds thinking and answer together: ``max_completion_tokens``) and the effort's planned tokens
+    (``effort_tokens``, an estimate). An effort without planned tokens (``none``, the model's default): the limit.
+
+    >>> at_effort([Stage("answers", 10, 4096, True)], "low", {"low": 1024})
+    [Stage(name='answers', calls=10, max_tokens=1024, exact=True)]
+    """
+    if effort not in effort_tokens:
+        return list(stages)
+    return [Stage(s.name, s.calls, min(s.max_tokens, effort_tokens[effort]), s.exact) for s in stages]
+
+
+def completion_ceiling(stages: list[Stage]) -> int:
+    """The most completion tokens the stages can take."""
+    return sum(s.calls * s.max_tokens for s in stages)
+
+
+def ceiling_price(stages: list[Stage], endpoint: Endpoint) -> tuple[float, float] | None:
+    """(online, batch) USD: the completion-token ceiling at the model's completion price, online and at the Batch
+    API's rate; None for a model without a known price (the embedded one included). Prompts are extra."""
+    if endpoint.model not in PRICES or endpoint.local:
+        return None
+    online = completion_ceiling(stages) * PRICES[endpoint.model][1] / 1e6
+    return online, online * BATCH_RATE
+
+
+def describe(stages: list[Stage], endpoint: Endpoint, batch: bool = False) -> str:
+    """The plan as ``olakit run`` prints it: one line per stage, the total, the completion-token ceiling and, for a
+    model with a known price, the ceiling of what those completions cost at the online rate and at the Batch API's
+    (``batch``: each stage is one batch round, olakit.llm.batch)."""
+    width = max([24, *(len(s.name) for s in stages)])
+    lines = [
+        f"  {s.name:{width}} {'' if s.exact else 'up to '}{plural(s.calls, 'call')}, at most {s.max_tokens} tokens each"
+        + (f"; batch round {i}" if batch else "")
+        for i, s in enumerate(stages, 1)
+    ]
+    calls = sum(s.calls for s in stages)
+    ceiling = completion_ceiling(stages)
+    exact = all(s.exact for s in stages)
+    how = f", in {plural(len(stages), 'batch round')}" if batch else ""
+    head = f"planned: {'' if exact else 'up to '}{plural(calls, 'call')} to {endpoint.model}{how}"
+    tail = f"  completion tokens: at most {ceiling:,}"
+    price = ceiling_price(stages, endpoint)
+    if price is not None:
+        online, batched = price
+        tail += f" (at most ${online:,.2f} at its online completion price of {PRICE_DATES.get(endpoint.model)}"
+        tail += f", ${batched:,.2f} at the batch rate"
+        tail += "; prompts extra)" if batch else " if batched; prompts extra)"
+    tail += "; answers already in the cache are not paid again"
+    return "\n".join([head, *lines, tail])
 
 
 def estimate_outcomes(
@@ -137,7 +192,7 @@ def plan(cfg: PlanConfig, endpoint: Endpoint) -> tuple[pd.DataFrame, list[str]]:
     the ceiling (the estimates run's dataset where none was given), and for each comparison decided within it the
     calls and the price of a run of that many questions:
     - OlaGPT cells: a run with the templates and strategies its two cells need, at the online and the batch rate
-      (olakit.olagpt.budget: the run's own plan; the completion-token ceiling);
+      (olakit.olagpt.budget: the run's own plan; the completion-token ceiling, ``ceiling_price``);
     - GEEK rows (estimates from a GEEK run): the calls and tokens per question that run paid for the two rows
       (GEEK's calls depend on the replies), at this endpoint's price.
     A rate borrowed from another dataset than the planned one is a warning."""

@@ -246,7 +246,7 @@ def test_geek_in_batch_mode_gives_the_online_records_round_by_round(tmp_path):
 
 def test_the_plan_gives_each_stage_a_batch_round_and_both_prices():
     from olakit.method import Stage
-    from olakit.olagpt.budget import describe
+    from olakit.plan import describe
 
     stages = [Stage("question types", 10, 8, True), Stage("answers", 50, 512, True)]
     endpoint = Endpoint("https://api.example/v1", "gpt-4o-mini")  # $0.60 per million completion tokens

@@ -11,10 +11,8 @@ zero-shot one and 3 note strategies at 3 notes; SC takes 5 samples per cell).
 from __future__ import annotations
 
 from olakit.data.loaders import questions_of
-from olakit.llm.batch import BATCH_RATE
-from olakit.llm.endpoint import PRICE_DATES, PRICES, Endpoint
 from olakit.method import Stage
-from olakit.names import AUTO_COT, AUTO_COT_STRATEGY, LLM_VOTE, REGEX_VOTE, SC, ZERO_SHOT, plural
+from olakit.names import AUTO_COT, AUTO_COT_STRATEGY, LLM_VOTE, REGEX_VOTE, SC, ZERO_SHOT
 from olakit.olagpt.config import OlaGPTConfig
 from olakit.olagpt.intent import TYPE_PARAMS
 from olakit.olagpt.templates import templates_for
@@ -77,59 +75,6 @@ def planned_calls(config: OlaGPTConfig) -> list[Stage]:
         again = planned_calls(cfg.replace(n_questions=min(cfg.replicate, n), replicate=0))
         stages += [Stage(f"replicate: {s.name}", s.calls, s.max_tokens, s.exact) for s in again]
     return [s for s in stages if s.calls]
-
-
-def at_effort(stages: list[Stage], effort: str | None, effort_tokens: dict[str, int]) -> list[Stage]:
-    """The stages as a reasoning model at ``effort`` is planned to take them: each call at the smaller of its token
-    limit (which bounds thinking and answer together: ``max_completion_tokens``) and the effort's planned tokens
-    (``effort_tokens``, an estimate). An effort without planned tokens (``none``, the model's default): the limit.
-
-    >>> at_effort([Stage("answers", 10, 4096, True)], "low", {"low": 1024})
-    [Stage(name='answers', calls=10, max_tokens=1024, exact=True)]
-    """
-    if effort not in effort_tokens:
-        return list(stages)
-    return [Stage(s.name, s.calls, min(s.max_tokens, effort_tokens[effort]), s.exact) for s in stages]
-
-
-def completion_ceiling(stages: list[Stage]) -> int:
-    """The most completion tokens the stages can take."""
-    return sum(s.calls * s.max_tokens for s in stages)
-
-
-def ceiling_price(stages: list[Stage], endpoint: Endpoint) -> tuple[float, float] | None:
-    """(online, batch) USD: the completion-token ceiling at the model's completion price, online and at the Batch
-    API's rate; None for a model without a known price (the embedded one included). Prompts are extra."""
-    if endpoint.model not in PRICES or endpoint.local:
-        return None
-    online = completion_ceiling(stages) * PRICES[endpoint.model][1] / 1e6
-    return online, online * BATCH_RATE
-
-
-def describe(stages: list[Stage], endpoint: Endpoint, batch: bool = False) -> str:
-    """The plan as ``olakit run`` prints it: one line per stage, the total, the completion-token ceiling and, for a
-    model with a known price, the ceiling of what those completions cost at the online rate and at the Batch API's
-    (``batch``: each stage is one batch round, olakit.llm.batch)."""
-    width = max([24, *(len(s.name) for s in stages)])
-    lines = [
-        f"  {s.name:{width}} {'' if s.exact else 'up to '}{plural(s.calls, 'call')}, at most {s.max_tokens} tokens each"
-        + (f"; batch round {i}" if batch else "")
-        for i, s in enumerate(stages, 1)
-    ]
-    calls = sum(s.calls for s in stages)
-    ceiling = completion_ceiling(stages)
-    exact = all(s.exact for s in stages)
-    how = f", in {plural(len(stages), 'batch round')}" if batch else ""
-    head = f"planned: {'' if exact else 'up to '}{plural(calls, 'call')} to {endpoint.model}{how}"
-    tail = f"  completion tokens: at most {ceiling:,}"
-    price = ceiling_price(stages, endpoint)
-    if price is not None:
-        online, batched = price
-        tail += f" (at most ${online:,.2f} at its online completion price of {PRICE_DATES.get(endpoint.model)}"
-        tail += f", ${batched:,.2f} at the batch rate"
-        tail += "; prompts extra)" if batch else " if batched; prompts extra)"
-    tail += "; answers already in the cache are not paid again"
-    return "\n".join([head, *lines, tail])
 
 
 def planned_cells(config: OlaGPTConfig) -> list[str]:
