@@ -478,3 +478,22 @@ def test_every_method_over_the_openai_client_gives_a_plain_models_records_in_eve
             assert (thought["reasoning"].fillna("") == WRONG).any(), method
         text = thought[[c for c in cols if thought[c].dtype == object]].astype(str)
         assert not text.apply(lambda s: s.str.contains("Score: 1|Total Steps: 9|<think>")).any().any(), method
+
+
+def test_answer_tokens_are_unknown_where_a_reply_showed_thinking_the_endpoint_did_not_count():
+    """condition_usage: a model without thinking (its answer tokens all its completion tokens), an OpenAI reasoning
+    model (completion less the counted reasoning tokens), and vLLM's parser (thinking shown, no count): how much of
+    the completion was thinking is unknown there, so its answer tokens are empty, not the completion tokens."""
+    from olakit.analysis.compare import condition_usage
+
+    rows = []
+    for method, reasoning, counted in (("plain", "", None), ("openai", "", 7), ("vllm", "hmm, maybe E", None)):
+        for q in range(2):
+            rows.append({"template": method, "question_id": f"q{q}", "cached": False, "prompt_tokens": 10,
+                         "completion_tokens": 20, "cost": 0.0, "latency": 0.1, "reasoning": reasoning,
+                         "reasoning_tokens": counted, "unparsed_cause": ""})  # fmt: skip
+    records = pd.DataFrame(rows)
+    methods = pd.DataFrame([{"method": m, "n": 2, "correct": 1, "accuracy": 0.5, "ci_low": 0.1, "ci_high": 0.9}
+                            for m in ("plain", "openai", "vllm")])  # fmt: skip
+    got = condition_usage(records, methods).set_index("method")["answer_tokens"]
+    assert got["plain"] == 40 and got["openai"] == 40 - 14 and pd.isna(got["vllm"])

@@ -284,8 +284,10 @@ def comparison_tables(
 def condition_usage(records: pd.DataFrame, methods: pd.DataFrame) -> pd.DataFrame:
     """Per condition, on the questions every condition answered: its accuracy with the interval (``methods``), what
     it paid (tables.usage_table: calls, tokens, reasoning tokens among the completion tokens, cost), the answer
-    tokens (completion less reasoning; all of them where the endpoint reported no reasoning), the cost per correct
-    answer (empty with no correct answer) and the share of replies cut off while thinking (``unfinished_rate``)."""
+    tokens (completion less reasoning; all of them for a model that showed no thinking; empty where a reply showed
+    thinking and the endpoint did not count it, as vLLM's reasoning parser: how much of the completion was thinking
+    is unknown), the cost per correct answer (empty with no correct answer) and the share of replies cut off while
+    thinking (``unfinished_rate``)."""
     usage = usage_table(records)
     acc = methods.set_index("method")
     out = usage[["method"]].copy()
@@ -294,6 +296,9 @@ def condition_usage(records: pd.DataFrame, methods: pd.DataFrame) -> pd.DataFram
     out = out.join(usage.drop(columns="method"))
     reasoning = out["reasoning_tokens"] if "reasoning_tokens" in out else pd.Series(pd.NA, index=out.index)
     out["answer_tokens"] = out["completion_tokens"] - reasoning.fillna(0).astype("Int64")
+    if {"reasoning", "reasoning_tokens"} <= set(records.columns):
+        uncounted = records["reasoning"].fillna("").astype(str).ne("") & records["reasoning_tokens"].isna()
+        out["answer_tokens"] = out["answer_tokens"].mask(out["method"].isin(set(records.loc[uncounted, "template"])))
     correct = out["correct"].astype("Float64")
     out["cost_per_correct"] = (out["cost"].astype("Float64") / correct).where(correct > 0)
     if "unfinished" in out:
