@@ -208,6 +208,22 @@ def test_explore_opened_in_jupyterlab_after_make_paper_with_no_path_edited(after
         page.screenshot(path=str(artifacts / "explore_after_paper_review.png"))
         text = page.locator(".jp-Notebook").text_content()
         assert "no GEEK records" not in text and "no review-loop records" not in text
+        # one cell run again, as a person does after a look: the explorers' cell, Shift+Enter in the same kernel
+        path = checkout / "notebooks" / "explore.ipynb"
+        ran = saved_after_run(page, path)
+        assert ran == "", ran
+        counts = [c.get("execution_count") for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "code"]
+        page.locator(".jp-Notebook .jp-CodeCell").nth(1).locator(".jp-InputArea-editor").click()
+        page.keyboard.press("Shift+Enter")
+        page.wait_for_function(
+            "n => [...document.querySelectorAll('.jp-InputPrompt')].some(e => e.textContent.includes('[' + n + ']'))",
+            arg=str(max(counts) + 1),
+            timeout=120_000,
+        )
+        again = saved_after_run(page, path)
+        cells = [c for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "code"]
+        assert again == "" and cells[1]["execution_count"] == max(counts) + 1, again
+        page.wait_for_selector("text=254 questions", timeout=60_000)  # the explorer drawn again
         loop = review[(review["loop"] != "direct") & (review["question_id"] == review["question_id"].iloc[0])]
         answers = "".join(f"{i}: {x or 'unparsed'}" for i, x in zip(loop["iteration"], loop["extracted"]))
         assert page.locator(".olakit-iterations").first.text_content() == answers, answers
