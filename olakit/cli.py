@@ -428,11 +428,12 @@ def cmd_review(args) -> int:
     from olakit.analysis.report import report
     from olakit.config import from_arguments
     from olakit.data.loaders import questions_of
-    from olakit.review.config import ReviewConfig
-    from olakit.review.run import ask_report, run_review
+    from olakit.methods import BUILTIN
+    from olakit.review.run import ask_report
     from olakit.runlog import RunLog, claim_folder
 
-    cfg = from_arguments(ReviewConfig, args)
+    method = BUILTIN["review"]
+    cfg = from_arguments(method.config, args)
     if args.ask is None and args.out is None:
         raise DataError('give --out DIR for a dataset slice, or --ask "question" for one question')
     if len(cfg.reasoning_effort) > 1:
@@ -441,12 +442,12 @@ def cmd_review(args) -> int:
         return _effort_grid(args, "review")
     params = {"out": args.out}
     if args.out is not None:
-        claim_folder(_out_dir(args.out), RunLog(door="review", config_type="ReviewConfig", config=cfg.as_dict(),
-                                                parameters=params))  # fmt: skip
+        claim_folder(_out_dir(args.out), RunLog(door="review", config_type=method.config.__name__,
+                                                config=cfg.as_dict(), parameters=params))  # fmt: skip
     if args.ask is None and cfg.dataset != "open":  # each iteration against the one before (flips)
         n = len(cfg.pick(questions_of(cfg)))
         print(sensitivity_line(sensitivity(n, cfg.max_iterations, cfg.stats(), what="iterations")), flush=True)
-    result = run_review(cfg, ask=args.ask, parameters=params)
+    result = method.run(cfg, ask=args.ask, parameters=params)
     if args.ask is not None:
         print(ask_report(result))
     if args.out is not None:
