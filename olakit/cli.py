@@ -292,14 +292,17 @@ def _calls(result) -> str:
     return line
 
 
-def _announce(cfg, registered, pairs: int, what: str, plan=None):
-    """What a live run prints once its roles are resolved, before its first call: its planned calls, what its
-    questions can decide, and a registered family's power."""
+def _announce(cfg, registered, method, plan=None):
+    """What a live run of ``method`` prints once its roles are resolved, before its first call: its planned calls,
+    what its questions can decide (every pair of its cells, ``method.cells``: none known, one), and a registered
+    family's power."""
     from olakit.analysis.exact import sensitivity, sensitivity_line
     from olakit.data.loaders import questions_of
     from olakit.plan import registered_plan
     from olakit.settings import Analysis
 
+    cells = len(method.cells(cfg)) if method.cells is not None else 1
+    pairs, what = cells * (cells - 1) // 2, method.pairs
     own = cfg.analysis() if hasattr(cfg, "analysis") else Analysis(**cfg.stats().as_dict())
     analysis = registered.analysis_for(own) if registered is not None else own
 
@@ -342,8 +345,7 @@ def cmd_run(args, export=None) -> int:
         return _effort_grid(args, "olagpt", export)
     registered, door = _door("run", cfg, args, export)
     plan = lambda job: describe(method.calls(cfg), job.answerer.endpoint, job.batched)  # noqa: E731
-    cells = len(method.cells(cfg))
-    result = method.run(cfg, announce=_announce(cfg, registered, cells * (cells - 1) // 2, "cells", plan), **door)
+    result = method.run(cfg, announce=_announce(cfg, registered, method, plan), **door)
     tables = report(result)
     result = result.write(args.out, tables)
     print(tables["methods_wide"].round(4).to_string())
@@ -367,8 +369,8 @@ def cmd_geek(args, export=None) -> int:
     if len(cfg.reasoning_effort) > 1:
         return _effort_grid(args, "geek", export)
     registered, door = _door("geek", cfg, args, export)
+    result = method.run(cfg, announce=_announce(cfg, registered, method), **door)
     rows = len(method.cells(cfg))
-    result = method.run(cfg, announce=_announce(cfg, registered, rows * (rows - 1) // 2, "rows"), **door)
     tables = report(result)
     result = result.write(args.out, tables)
     print(f"GEEK on {result.extras.corpus}, {plural(len(result.records) // rows, 'question')}")
@@ -390,8 +392,7 @@ def cmd_method(args, export=None) -> int:
     door["parameters"] |= {"method": args.spec}
     takes = method.options()
     if "announce" in takes and hasattr(cfg, "pick"):
-        cells = len(method.cells(cfg)) if method.cells is not None else 1
-        door["announce"] = _announce(cfg, registered, cells * (cells - 1) // 2, method.pairs)
+        door["announce"] = _announce(cfg, registered, method)
     options = {k: v for k, v in door.items() if k in takes or v is not None}
     result = run_method(method, cfg, **options)
     tables = report(result)

@@ -46,17 +46,24 @@ RECORDED_DATASET = "aqua"
 """The dataset of the recorded estimates (the OlaGPT authors' gpt-3.5 outputs on AQuA test)."""
 
 
+def call_tokens(limit: int, effort: str | None, effort_tokens: dict[str, int]) -> int:
+    """The tokens a call with token limit ``limit`` is priced at for a reasoning model at ``effort``: the smaller of
+    the limit (which bounds thinking and answer together: ``max_completion_tokens``) and the effort's planned tokens
+    (``effort_tokens``, an estimate); the limit for an effort without planned tokens (``none``, the model's default).
+
+    >>> call_tokens(4096, "low", {"low": 1024}), call_tokens(512, "high", {"high": 16384}), call_tokens(256, None, {})
+    (1024, 512, 256)
+    """
+    return min(limit, effort_tokens[effort]) if effort in effort_tokens else limit
+
+
 def at_effort(stages: list[Stage], effort: str | None, effort_tokens: dict[str, int]) -> list[Stage]:
-    """The stages as a reasoning model at ``effort`` is planned to take them: each call at the smaller of its token
-    limit (which bounds thinking and answer together: ``max_completion_tokens``) and the effort's planned tokens
-    (``effort_tokens``, an estimate). An effort without planned tokens (``none``, the model's default): the limit.
+    """The stages as a reasoning model at ``effort`` is planned to take them: each call at its ``call_tokens``.
 
     >>> at_effort([Stage("answers", 10, 4096, True)], "low", {"low": 1024})
     [Stage(name='answers', calls=10, max_tokens=1024, exact=True)]
     """
-    if effort not in effort_tokens:
-        return list(stages)
-    return [Stage(s.name, s.calls, min(s.max_tokens, effort_tokens[effort]), s.exact) for s in stages]
+    return [Stage(s.name, s.calls, call_tokens(s.max_tokens, effort, effort_tokens), s.exact) for s in stages]
 
 
 def completion_ceiling(stages: list[Stage]) -> int:
@@ -278,7 +285,7 @@ def effort_notes(run: OlaGPTConfig, effort_tokens: dict[str, int]) -> list[str]:
 
 def _effort_prices(r, efforts: Sequence[str], max_tokens: int, effort_tokens: dict[str, int]) -> str:
     """A plan row's price per effort as the terminal shows it, each effort with its planned tokens a call."""
-    each = [f"{e} ${r[f'usd_online[{e}]']:,.2f} ({min(max_tokens, effort_tokens.get(e, max_tokens)):,} tokens a call)"
+    each = [f"{e} ${r[f'usd_online[{e}]']:,.2f} ({call_tokens(max_tokens, e, effort_tokens):,} tokens a call)"
             for e in efforts]  # fmt: skip
     return "      online at each effort: " + ", ".join(each)
 
@@ -317,7 +324,7 @@ def design_plan(cfg: PlanConfig, endpoint: Endpoint) -> tuple[pd.DataFrame, str]
         raise ConfigError(f"PlanConfig: target={cfg.target!r}: the estimates' grid has {', '.join(whats)}")
     price = endpoint.price()
     efforts = run.reasoning_effort or (None,)
-    tokens = {e: min(run.max_tokens, cfg.effort_tokens.get(e, run.max_tokens)) for e in efforts}
+    tokens = {e: call_tokens(run.max_tokens, e, cfg.effort_tokens) for e in efforts}
     per_call = {e: t * price[1] / 1e6 for e, t in tokens.items()} if price is not None and not endpoint.local else None
     best = cheapest(table, cfg.target_se, cfg.target, price_per_call=per_call[efforts[0]] if per_call else None)
     if per_call and run.reasoning_effort:  # a cell is one effort's: its price at each

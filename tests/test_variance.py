@@ -4,9 +4,11 @@ Python (balanced, with a missing cell, with repeats), the same sums of squares f
 standard errors from the formula, mid-p from math.comb, tie groups and decision-study errors worked by hand."""
 
 import itertools
+import json
 import math
 import random
 import re
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -283,7 +285,6 @@ def test_a_dataset_files_cluster_field_gives_every_import_the_cluster_robust_err
     by ``olakit import``: the ``clustered`` table gives each run's accuracy and their paired difference with the
     independent and the cluster-robust standard errors, each worked here from the formula; a run on a dataset
     without clusters has no such table."""
-    import json
 
     import yaml
 
@@ -336,7 +337,6 @@ def test_an_imports_own_cluster_field_gives_the_cluster_robust_errors_and_a_conf
     names it (``cluster: passage``): the ``clustered`` table's robust standard errors are those of 4 passages, worked
     here from the formula, and the same after the result is read back from its folder. A run giving a question
     another passage, or none, is one error naming the row."""
-    import json
 
     import yaml
 
@@ -428,12 +428,41 @@ def test_the_bootstrap_by_question_weights_equals_the_resampled_grids():
             assert np.allclose(direct[e], weighted[e], atol=1e-12, equal_nan=True), (shape, e)
 
 
+EVEN = [{"id": f"q{i}", "question": f"Is the number {i * 7} even?", "answer": "yes" if i % 3 else "no",
+         "passage": f"p{i // 2}"} for i in range(8)]  # fmt: skip
+"""8 yes/no questions in 4 passages; their gold says "yes" for 5 of them, whatever the number's parity."""
+
+
+def even_file(folder: Path, clustered: bool) -> Path:
+    """EVEN as a dataset file (its mapping naming the passage as the ``cluster`` when ``clustered``)."""
+    path = folder / "qa.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in EVEN))
+    cluster = "cluster: passage\n" if clustered else ""
+    (folder / "qa.jsonl.map.yaml").write_text(f"id: id\nquestion: question\nanswer: answer\n{cluster}")
+    return path
+
+
+def by_parity(loop_says: str | None = None):
+    """The docs' scripted model, but an EVEN question's answer by the number's parity ("yes" when even); with
+    ``loop_says``, every answer of the review loop's (a step, a revision) says that instead."""
+    from tests.replies import docs
+
+    def reply(prompt, request):
+        n = re.findall(r"Is the number (\d+) even\?", prompt)
+        if not n or "So the answer is yes" not in prompt:
+            return docs(prompt, request)
+        if loop_says and any(w in prompt for w in ("Please improve", "sub-problems", "framework")):
+            return f"So the answer is {loop_says}."
+        return f"So the answer is {'yes' if int(n[-1]) % 2 == 0 else 'no'}."
+
+    return reply
+
+
 def test_every_live_door_on_a_clustered_dataset_file_gives_the_clustered_table(tmp_path):
     """OlaGPT, GEEK and the review loop on a dataset file of 8 yes/no questions in 4 passages (its mapping names
     ``cluster``), a scripted model answering by parity (right on some questions, wrong on others): each result's
     ``clustered`` table gives, per cell, the cluster-robust standard error of its accuracy, worked here from the
     formula over the records' own outcomes."""
-    import json
 
     from olakit import report
     from olakit.geek.config import GeekConfig
@@ -443,21 +472,10 @@ def test_every_live_door_on_a_clustered_dataset_file_gives_the_clustered_table(t
     from olakit.olagpt.run import run
     from olakit.review.config import ReviewConfig
     from olakit.review.run import run_review
-    from tests.replies import docs
 
-    def parity(prompt, request):
-        n = re.findall(r"Is the number (\d+) even\?", prompt)
-        if n and "So the answer is yes" in prompt:
-            return f"So the answer is {'yes' if int(n[-1]) % 2 == 0 else 'no'}."
-        return docs(prompt, request)
-
-    rows = [{"id": f"q{i}", "question": f"Is the number {i * 7} even?", "answer": "yes" if i % 3 else "no",
-             "passage": f"p{i // 2}"} for i in range(8)]  # fmt: skip
-    path = tmp_path / "qa.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    (tmp_path / "qa.jsonl.map.yaml").write_text("id: id\nquestion: question\nanswer: answer\ncluster: passage\n")
-    group = {r["id"]: r["passage"] for r in rows}
-    llm = ScriptedModel(parity)
+    path = even_file(tmp_path, clustered=True)
+    group = {r["id"]: r["passage"] for r in EVEN}
+    llm = ScriptedModel(by_parity())
     olagpt = OlaGPTConfig(dataset=str(path), n_questions=8, templates=["ST", "turbo"], strategies=["zero-shot"])
     results = {  # each door's records, and the label of a record's cell in its tables
         "olagpt": (run(olagpt, llm=llm), lambda r: f"{r['template']} | zero-shot"),
@@ -495,27 +513,14 @@ def test_the_review_loops_answers_get_paired_tests_a_tie_group_and_the_variance_
     "yes" (right on the 5 whose gold is yes). Direct against each loop answer: 3 loop-only and 1 direct-only right,
     exact McNemar p = 2 (C(4,0) + C(4,1)) / 2^4 = 0.625; the loop's answers are the best and the direct one is tied
     with them; the variance table's facet is the answer (loop and iteration)."""
-    import json
 
     from olakit import report
     from olakit.llm import ScriptedModel
     from olakit.review.config import ReviewConfig
     from olakit.review.run import run_review
-    from tests.replies import docs
 
-    def replies(prompt, request):
-        n = re.findall(r"Is the number (\d+) even\?", prompt)
-        if not n or "So the answer is yes" not in prompt:
-            return docs(prompt, request)
-        if any(w in prompt for w in ("Please improve", "sub-problems", "framework")):  # the loop's answers
-            return "So the answer is yes."
-        return f"So the answer is {'yes' if int(n[-1]) % 2 == 0 else 'no'}."
-
-    rows = [{"id": f"q{i}", "question": f"Is the number {i * 7} even?", "answer": "yes" if i % 3 else "no"}
-            for i in range(8)]  # fmt: skip
-    (tmp_path / "qa.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    cfg = ReviewConfig(dataset=str(tmp_path / "qa.jsonl"), n_questions=8, max_iterations=1)
-    tables = report(run_review(cfg, ScriptedModel(replies)))
+    cfg = ReviewConfig(dataset=str(even_file(tmp_path, clustered=False)), n_questions=8, max_iterations=1)
+    tables = report(run_review(cfg, ScriptedModel(by_parity(loop_says="yes"))))
     acc = tables["iteration_accuracy"].set_index(["method", "iteration"])
     assert acc.loc[("direct", 0), "correct"] == 3 and acc["correct"].drop(("direct", 0)).eq(5).all()
     tests = tables["paired_tests"]

@@ -91,9 +91,3 @@ def planned_cells(config: OlaGPTConfig) -> list[str]:
     methods += [LLM_VOTE] if LLM_VOTE in cfg.votes else []
     cells = [f"{m} | {s}" for m in methods for s in cfg.strategies]
     return cells + ([f"{AUTO_COT} | {AUTO_COT_STRATEGY}"] if AUTO_COT in cfg.baselines else [])
-
-
-def run_pairs(config: OlaGPTConfig) -> int:
-    """How many paired tests an OlaGPT run's ``paired_tests`` table has: every pair of its planned cells."""
-    cells = len(planned_cells(config))
-    return cells * (cells - 1) // 2
