@@ -17,10 +17,10 @@ import time
 import numpy as np
 from goal import check
 
-from olakit.geek.corpus import load_corpus
 from olakit.retrieval.corpus import Corpus
 from olakit.retrieval.dense import flat_index, search
 from olakit.retrieval.embedder import DIM
+from olakit.retrieval.knowledge import load_corpus
 from olakit.retrieval.retrievers import BM25Retriever, DenseRetriever
 
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000

@@ -21,21 +21,22 @@ _PUBLIC = {
     "Method": "olakit.method",
     "method_of": "olakit.methods",
     "known_methods": "olakit.methods",
-    "run_method": "olakit.methods",
+    "run_method": "olakit.door",
     "stepwise": "olakit.steps",
     "ask": "olakit.steps",
     "choices_line": "olakit.steps",
     "StepwiseConfig": "olakit.steps",
     "Generation": "olakit.generation",
-    "run_olagpt": "olakit.olagpt.run:run",
-    "run_geek": "olakit.geek.run",
-    "run_review": "olakit.review.run",
-    "build_notes": "olakit.olagpt.active_learning",
-    # config types
-    "OlaGPTConfig": "olakit.olagpt.config",
-    "NotesConfig": "olakit.olagpt.config",
-    "GeekConfig": "olakit.geek.config",
-    "ReviewConfig": "olakit.review.config",
+    # the built-in methods' runs and config types, as the table of methods has them (olakit.methods.BUILTIN)
+    "run_olagpt": "olagpt.run",
+    "run_geek": "geek.run",
+    "run_review": "review.run",
+    "build_notes": "notes.run",
+    "OlaGPTConfig": "olagpt.config",
+    "NotesConfig": "notes.config",
+    "GeekConfig": "geek.config",
+    "ReviewConfig": "review.config",
+    # other config types
     "CompareConfig": "olakit.analysis.config",
     "Analysis": "olakit.settings",
     "VoteRule": "olakit.settings",
@@ -51,7 +52,8 @@ _PUBLIC = {
     "DataError": "olakit.errors",
     "ConfigError": "olakit.config",
 }
-"""Each public name's module (``module:attribute`` where the names differ)."""
+"""Each public name's module (``module:attribute`` where the names differ), or a built-in method's entry and the
+attribute of it (``olagpt.config``: the table of methods' ``BUILTIN["olagpt"].config``)."""
 
 __all__ = sorted(_PUBLIC) + ["__version__"]
 
@@ -60,8 +62,12 @@ def __getattr__(name: str):
     where = _PUBLIC.get(name)
     if where is None:
         raise AttributeError(f"module 'olakit' has no attribute {name!r}")
-    module, _, attr = where.partition(":")
-    value = getattr(importlib.import_module(module), attr or name)
+    if not where.startswith("olakit."):
+        method, attr = where.split(".")
+        value = getattr(importlib.import_module("olakit.methods").BUILTIN[method], attr)
+    else:
+        module, _, attr = where.partition(":")
+        value = getattr(importlib.import_module(module), attr or name)
     globals()[name] = value
     return value
 

@@ -384,7 +384,8 @@ def cmd_method(args, export=None) -> int:
     from olakit.analysis.report import report
     from olakit.config import from_arguments
     from olakit.data.loaders import questions_of
-    from olakit.methods import method_of, run_method, summary
+    from olakit.door import run_method
+    from olakit.methods import method_of, summary
 
     method = method_of(args.spec)
     cfg = from_arguments(method.config, args)
@@ -408,7 +409,7 @@ def cmd_method(args, export=None) -> int:
 
 def _effort_grid(args, spec: str, export=None) -> int:
     """Several reasoning efforts (``--reasoning-effort low,high``): the method's one door runs them as a grid
-    (olakit.method.effort_grid), as ``olakit method NAME`` does."""
+    (olakit.door.effort_grid), as ``olakit method NAME`` does."""
     args.spec = spec
     for name in ("registration", "concurrency", "batch"):  # flags a command may lack (the review loop's)
         setattr(args, name, getattr(args, name, None))
@@ -430,7 +431,6 @@ def cmd_review(args) -> int:
     from olakit.config import from_arguments
     from olakit.data.loaders import questions_of
     from olakit.methods import BUILTIN
-    from olakit.review.run import ask_report
     from olakit.runlog import RunLog, claim_folder
 
     method = BUILTIN["review"]
@@ -450,7 +450,7 @@ def cmd_review(args) -> int:
         print(sensitivity_line(sensitivity(n, cfg.max_iterations, cfg.stats(), what="iterations")), flush=True)
     result = method.run(cfg, ask=args.ask, parameters=params)
     if args.ask is not None:
-        print(ask_report(result))
+        print(method.show(result))
     if args.out is not None:
         tables = report(result)
         result = result.write(args.out, tables)

@@ -8,18 +8,48 @@ explorers) takes a Method and nothing else about it.
 
 from __future__ import annotations
 
+import functools
+import importlib
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from olakit.errors import DataError
 
-__all__ = ["DOOR_OPTIONS", "Method", "Stage"]
+__all__ = ["DOOR_OPTIONS", "Method", "Stage", "named"]
 
 DOOR_OPTIONS = ("parameters", "registration", "concurrency", "batch", "export", "announce")
 """What a door may hand a method's run besides its config and models: the door's own flags for the log, a
 pre-registered family, the calls in flight, batch mode, an export file, and a function called once the roles are
 resolved (the plan a command prints)."""
+
+
+class named:  # noqa: N801 (used as a function: named("module:function"))
+    """The function ``module:function`` names, imported when first called or inspected: the table of methods names
+    its built-in runs so, and reading the table (a command's flags, ``olakit methods``) imports no method's code.
+
+    >>> f = named("math:gcd")
+    >>> f(12, 18), str(inspect.signature(named("textwrap:dedent")))
+    (6, '(text)')
+    """
+
+    def __init__(self, spec: str):
+        self.spec = spec
+
+    @functools.cached_property
+    def function(self) -> Callable:
+        module, _, attr = self.spec.partition(":")
+        return getattr(importlib.import_module(module), attr)
+
+    @property
+    def __signature__(self) -> inspect.Signature:
+        return inspect.signature(self.function)
+
+    def __call__(self, *args, **kwargs):
+        return self.function(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"named({self.spec!r})"
 
 
 @dataclass(frozen=True)
@@ -40,7 +70,8 @@ class Method:
     .report); ``cells(config)`` the conditions its tables name (``TEMPLATE:STRATEGY``, GEEK's rows);
     ``calls(config)`` its plan, the stages (Stage) of its calls when known before it runs (None: not known;
     ``olakit sweep`` prints it before any call); ``pairs`` what its paired tests compare (``cells``, ``rows``,
-    ``iterations``)."""
+    ``iterations``); ``show(result)`` a run of one asked question as a person reads it (``olakit review --ask``
+    prints the review loop's)."""
 
     name: str
     config: type
@@ -50,6 +81,7 @@ class Method:
     cells: Callable | None = None
     calls: Callable | None = None
     pairs: str = "cells"
+    show: Callable | None = None
 
     def options(self) -> tuple[str, ...]:
         """The door options (DOOR_OPTIONS) its run takes."""

@@ -2,8 +2,8 @@
 
 ``method_of(NAME)`` is a built-in method (``olagpt``, ``geek``, ``review``, ``notes``), a method an installed package
 declares under the ``olakit.methods`` entry-point group, or a user's own named ``module:object`` (the module
-importable) or ``file.py:object`` (a file's path), nothing in olakit edited; ``run_method`` runs it with the
-door's options, its Result made as every door makes it (olakit.runner, olakit.result).
+importable) or ``file.py:object`` (a file's path), nothing in olakit edited; ``olakit.door.run_method`` runs it
+with the door's options, its Result made as every door makes it (olakit.runner, olakit.result).
 
     from olakit import method_of, report
     ps = method_of("ps_plus.py:method")            # a user's method: olakit.steps.stepwise(...) in a file
@@ -15,31 +15,20 @@ from __future__ import annotations
 
 from importlib.metadata import entry_points
 
-from olakit.analysis.compare import compare, comparison_result
 from olakit.errors import DataError
 from olakit.geek.config import GeekConfig
-from olakit.geek.run import run_geek
-from olakit.llm.client import connect
-from olakit.method import Method
-from olakit.olagpt.active_learning import build_notes
-from olakit.olagpt.budget import planned_calls, planned_cells
+from olakit.method import Method, named
 from olakit.olagpt.config import NotesConfig, OlaGPTConfig
-from olakit.olagpt.run import run
 from olakit.plugins import load_object
 from olakit.review.config import ReviewConfig
-from olakit.review.run import run_review
-from olakit.runlog import make_log
-from olakit.runner import endpoint
 
 __all__ = [
     "BUILTIN",
-    "effort_grid",
     "ENTRY_POINTS",
     "MAIN_TABLES",
     "known_methods",
     "main_table",
     "method_of",
-    "run_method",
     "summary",
 ]
 
@@ -47,15 +36,20 @@ ENTRY_POINTS = "olakit.methods"
 """The entry-point group under which an installed package declares its methods (``name = "module:object"``)."""
 
 BUILTIN = {
-    "olagpt": Method("olagpt", OlaGPTConfig, "olagpt", run, "OlaGPT: thinking templates x note strategies, votes "
-                     "(seeds/000)", planned_cells, planned_calls),
-    "geek": Method("geek", GeekConfig, "geek", run_geek, "GEEK: actions grow a question state until it answers "
-                   "(seeds/002)", lambda cfg: list(cfg.rows), pairs="rows"),
-    "review": Method("review", ReviewConfig, "review", run_review, "the CoT + self-review loop, standard or lite "
-                     "(seeds/003)", pairs="iterations"),
-    "notes": Method("notes", NotesConfig, "notes", build_notes, "a notes library by active learning (OlaGPT 3.4)"),
+    "olagpt": Method("olagpt", OlaGPTConfig, "olagpt", named("olakit.olagpt.run:run"), "OlaGPT: thinking templates "
+                     "x note strategies, votes (seeds/000)", named("olakit.olagpt.budget:planned_cells"),
+                     named("olakit.olagpt.budget:planned_calls")),
+    "geek": Method("geek", GeekConfig, "geek", named("olakit.geek.run:run_geek"), "GEEK: actions grow a question "
+                   "state until it answers (seeds/002)", lambda cfg: list(cfg.rows), pairs="rows"),
+    "review": Method("review", ReviewConfig, "review", named("olakit.review.run:run_review"), "the CoT + "
+                     "self-review loop, standard or lite (seeds/003)", pairs="iterations",
+                     show=named("olakit.review.run:ask_report")),
+    "notes": Method("notes", NotesConfig, "notes", named("olakit.olagpt.active_learning:build_notes"), "a notes "
+                    "library by active learning (OlaGPT 3.4)"),
 }  # fmt: skip
-"""The built-in methods, by name (the CLI's ``run``, ``geek``, ``review`` and ``notes build`` are their doors too)."""
+"""The built-in methods, by name (the CLI's ``run``, ``geek``, ``review`` and ``notes build`` are their doors too):
+each entry's config type, and its code named (olakit.method.named), imported when it runs, so that reading the
+table (a command's flags) imports no method's code."""
 
 
 def known_methods() -> dict[str, Method]:
@@ -85,48 +79,6 @@ def _checked(obj, where: str) -> Method:
     if not isinstance(obj, Method):
         raise DataError(f"{where}: a {type(obj).__name__}, not a Method (make one with olakit.steps(...))")
     return obj
-
-
-def run_method(spec: str | Method, config=None, models=None, **options):
-    """Run the method ``spec`` names (method_of) with ``config`` (its config type, or a mapping of its settings) and
-    the door's ``options`` (olakit.method.DOOR_OPTIONS); its Result. A method of one's own is named in the run log
-    (``parameters.method``), so ``olakit again`` makes it again."""
-    method = method_of(spec)
-    if isinstance(spec, str) and spec not in BUILTIN:
-        options["parameters"] = {**(options.get("parameters") or {}), "method": spec}
-    if config is None or isinstance(config, dict):
-        config = method.config(**(config or {}))
-    if len(getattr(config, "reasoning_effort", ())) > 1:
-        return effort_grid(method, config, models, **{k: v for k, v in options.items() if v is not None})
-    return method(config, models, **options)
-
-
-def effort_grid(method: Method, config, models=None, **options):
-    """``method`` run once per reasoning effort of ``config`` (each run its own, with its own cache keys), the runs
-    compared as one grid: a ``compare`` Result whose conditions are each effort's cells (``low/ST``, ``high/ST``), its
-    tables the comparison's (accuracy with intervals, usage per condition with reasoning and answer tokens, cost per
-    correct answer and the unfinished rate, paired tests with Holm over every pair, variance components), each
-    effort's own run log one of its parts. The runs share one client of the endpoint (unless given models, or in
-    batch mode), so a parameter it refuses is learned once for the grid."""
-    own = None
-    if models is None and not options.get("batch") and not options.get("export"):
-        concurrency = options.get("concurrency")
-        own = models = connect(endpoint("answerer"), **({"concurrency": concurrency} if concurrency else {}))
-    try:
-        runs = {e: method(config.replace(reasoning_effort=(e,)), models, **options)
-                for e in config.reasoning_effort}  # fmt: skip
-    finally:
-        if own is not None and hasattr(own, "close"):
-            own.close()
-    grid = compare([r.records for r in runs.values()], labels=list(runs))
-    first = next(iter(runs.values())).log
-    parameters = {**(options.get("parameters") or {}), "effort_grid": method.name}
-    result = comparison_result(grid, lambda ref: make_log(
-        first.door, config, kind="compare", parameters=parameters, dataset=first.dataset,
-        wall_s=round(sum(r.log.wall_s or 0 for r in runs.values()), 2)))  # fmt: skip
-    for effort, part in runs.items():
-        result = result.with_part(f"effort={effort}", part)
-    return result
 
 
 MAIN_TABLES = {"olagpt": "methods", "geek": "table2", "review": "iteration_accuracy", "notes": "pool_answers",

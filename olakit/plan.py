@@ -31,9 +31,9 @@ from olakit.errors import DataError
 from olakit.llm.batch import BATCH_RATE
 from olakit.llm.endpoint import PRICE_DATES, PRICES, Endpoint
 from olakit.method import Stage
+from olakit.methods import BUILTIN
 from olakit.names import REGEX_VOTE, plural
-from olakit.olagpt.budget import planned_calls
-from olakit.olagpt.config import RECORDED, OlaGPTConfig, PlanConfig
+from olakit.olagpt.config import RECORDED, PlanConfig
 from olakit.olagpt.templates import templates_for
 from olakit.registration import CHANGES, Registered, registration_of
 from olakit.runlog import load_run, read_log
@@ -44,6 +44,10 @@ PILOT = 50
 the discordance rate within about +-0.14 (95%, at its worst, 0.5)."""
 RECORDED_DATASET = "aqua"
 """The dataset of the recorded estimates (the OlaGPT authors' gpt-3.5 outputs on AQuA test)."""
+OLAGPT = BUILTIN["olagpt"]
+"""The method a plan prices, as the table of methods has it (its config type and its calls); the plan's settings
+(PlanConfig) live beside OlaGPT's config, so that ``olakit plan --bad`` imports nothing heavy."""
+OlaGPTConfig = OLAGPT.config
 
 
 def call_tokens(limit: int, effort: str | None, effort_tokens: dict[str, int]) -> int:
@@ -258,7 +262,7 @@ def _olagpt_price(run: OlaGPTConfig, row, n: int, endpoint: Endpoint, effort_tok
         sized = run.replace(n_questions=n, templates=tuple(templates), strategies=strategies)
     except ConfigError as exc:
         return f"not priced as an OlaGPT run: {exc}"
-    stages = planned_calls(sized)
+    stages = OLAGPT.calls(sized)
     efforts = run.reasoning_effort or (None,)
     basis = "tokens a call per effort, an estimate (effort_tokens)" if run.reasoning_effort else "completion ceiling"
     out: dict = {"calls": len(efforts) * sum(s.calls for s in stages), "price_basis": f"{basis}; prompts extra"}

@@ -13,12 +13,12 @@ from olakit.errors import DataError, UnknownNameError
 from olakit.geek import prompts
 from olakit.geek.actions import DECOMP, FINAL, RETRIEVE, SELF, fallback, parse_action
 from olakit.geek.config import GeekConfig
-from olakit.geek.corpus import load_corpus, read_corpus
 from olakit.geek.retrievers import recall_at_k
 from olakit.geek.run import run_geek
 from olakit.llm import LLM, Endpoint
 from olakit.llm.answerer import CallsFailed, ScriptedModel
 from olakit.llm.loopback import Loopback
+from olakit.retrieval.knowledge import load_corpus, read_corpus
 from olakit.retrieval.retrievers import make_retriever
 from tests import replies
 

@@ -90,3 +90,52 @@ def test_the_core_imports_no_infrastructure():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip() == "[]", f"the core imports infrastructure: {out.stdout}"
+
+
+def _importers(package: str) -> set[str]:
+    """The olakit modules outside ``olakit.PACKAGE`` that import it (any of its modules), read from the source."""
+    found = set()
+    for path in PACKAGE.rglob("*.py"):
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        module = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        here = ".".join(parts[:-1])  # the package a relative import starts from
+        if module == f"olakit.{package}" or module.startswith(f"olakit.{package}."):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = ".".join(here.split(".")[: len(here.split(".")) - node.level + 1]) if node.level else ""
+                name = ".".join(p for p in (base, node.module or "") if p)
+                names = [name, *(f"{name}.{a.name}" for a in node.names)]
+            else:
+                continue
+            if any(n == f"olakit.{package}" or n.startswith(f"olakit.{package}.") for n in names):
+                found.add(module)
+    return found
+
+
+def test_a_built_in_methods_package_is_imported_by_few_modules_outside_it():
+    """Issue 49: the rest of the kit takes a method from the table (olakit.methods), not from its package. The
+    modules that still import one are these and no more (OlaGPT's third, olakit.plan, reads PlanConfig, which lives
+    beside OlaGPT's config so that `olakit plan --bad` imports nothing heavy; the review loop's second is OlaGPT's
+    verification, which scores with the review's prompt)."""
+    assert _importers("olagpt") == {"olakit.methods", "olakit.notebook.records", "olakit.plan"}
+    assert _importers("geek") == {"olakit.methods", "olakit.notebook.records"}
+    assert _importers("review") == {"olakit.methods", "olakit.olagpt.verify"}
+
+
+def test_reading_the_table_of_methods_imports_no_methods_code():
+    """The table names each built-in method's code (olakit.method.named), imported when it runs: a command's flags
+    (`olakit method geek --bad`) cost the config types only (it had cost 1.8 x a pandas import)."""
+    code = (
+        "import sys, olakit.methods as m\n"
+        "configs = [e.config.__name__ for e in m.BUILTIN.values()]\n"
+        "code = ('.run', '.active_learning', '.budget')\n"
+        "print(sorted(x for x in sys.modules if x.endswith(code) or x == 'pandas'))\n"
+        "m.BUILTIN['notes'].options()\n"  # inspecting its run imports it
+        "print('olakit.olagpt.active_learning' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split("\n")[:2] == ["[]", "True"], out.stdout

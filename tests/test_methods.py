@@ -12,10 +12,11 @@ import pytest
 
 import olakit
 from olakit.config import ConfigError
+from olakit.door import run_method
 from olakit.errors import DataError
 from olakit.generation import Generation
 from olakit.llm import ScriptedModel
-from olakit.methods import BUILTIN, method_of, run_method
+from olakit.methods import BUILTIN, method_of
 from olakit.steps import StepwiseConfig, ask, stepwise
 
 AQUA_GOLDS = ["A", "E", "A", "B"]

@@ -130,10 +130,10 @@ def test_trace_explorer_shows_steps_and_filters(tmp_path, data_dir):
     """GEEK traces from a scripted loopback run: the filters pick the questions worked out here, and the view shows
     each step, the retrieved paragraph and the answer against gold."""
     from olakit.geek.config import GeekConfig
-    from olakit.geek.corpus import read_corpus
     from olakit.geek.run import run_geek
     from olakit.llm import ScriptedModel
     from olakit.notebook.explorers.traces import TraceExplorer
+    from olakit.retrieval.knowledge import read_corpus
     from tests.test_geek import PARAGRAPHS, scripted
 
     path = tmp_path / "albany.jsonl"

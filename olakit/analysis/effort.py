@@ -1,5 +1,5 @@
 """An effort grid's own tables: a method run once per reasoning effort and compared as one result
-(olakit.methods.effort_grid), its conditions each an effort's cell (``low/ST``).
+(olakit.door.effort_grid), its conditions each an effort's cell (``low/ST``).
 
 - ``effort_cells``: per effort and cell, accuracy with its interval, reasoning and answer tokens, completion tokens
   per correct answer, cost per correct answer and the unfinished rate (the comparison's ``usage`` table, split);

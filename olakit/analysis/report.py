@@ -115,7 +115,7 @@ def report(
         comparison = comparison_of(result)
         tables = comparison_tables(comparison, vote_over, analysis)
         tables |= _ties(tables, "methods", lambda r: r["method"], analysis)
-        if (result.log.parameters or {}).get("effort_grid"):  # one run per reasoning effort (methods.effort_grid)
+        if (result.log.parameters or {}).get("effort_grid"):  # one run per reasoning effort (door.effort_grid)
             efforts = (result.log.config or {}).get("reasoning_effort")
             tables |= effort_tables(tables, comparison.conditions, efforts, analysis=analysis)
         tables |= _clustered(result, lambda: comparison.shared()[0].pivot(index="question_id", columns="template",

@@ -21,13 +21,13 @@ from olakit.geek import prompts
 from olakit.geek.actions import RETRIEVE, ROWS
 from olakit.geek.agent import Engine, Trace, start
 from olakit.geek.config import GeekConfig
-from olakit.geek.corpus import load_corpus
 from olakit.geek.retrievers import recall_at_k
 from olakit.llm import Answerer
 from olakit.llm.two_stage import Answer, answers
 from olakit.majority import majority
 from olakit.registration import Registered
 from olakit.result import GeekExtras, Result
+from olakit.retrieval.knowledge import load_corpus
 from olakit.retrieval.retrievers import make_retriever
 from olakit.rng import keyed_rng
 from olakit.runner import Run

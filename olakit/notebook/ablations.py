@@ -1,6 +1,6 @@
 """Helpers of single ablation notebooks that are not a table of olakit.analysis on their own: the vote-type
-tables with the LLM-vote audit, accuracy by retrieval similarity (recorded or live), and the note-strategy
-figures.
+tables with the LLM-vote audit and the note-strategy figures (accuracy by retrieval similarity is
+olakit.notebook.records.similarity_table: it reads the run's notes library).
 """
 
 from __future__ import annotations
@@ -13,12 +13,8 @@ import pandas as pd
 from olakit.analysis import figures
 from olakit.analysis.inference import holm_matrix
 from olakit.analysis.runs import llm_vote_audit
-from olakit.analysis.similarity import nearest_note_similarity, similarity_bands
 from olakit.analysis.tables import answer_counts, bounds_long, method_accuracy
-from olakit.data.loaders import questions_of
 from olakit.names import LLM_VOTE, LLM_VOTE_SHUFFLED
-from olakit.olagpt.config import OlaGPTConfig
-from olakit.olagpt.notes import library_of
 from olakit.settings import ANALYSIS, Analysis
 from olakit.vote import regex_vote
 
@@ -38,27 +34,6 @@ def vote_type_tables(
         voted = set(records.loc[records["template"] == LLM_VOTE, "question_id"])
         tables["llm_vote_audit"] = llm_vote_audit(records[records["question_id"].isin(voted)], names, analysis)
     return tables
-
-
-def similarity_table(
-    records: pd.DataFrame,
-    names: Sequence[str],
-    config: OlaGPTConfig,
-    *,
-    source: str,
-    edges: Sequence[float],
-) -> pd.DataFrame:
-    """Accuracy by retrieval-similarity band: live records carry the shown notes' similarities; recorded runs did
-    not keep their notes, so each question's similarity to its nearest library note is used (one embedder load).
-    The intervals follow the config's analysis settings."""
-    cfg = config
-    templated = records[records["template"].isin(names)]
-    if source != "recorded":
-        return similarity_bands(templated, edges=edges, analysis=cfg)
-    ids = set(records["question_id"])
-    questions = [q for q in questions_of(cfg) if q.id in ids]
-    sims = nearest_note_similarity(questions, library_of(cfg, questions[0].dataset if questions else cfg.dataset))
-    return similarity_bands(templated, sims, edges=edges, analysis=cfg)
 
 
 def note_strategy_figures(tests: pd.DataFrame, kappas: pd.DataFrame, cost: pd.DataFrame) -> dict:

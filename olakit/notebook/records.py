@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -20,6 +21,7 @@ from olakit.analysis.compare import compare, comparison_result
 from olakit.analysis.inference import holm
 from olakit.analysis.intervals import verdict_shares
 from olakit.analysis.reproduce import paper_comparison
+from olakit.analysis.similarity import nearest_note_similarity, similarity_bands
 from olakit.analysis.tables import compute_tables, method_accuracy
 from olakit.analysis.tools import tool_changes, tool_effect, tool_use
 from olakit.analysis.traces import judge_table
@@ -29,22 +31,25 @@ from olakit.data.recorded import RECORDED_MODEL, RECORDED_SOURCE, RECORDED_TEMPL
 from olakit.errors import DataError
 from olakit.geek.assessment import assess
 from olakit.geek.config import GeekConfig
-from olakit.geek.corpus import parse_spec
 from olakit.geek.run import run_geek
 from olakit.llm.judge import judge_pairs
+from olakit.methods import BUILTIN
 from olakit.names import LLM_VOTE, LLM_VOTE_SHUFFLED, REGEX_VOTE, ZERO_SHOT, setting_label, voting_templates
 from olakit.olagpt.active_learning import LIBRARY, build_notes
 from olakit.olagpt.config import OWN_LIBRARY, NotesConfig, OlaGPTConfig
 from olakit.olagpt.llm_vote import llm_vote_records
-from olakit.olagpt.notes import resolve_library
+from olakit.olagpt.notes import NotesLibrary, error_reason, library_of, note_from_question, resolve_library
 from olakit.olagpt.run import run
 from olakit.registration import Registered
 from olakit.result import GeekExtras, OlaGPTExtras, RecordedExtras, Result, ReviewExtras
-from olakit.review.config import ReviewConfig
-from olakit.review.run import run_review
+from olakit.retrieval.knowledge import parse_spec
 from olakit.runlog import make_log
 from olakit.runner import Run
-from olakit.types import GeekRecord, OlaGPTRecord, ReviewRecord
+from olakit.types import GeekRecord, OlaGPTRecord, Question, ReviewRecord
+
+REVIEW = BUILTIN["review"]
+"""The review loop, as the table of methods has it (its config type and its run)."""
+ReviewConfig = REVIEW.config
 
 
 def get_records(
@@ -138,7 +143,7 @@ def olagpt_vote_row(config: GeekConfig, result: Result) -> tuple[pd.DataFrame, R
 def review_records(config: ReviewConfig) -> Result:
     """The review loop live on a dataset slice (olakit.review.run); roles take their endpoints from the
     environment."""
-    return run_review(config)
+    return REVIEW.run(config)
 
 
 def open_judgement(n_questions: int, config: ReviewConfig) -> tuple[Result, dict, pd.DataFrame]:
@@ -147,7 +152,7 @@ def open_judgement(n_questions: int, config: ReviewConfig) -> tuple[Result, dict
     its part ``judge``, the summary of loop / tie / direct with CIs and the position bias, one row per question with
     its verdict)."""
     cfg = config.replace(dataset="open", n_questions=n_questions, offset=0, split=None)
-    res = run_review(cfg)
+    res = REVIEW.run(cfg)
     recs = res.records
     final = recs[(recs["loop"] == f"review-{cfg.mode}") & (recs["iteration"] == cfg.max_iterations)]
     final = final.set_index("question_id")
@@ -341,3 +346,38 @@ def ekar_reproduction(config: OlaGPTConfig, notes: NotesConfig) -> tuple[Result,
     tables = compute_tables(result.records, templates, config)
     tables["paper_comparison"] = paper_comparison(tables, "ekar_zh")
     return result, {name: t.assign(compared_on=label) for name, t in tables.items()}, label
+
+
+def similarity_table(
+    records: pd.DataFrame,
+    names: Sequence[str],
+    config: OlaGPTConfig,
+    *,
+    source: str,
+    edges: Sequence[float],
+) -> pd.DataFrame:
+    """Accuracy by retrieval-similarity band: live records carry the shown notes' similarities; recorded runs did
+    not keep their notes, so each question's similarity to its nearest library note is used (one embedder load).
+    The intervals follow the config's analysis settings."""
+    cfg = config
+    templated = records[records["template"].isin(names)]
+    if source != "recorded":
+        return similarity_bands(templated, edges=edges, analysis=cfg)
+    ids = set(records["question_id"])
+    questions = [q for q in questions_of(cfg) if q.id in ids]
+    sims = nearest_note_similarity(questions, library_of(cfg, questions[0].dataset if questions else cfg.dataset))
+    return similarity_bands(templated, sims, edges=edges, analysis=cfg)
+
+
+def save_draft_note(path: Path, question: Question, wrong: list[str | None], question_type: str = ""):
+    """``question``, which the templates answered ``wrong`` (unparsed: None), as a draft note (its explanation the
+    dataset's rationale, to be edited) in the notes library file ``path`` (made when missing; a draft of the same
+    question replaced); the note."""
+    reason = error_reason(wrong, question.gold)
+    note = note_from_question(question, explanation=question.rationale, error_reason=reason,
+                              model_expert="draft (edit me)", llm_task_type=question_type,
+                              source="curated")  # fmt: skip
+    lib = NotesLibrary.load(path) if path.is_file() else NotesLibrary([])
+    kept = [n for n in lib.notes if n.id != note.id]
+    NotesLibrary([*kept, note], name=lib.name).save(path)
+    return note

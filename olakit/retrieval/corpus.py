@@ -1,4 +1,4 @@
-"""Paragraphs to retrieve from (Corpus): GEEK's knowledge corpora (olakit.geek.corpus loads them), the tools
+"""Paragraphs to retrieve from (Corpus): GEEK's knowledge corpora (olakit.retrieval.knowledge loads them), the tools
 index's tool descriptions (olakit.tools.index)."""
 
 from __future__ import annotations

@@ -4,8 +4,9 @@ out) that does it.
 
 Built-in tools are in ``resources/tools/``: ``calculator`` (exact arithmetic, olakit.tools.calculator), ``python``
 (a program run in the sandbox, olakit.tools.sandbox), and the facts and notes libraries as tools the model calls
-mid-reasoning: ``facts`` (a knowledge corpus searched with the kit's retrievers, olakit.geek.corpus.search_facts)
-and ``notes`` (the notes library's past hard questions, olakit.olagpt.notes.search_notes). Users add their own by
+mid-reasoning: ``facts`` (a knowledge corpus searched with the kit's retrievers,
+olakit.retrieval.knowledge.search_facts) and ``notes`` (the notes library's past hard questions,
+olakit.olagpt.notes.search_notes). Users add their own by
 dropping a file ``NAME.json`` with ``{"name", "description", "input", "function", "version", "settings"}`` into a
 folder named by ``$OLAKIT_TOOLS_DIR`` (or passed as ``extra_dirs``); ``function`` is ``package.module:function`` or
 ``file.py:function`` with the ``.py`` beside the JSON file, called as ``function(input, **settings)``. A user file

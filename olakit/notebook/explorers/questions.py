@@ -27,7 +27,7 @@ from olakit.names import LLM_VOTE, natural_order, plural
 from olakit.notebook.explorers.heatmaps import HeatmapExplorer
 from olakit.notebook.explorers.html import esc, template_names, thinking_html
 from olakit.notebook.parameters import where_to_look
-from olakit.olagpt.notes import NotesLibrary, error_reason, note_from_question
+from olakit.notebook.records import save_draft_note
 from olakit.registration import Registered, registration_of
 from olakit.result import ComparisonExtras, ImportExtras, RecordedExtras, Result, extras_of
 from olakit.runlog import load_run, make_log
@@ -351,18 +351,7 @@ class QuestionExplorer:
             raise DataError(f"every template answered {q.id} correctly; notes are for questions the model gets wrong")
         qtype = next((x for x in rows["question_type"] if x), "")
         answers = [a if isinstance(a, str) else None for a in wrong.values()]
-        note = note_from_question(
-            q,
-            explanation=q.rationale,
-            error_reason=error_reason(answers, q.gold),
-            model_expert="draft (edit me)",
-            llm_task_type=qtype,
-            source="curated",
-        )
-        lib = NotesLibrary.load(self.notes_path) if self.notes_path.is_file() else NotesLibrary([])
-        kept = [n for n in lib.notes if n.id != note.id]
-        NotesLibrary([*kept, note], name=lib.name).save(self.notes_path)
-        return note
+        return save_draft_note(self.notes_path, q, answers, qtype)
 
 
 def open_explorers(

@@ -10,9 +10,9 @@ import pandas as pd
 from olakit.config import is_dataset_file
 from olakit.data.loaders import load_questions, run_questions
 from olakit.errors import DataError
-from olakit.geek.corpus import load_corpus
 from olakit.names import plural
 from olakit.notebook.explorers.html import esc, thinking_html
+from olakit.retrieval.knowledge import load_corpus
 from olakit.runlog import load_run
 
 TRACE_FILTERS = {

@@ -1,4 +1,4 @@
-"""Knowledge corpora for GEEK: JSON Lines of ``{"id", "title", "text"}``, one paragraph a line.
+"""Knowledge corpora (GEEK's and the facts tool's): JSON Lines of ``{"id", "title", "text"}``, one paragraph a line.
 
 Built in: ``strategyqa-facts``, the annotated facts of all 2,290 StrategyQA questions (train and dev), one paragraph
 per fact (id ``{qid}-{i}``, title the question's term), in two settings named after a colon:
