@@ -166,9 +166,12 @@ def test_error_book_keeps_questions_wrong_every_time(tmp_path):
 
     # gold is A for all; "alpha" is always answered B (wrong 3/3), "beta" always A (right), "gamma" is right only
     # on the sample whose seed is 1 (wrong 2/3), "delta" gets no parseable answer (counts as wrong)
+    temperatures = []
+
     def reply(prompt, req):
         if "judge the type" in prompt:
             return '{"task_type": "toy question"}'
+        temperatures.append(req.get("temperature"))
         if "alpha" in prompt:
             return "so Answer: B"
         if "beta" in prompt:
@@ -183,7 +186,8 @@ def test_error_book_keeps_questions_wrong_every_time(tmp_path):
     ]
     with Loopback(reply=reply) as srv:
         llm = LLM(Endpoint(srv.base_url, "toy"), cache_dir=tmp_path / "c", progress=False)
-        book, wrong, answers = error_book(llm, pool, r=3, seed=0, max_tokens=256)
+        book, wrong, answers = error_book(llm, pool, NotesConfig(dataset="aqua", r=3, temperature=0.3, max_tokens=256))
+        assert temperatures == [0.3] * 12  # the config's sampling temperature, not a second default
         assert [q.id for q in book] == ["alpha", "delta"]
         assert wrong == {"alpha": ["B", "B", "B"], "delta": [None, None, None]}
         assert len(answers) == 12 and [a.extracted for a in answers if a.question_id == "gamma"] == ["C", "A", "C"]

@@ -66,31 +66,22 @@ def sample_pool(questions: Sequence[Question], size: int, k: int = 20, seed: int
 def error_book(
     llm,
     questions: Sequence[Question],
-    r: int = 3,
-    template: str = "ST",
-    seed: int = 0,
-    temperature: float = 0.7,
+    config: NotesConfig,
     *,
-    max_tokens: int,
     extractor: str = "strict",
     qtypes: dict[str, str] | None = None,
 ):
-    """Answer each question r times (seeded samples); return (questions wrong every time, their wrong answers, every
-    answer as a record: the template, zero-shot, sample 0..r-1).
+    """Answer each question ``config.r`` times with its ``template`` (seeded samples at its ``temperature``, its
+    ``max_tokens``); return (questions wrong every time, their wrong answers, every answer as a record: the template,
+    zero-shot, sample 0..r-1).
 
     An unparsed answer counts as wrong. Calls go through the cache, so a larger r reuses the first answers.
     """
-    if not 1 <= r <= 10:
-        raise DataError(f"r = {r}: answer each question 1 to 10 times (the paper uses 3 to 5)")
+    r, template, seed, max_tokens = config.r, config.template, config.seed, config.max_tokens
     tmpl = templates_for(questions[0].dataset, [template])[0] if questions else None
     qtypes = qtypes if qtypes is not None else question_types(llm, questions)
-    reqs = [
-        Request.make(
-            build_prompt(q, qtypes[q.id], tmpl, []), sample=s, seed=seed, temperature=temperature, max_tokens=max_tokens
-        )
-        for q in questions
-        for s in range(r)
-    ]
+    reqs = [Request.make(build_prompt(q, qtypes[q.id], tmpl, []), sample=s, seed=seed, temperature=config.temperature,
+                         max_tokens=max_tokens) for q in questions for s in range(r)]  # fmt: skip
     results = refuse(llm.batch(reqs, desc="error book"), "error book")  # a failed call is no wrong answer
     fn = get_extractor(extractor)
     book, wrong, records = [], {}, []
@@ -205,18 +196,17 @@ def self_correct(
     llm,
     book: Sequence[Question],
     wrong: dict,
+    config: NotesConfig,
     *,
-    template: str = "ST",
     qtypes: dict[str, str] | None = None,
-    tries: int = 3,
-    seed: int = 0,
-    max_tokens: int,
     extractor: str = "strict",
 ) -> tuple[list[Note], int]:
     """The paper's notes "following prompts until a self-correction is made": each question of the error book is
     asked again with its wrong answers and a hint (HINTS, never the answer) until the model's own answer is the
-    gold, at most ``tries`` times; the right try's reasoning is the explanation, every try the provenance. A
-    question never corrected gets no note. (the notes, the calls made)."""
+    gold, at most ``config.tries`` times (its ``template``, ``seed``, ``temperature`` and ``max_tokens``); the right
+    try's reasoning is the explanation, every try the provenance. A question never corrected gets no note. (the
+    notes, the calls made)."""
+    template, tries, seed, max_tokens = config.template, config.tries, config.seed, config.max_tokens
     tmpl = templates_for(book[0].dataset, [template])[0] if book else None
     qtypes = qtypes or {}
     fn = get_extractor(extractor)
@@ -231,7 +221,7 @@ def self_correct(
             hints.append(hint := _hint(t, labels))
             prompt = build_prompt(q, qtypes.get(q.id, ""), tmpl, [])
             reqs.append(Request.make(RETRY_PROMPT.format(prompt=prompt, wrong=shown, hint=hint), sample=t,
-                                     seed=seed, temperature=0.7, max_tokens=max_tokens))  # fmt: skip
+                                     seed=seed, temperature=config.temperature, max_tokens=max_tokens))  # fmt: skip
         replies = refuse(llm.batch(reqs, desc=f"self-correction, try {t + 1}"), "self-correction")
         calls += len(reqs)
         for q, hint, rep in zip(going, hints, replies):
@@ -335,14 +325,11 @@ def build_library(
     else:
         questions = sample_pool(pool, cfg.sample, k=cfg.clusters, seed=seed) if cfg.sample else list(pool)
         qtypes = question_types(llm, questions)
-        book, wrong, records = error_book(
-            llm, questions, r=r, template=template, seed=seed, max_tokens=max_tokens, qtypes=qtypes
-        )
+        book, wrong, records = error_book(llm, questions, cfg, qtypes=qtypes)
         stats |= {"pool": len(questions), "error_book": len(book)}
         stats["calls"] |= {"question types": len(questions), "error book": len(questions) * r}
         if explainer == "self-correction":
-            notes, n = self_correct(llm, book, wrong, template=template, qtypes=qtypes, tries=cfg.tries, seed=seed,
-                                    max_tokens=max_tokens)  # fmt: skip
+            notes, n = self_correct(llm, book, wrong, cfg, qtypes=qtypes)
             stats["calls"]["self-correction"] = n
         else:
             notes = write_notes(book, wrong, explainer=explainer, llm=llm, qtypes=qtypes, max_tokens=max_tokens).notes

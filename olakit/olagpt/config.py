@@ -206,6 +206,9 @@ class NotesConfig(OwnDataset, Reasoning):
 
     max_tokens: Annotated[int, Field(ge=1)] = 256
     """Token limit of an answer."""
+    temperature: Annotated[float, Field(ge=0)] = 0.7
+    """Sampling temperature of the pool's ``r`` answers and of self-correction's tries (the notes' checks and
+    written explanations are greedy, temperature 0)."""
     seed: int = 0
     """Seed of the pool sample and the answers' sampling."""
     data_dir: str | None = None
