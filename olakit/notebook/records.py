@@ -197,6 +197,7 @@ def add_llm_vote(result: Result, config: OlaGPTConfig, n_questions: int) -> Resu
             audit=cfg.audit,
             seed=cfg.seed,
             max_tokens=cfg.vote_max_tokens,
+            extractor=cfg.reader(),
             prompt=cfg.llm_vote_prompt,
         )
         vote = job.finish(votes, OlaGPTRecord, OlaGPTExtras(templates=result.templates))

@@ -39,7 +39,7 @@ from olakit.types import Note, OlaGPTRecord, Question
 log = logging.getLogger("olakit")
 
 
-def sample_pool(questions: Sequence[Question], size: int, k: int = 20, seed: int = 0) -> list[Question]:
+def sample_pool(questions: Sequence[Question], size: int, k: int, seed: int) -> list[Question]:
     """The paper's AQuA sampling: embed, KMeans into k clusters, draw from each in proportion to its size.
 
     Quotas are size * cluster share, rounded by largest remainder so they sum to ``size``.

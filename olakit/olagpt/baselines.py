@@ -46,7 +46,7 @@ def cot_prompt(demos: Sequence[Demo], question_text: str) -> str:
     return "\n\n".join(blocks)
 
 
-def cluster_candidates(pool: Sequence[Question], k: int, seed: int = 0) -> list[list[Question]]:
+def cluster_candidates(pool: Sequence[Question], k: int, seed: int) -> list[list[Question]]:
     """Per KMeans cluster of the pool's question embeddings, the members nearest the centre first."""
     KMeans = require_extra("sklearn.cluster", "live", "Auto-CoT clustering").KMeans
 
@@ -83,7 +83,7 @@ def reasoning_steps(rationale: str) -> int:
 
 
 def auto_cot_demos(
-    answerer: Answerer, pool: Sequence[Question], k: int, tries: int = 3, seed: int = 0, *, max_tokens: int
+    answerer: Answerer, pool: Sequence[Question], k: int, tries: int = 3, *, seed: int, max_tokens: int
 ) -> list[Demo]:
     """One zero-shot-CoT demo per cluster, with Auto-CoT's filters: among the ``tries`` members nearest the centre
     whose question has at most MAX_QUESTION_TOKENS tokens, the first whose rationale gives an answer in at most

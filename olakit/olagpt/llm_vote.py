@@ -103,11 +103,11 @@ def llm_vote_records(
     questions: dict,
     templates: Sequence[str],
     *,
-    audit: bool = True,
-    seed: int = 0,
+    audit: bool,
+    seed: int,
     max_tokens: int,
-    extractor: str = "strict",
-    prompt: str = "paper",
+    extractor: str,
+    prompt: str,
 ) -> list:
     """LLM-vote records for every question and condition of ``df`` that has all ``templates`` (sample 0):
     ``llm_vote`` (candidates in template order) and, with ``audit``, ``llm_vote_shuffled`` (seeded shuffle).

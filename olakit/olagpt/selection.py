@@ -112,8 +112,8 @@ def select(
     question: Question,
     qtype: str,
     n: int,
-    seed: int = 0,
-    fill_up: bool = False,
+    seed: int,
+    fill_up: bool,
 ) -> list[tuple[Note, float]]:
     """Notes for one question by the named strategy: ``[(note, cosine similarity), ...]``."""
     fn = lookup(SELECTORS, strategy, "note strategy")
