@@ -111,14 +111,6 @@ def llm_vote_audit(records: pd.DataFrame, templates: Sequence[str], analysis: An
     return pd.DataFrame(rows)
 
 
-def replicate_table(log) -> pd.DataFrame | None:
-    """A run's replicate (OlaGPTConfig.replicate), as its run log reports it: per cell, the questions answered
-    twice, how many got another extracted answer and their share, and how many changed between right and wrong;
-    None for a run without one."""
-    entry = (log.extra if log is not None else {}).get("replicate")
-    return pd.DataFrame(entry["cells"]) if entry else None
-
-
 def replicate_line(table: pd.DataFrame) -> str:
     """The replicate in one line, as the terminal shows it after a run."""
     asked, n = int(table["asked"].sum()), int(table["n"].sum())

@@ -233,13 +233,7 @@ def answer_record(
         finish_reason=first.finish_reason,
         answer_stage=stage,
         stage2_output=(second.text or "") if second is not None else "",
-        unparsed_cause=""
-        if unparsed
-        else (
-            UNFINISHED
-            if getattr(first, "unfinished", False)
-            else unparsed_cause(first.text, labels, first.finish_reason)
-        ),
+        unparsed_cause="" if unparsed else _cause(first, labels),
         source="live",
         question_hash=question_hash(question),
         **own,
