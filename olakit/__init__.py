@@ -65,6 +65,7 @@ def __getattr__(name: str):
     if not where.startswith("olakit."):
         method, attr = where.split(".")
         value = getattr(importlib.import_module("olakit.methods").BUILTIN[method], attr)
+        value = getattr(value, "function", value)  # a named run (olakit.method.named): the function itself
     else:
         module, _, attr = where.partition(":")
         value = getattr(importlib.import_module(module), attr or name)

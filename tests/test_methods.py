@@ -211,6 +211,15 @@ def test_the_public_face_is_cheap_to_import_and_every_name_resolves():
     assert out.stdout.split("\n")[0] == "[] []"
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         olakit.nope  # noqa: B018
+    # the runs the table names are the functions themselves, with their own names and help (a Jupyter user's `?`)
+    runs = {n: getattr(olakit, n) for n in ("run_olagpt", "run_geek", "run_review", "build_notes")}
+    assert {n: (f.__module__, f.__name__) for n, f in runs.items()} == {
+        "run_olagpt": ("olakit.olagpt.run", "run"),
+        "run_geek": ("olakit.geek.run", "run_geek"),
+        "run_review": ("olakit.review.run", "run_review"),
+        "build_notes": ("olakit.olagpt.active_learning", "build_notes"),
+    }
+    assert all(f.__doc__ for f in runs.values())
 
 
 def test_a_sweep_file_names_a_method_file_as_its_own_folder_does(tmp_path, monkeypatch):
