@@ -52,7 +52,7 @@ CONFIGS = {
     "reproduce-olagpt": ("olakit.settings:Analysis",),
     "import": ("olakit.settings:Analysis",),
     "compare": ("olakit.analysis.config:CompareConfig",),
-    "plan": ("olakit.olagpt.config:PlanConfig", "olakit.olagpt.config:OlaGPTConfig"),
+    "plan": ("olakit.plan_config:PlanConfig", "olakit.olagpt.config:OlaGPTConfig"),
     "notes": ("olakit.olagpt.config:NotesConfig",),
     "sweep": ("olakit.notebook.sweep:SweepSettings",),
 }

@@ -33,11 +33,11 @@ from olakit.llm.endpoint import PRICE_DATES, PRICES, Endpoint
 from olakit.method import Stage
 from olakit.methods import BUILTIN
 from olakit.names import REGEX_VOTE, plural
-from olakit.olagpt.config import RECORDED, PlanConfig
-from olakit.olagpt.templates import templates_for
+from olakit.plan_config import RECORDED, OlaGPTConfig, PlanConfig
 from olakit.registration import CHANGES, Registered, registration_of
 from olakit.runlog import load_run, read_log
 from olakit.settings import ANALYSIS, Analysis
+from olakit.templates import templates_for
 
 PILOT = 50
 """Questions of the pilot the planner proposes when no earlier run has both cells of a comparison: enough to see
@@ -46,8 +46,7 @@ RECORDED_DATASET = "aqua"
 """The dataset of the recorded estimates (the OlaGPT authors' gpt-3.5 outputs on AQuA test)."""
 OLAGPT = BUILTIN["olagpt"]
 """The method a plan prices, as the table of methods has it (its config type and its calls); the plan's settings
-(PlanConfig) live beside OlaGPT's config, so that ``olakit plan --bad`` imports nothing heavy."""
-OlaGPTConfig = OLAGPT.config
+(PlanConfig) live in olakit.plan_config, so that ``olakit plan --bad`` imports nothing heavy."""
 
 
 def call_tokens(limit: int, effort: str | None, effort_tokens: dict[str, int]) -> int:

@@ -11,7 +11,7 @@ from olakit.olagpt.config import OlaGPTConfig
 from olakit.olagpt.controller import build_prompt, plan
 from olakit.olagpt.intent import frame_question, parse_type, type_request
 from olakit.olagpt.notes import NotesLibrary
-from olakit.olagpt.templates import load_templates, templates_for
+from olakit.templates import load_templates, templates_for
 from olakit.types import Note, Question
 
 Q = Question(id="t-1", dataset="aqua", text="What is 2 + 3?", options={"A": "4", "B": "5", "C": "6"}, gold="B")

@@ -117,10 +117,9 @@ def _importers(package: str) -> set[str]:
 
 def test_a_built_in_methods_package_is_imported_by_few_modules_outside_it():
     """Issue 49: the rest of the kit takes a method from the table (olakit.methods), not from its package. The
-    modules that still import one are these and no more (OlaGPT's third, olakit.plan, reads PlanConfig, which lives
-    beside OlaGPT's config so that `olakit plan --bad` imports nothing heavy; the review loop's second is OlaGPT's
-    verification, which scores with the review's prompt)."""
-    assert _importers("olagpt") == {"olakit.methods", "olakit.notebook.records", "olakit.plan"}
+    modules that still import one are these and no more (the review loop's second is OlaGPT's verification, which
+    scores with the review's prompt)."""
+    assert _importers("olagpt") == {"olakit.methods", "olakit.notebook.records"}
     assert _importers("geek") == {"olakit.methods", "olakit.notebook.records"}
     assert _importers("review") == {"olakit.methods", "olakit.olagpt.verify"}
 

@@ -30,10 +30,10 @@ from olakit.olagpt.config import NotesConfig
 from olakit.olagpt.controller import build_prompt
 from olakit.olagpt.intent import question_types, show_question
 from olakit.olagpt.notes import NotesLibrary, error_reason, note_from_question
-from olakit.olagpt.templates import templates_for
 from olakit.result import NotesExtras, Result
 from olakit.retrieval.embedder import embed
 from olakit.runner import Run
+from olakit.templates import templates_for
 from olakit.types import Note, OlaGPTRecord, Question
 
 log = logging.getLogger("olakit")

@@ -15,8 +15,8 @@ from olakit.method import Stage
 from olakit.names import AUTO_COT, AUTO_COT_STRATEGY, LLM_VOTE, REGEX_VOTE, SC, ZERO_SHOT
 from olakit.olagpt.config import OlaGPTConfig
 from olakit.olagpt.intent import TYPE_PARAMS
-from olakit.olagpt.templates import templates_for
 from olakit.olagpt.tool_use import uses_tools
+from olakit.templates import templates_for
 from olakit.tools.loop import max_calls
 
 CHOICE_TOKENS, DIY_TOKENS, AUTOCOT_TRIES = 24, 96, 3

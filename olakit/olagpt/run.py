@@ -49,13 +49,13 @@ from olakit.olagpt.integrative import choose_request, chosen_templates, composed
 from olakit.olagpt.intent import frame_question, question_types, type_prompt_name
 from olakit.olagpt.llm_vote import llm_vote_records
 from olakit.olagpt.notes import library_of
-from olakit.olagpt.templates import templates_for
 from olakit.olagpt.tool_use import Answered, Offer, answer_calls
 from olakit.olagpt.verify import verify
 from olakit.registration import Registered
 from olakit.result import OlaGPTExtras, Result
 from olakit.rng import keyed_rng
 from olakit.runner import Run
+from olakit.templates import templates_for
 from olakit.types import OlaGPTRecord, Template
 
 log = logging.getLogger("olakit")
