@@ -193,6 +193,10 @@ def test_error_book_keeps_questions_wrong_every_time(tmp_path):
         assert wrong == {"alpha": ["B", "B", "B"], "delta": [None, None, None]}
         assert len(answers) == 12 and [a.extracted for a in answers if a.question_id == "gamma"] == ["C", "A", "C"]
         lib, _, stats = build_library(llm, pool, NotesConfig(r=3, explainer="dataset", check=False))
+        # the build reads with its config's reader: the authors' regex reads no "so Answer: A", so every question
+        # is wrong every time (strict, above, read them)
+        book, wrong, _ = error_book(llm, pool, NotesConfig(dataset="aqua", r=3, temperature=0.3, extractor="olagpt"))
+        assert [q.id for q in book] == ["alpha", "beta", "gamma", "delta"] and wrong["beta"] == [None] * 3
         lib.save(tmp_path / "lib.jsonl")
         llm.close()
     assert [n.id for n in lib.notes] == ["aqua:alpha", "aqua:delta"]

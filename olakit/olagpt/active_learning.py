@@ -68,12 +68,11 @@ def error_book(
     questions: Sequence[Question],
     config: NotesConfig,
     *,
-    extractor: str = "strict",
     qtypes: dict[str, str] | None = None,
 ):
     """Answer each question ``config.r`` times with its ``template`` (seeded samples at its ``temperature``, its
     ``max_tokens``); return (questions wrong every time, their wrong answers, every answer as a record: the template,
-    zero-shot, sample 0..r-1).
+    zero-shot, sample 0..r-1), each read with its ``extractor``.
 
     An unparsed answer counts as wrong. Calls go through the cache, so a larger r reuses the first answers.
     """
@@ -83,7 +82,7 @@ def error_book(
     reqs = [Request.make(build_prompt(q, qtypes[q.id], tmpl, []), sample=s, seed=seed, temperature=config.temperature,
                          max_tokens=max_tokens) for q in questions for s in range(r)]  # fmt: skip
     results = refuse(llm.batch(reqs, desc="error book"), "error book")  # a failed call is no wrong answer
-    fn = get_extractor(extractor)
+    fn = get_extractor(config.extractor)
     book, wrong, records = [], {}, []
     for i, q in enumerate(questions):
         mine = results[i * r : (i + 1) * r]
@@ -199,17 +198,16 @@ def self_correct(
     config: NotesConfig,
     *,
     qtypes: dict[str, str] | None = None,
-    extractor: str = "strict",
 ) -> tuple[list[Note], int]:
     """The paper's notes "following prompts until a self-correction is made": each question of the error book is
     asked again with its wrong answers and a hint (HINTS, never the answer) until the model's own answer is the
-    gold, at most ``config.tries`` times (its ``template``, ``seed``, ``temperature`` and ``max_tokens``); the right
-    try's reasoning is the explanation, every try the provenance. A question never corrected gets no note. (the
-    notes, the calls made)."""
+    gold, at most ``config.tries`` times (its ``template``, ``seed``, ``temperature``, ``max_tokens`` and
+    ``extractor``); the right try's reasoning is the explanation, every try the provenance. A question never
+    corrected gets no note. (the notes, the calls made)."""
     template, tries, seed, max_tokens = config.template, config.tries, config.seed, config.max_tokens
     tmpl = templates_for(book[0].dataset, [template])[0] if book else None
     qtypes = qtypes or {}
-    fn = get_extractor(extractor)
+    fn = get_extractor(config.extractor)
     tried = {q.id: [] for q in book}
     going, calls = list(book), 0
     for t in range(tries):
@@ -280,13 +278,12 @@ def _note_question(n: Note) -> str:
     return f"{n.question}\n{options}" if options else n.question
 
 
-def check_notes(
-    llm, notes: Sequence[Note], *, template: str, max_tokens: int, extractor: str = "strict"
-) -> tuple[list[Note], int]:
+def check_notes(llm, notes: Sequence[Note], config: NotesConfig) -> tuple[list[Note], int]:
     """Each note checked: the model, shown the note alone as its example, answers the note's own question (the
-    template's prompt, greedy); the answer and whether it is right are appended to the note's provenance. (the
-    notes, how many passed)."""
-    fn = get_extractor(extractor)
+    config's ``template``'s prompt, greedy, its ``max_tokens``, read with its ``extractor``); the answer and whether
+    it is right are appended to the note's provenance. (the notes, how many passed)."""
+    template, max_tokens = config.template, config.max_tokens
+    fn = get_extractor(config.extractor)
     qs = [Question(id=n.id, dataset=n.dataset, text=n.question, options=dict(n.options), gold=n.answer) for n in notes]
     tmpls = {q.dataset: templates_for(q.dataset, [template])[0] for q in qs}
     reqs = [Request.make(build_prompt(q, n.llm_task_type, tmpls[q.dataset], [n]), temperature=0,
@@ -312,7 +309,7 @@ def build_library(
     each note is checked (check_notes). (the library, every answer as a record, what it took: pool, error book,
     notes, checked, passed and the calls of each step)."""
     cfg = config
-    explainer, template, seed, max_tokens, r = cfg.explainer, cfg.template, cfg.seed, cfg.max_tokens, cfg.r
+    explainer, seed, max_tokens, r = cfg.explainer, cfg.seed, cfg.max_tokens, cfg.r
     stats = {"explainer": explainer, "pool": 0, "error_book": 0, "notes": 0, "checked": 0, "passed": 0,
              "calls": {}}  # fmt: skip
     records: list = []
@@ -337,7 +334,7 @@ def build_library(
         name = f"{book[0].dataset if book else 'empty'}-error-book"
         log.info("active learning: %d pool questions, %d wrong in all %d tries", len(questions), len(book), r)
     if cfg.check:
-        notes, passed = check_notes(llm, notes, template=template, max_tokens=max_tokens)
+        notes, passed = check_notes(llm, notes, cfg)
         stats |= {"checked": len(notes), "passed": passed}
         stats["calls"]["checking notes"] = len(notes)
     stats["notes"] = len(notes)

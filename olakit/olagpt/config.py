@@ -186,6 +186,9 @@ class NotesConfig(OwnDataset, Reasoning):
     refine": the drafts of ``drafts``, refined by the model; the draft kept as provenance)."""
     template: str = "ST"
     """The thinking template the pool is answered with to find the wrong answers (the authors' ST)."""
+    extractor: Literal["olagpt", "strict"] = "strict"
+    """Answer reader of the pool's answers, the self-correction tries and the notes' checks: ``strict`` (the last
+    explicit answer statement) or ``olagpt`` (the authors' regex)."""
     clusters: Annotated[int, Field(ge=1)] = 20
     """KMeans clusters of the pool sample (``sample``; the paper's 20)."""
     tries: Annotated[int, Field(ge=1, le=10)] = 3
