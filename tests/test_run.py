@@ -223,11 +223,13 @@ def test_the_plan_printed_before_a_run_counts_its_calls(settings):
     from olakit.olagpt.run import run
 
     sent: dict = {}
+    limits: dict = {}  # the token limits each batch's calls carried
 
     class PerStage(Counted):
         def batch(self, requests, desc="LLM calls"):
             requests = list(requests)
             sent[desc] = sent.get(desc, 0) + len(requests)
+            limits.setdefault(desc, set()).update(dict(r.params).get("max_tokens") for r in requests)
             return super().batch(requests, desc)
 
     def reply(prompt, req):
@@ -237,7 +239,9 @@ def test_the_plan_printed_before_a_run_counts_its_calls(settings):
             return "ST, DT"
         return "Thinking without an answer"  # unparsed: every answer gets its second stage
 
-    cfg = OlaGPTConfig(dataset="aqua", n_questions=2, max_tokens=16, **settings)
+    # token limits unlike their defaults, so a stage priced at a default of its own shows
+    cfg = OlaGPTConfig(dataset="aqua", n_questions=2, max_tokens=16, choose_tokens=20, diy_tokens=40, verify_tokens=48,
+                       second_stage_tokens=12, **settings)  # fmt: skip
     run(cfg, llm=PerStage(ScriptedModel(reply)))
     names = {"SC samples": "answers"}  # one batch with the template answers; every other stage is its own batch
     plan = planned_calls(cfg)
@@ -250,6 +254,7 @@ def test_the_plan_printed_before_a_run_counts_its_calls(settings):
             want = stage.calls
         got = sent.get(desc, 0)
         assert got == want if stage.exact else 0 < got <= want, (stage, sent)
+        assert limits[desc] == {stage.max_tokens}, (stage, limits[desc])  # priced at the limit its calls carried
     assert set(sent) <= {names.get(s.name, s.name) for s in plan}  # no batch the plan left out
 
 

@@ -83,7 +83,7 @@ def reasoning_steps(rationale: str) -> int:
 
 
 def auto_cot_demos(
-    answerer: Answerer, pool: Sequence[Question], k: int, tries: int = 3, *, seed: int, max_tokens: int
+    answerer: Answerer, pool: Sequence[Question], k: int, *, tries: int, seed: int, max_tokens: int
 ) -> list[Demo]:
     """One zero-shot-CoT demo per cluster, with Auto-CoT's filters: among the ``tries`` members nearest the centre
     whose question has at most MAX_QUESTION_TOKENS tokens, the first whose rationale gives an answer in at most

@@ -19,10 +19,6 @@ from olakit.olagpt.tool_use import uses_tools
 from olakit.templates import templates_for
 from olakit.tools.loop import max_calls
 
-CHOICE_TOKENS, DIY_TOKENS, AUTOCOT_TRIES = 24, 96, 3
-"""The token limits of a template choice and a DIY composition, and Auto-CoT's tries per cluster (their
-functions' defaults, which the run uses)."""
-
 
 def planned_calls(config: OlaGPTConfig) -> list[Stage]:
     """The stages of a run of ``config`` with their calls (see the module docstring); stages with none left out."""
@@ -40,7 +36,7 @@ def planned_calls(config: OlaGPTConfig) -> list[Stage]:
     sc_samples = n * cells * cfg.sc_k if SC in cfg.baselines else 0
     stages = [
         Stage("question types", n, TYPE_PARAMS["max_tokens"], True),
-        Stage("template choice", n if cfg.choose_k else 0, CHOICE_TOKENS, True),
+        Stage("template choice", n if cfg.choose_k else 0, cfg.choose_tokens, True),
         Stage("answers", n * cells * (answering - tooled), cfg.max_tokens, True),
         Stage("answers with tools", n * cells * tooled * max_calls(cfg.tool_steps), cfg.max_tokens, False),
         Stage("SC samples", 0 if sc_tooled else sc_samples, cfg.max_tokens, True),
@@ -54,7 +50,7 @@ def planned_calls(config: OlaGPTConfig) -> list[Stage]:
         mapped = n * cells * programs + (sc_samples if sc_programs else 0)
         stages.append(Stage("program options", mapped, 8, False))  # one per program that gives a value
     if AUTO_COT in cfg.baselines:
-        demos = 0 if cfg.autocot_demos == "published" else cfg.autocot_k * AUTOCOT_TRIES
+        demos = 0 if cfg.autocot_demos == "published" else cfg.autocot_k * cfg.autocot_tries
         stages += [Stage("Auto-CoT demos", demos, cfg.max_tokens, False), Stage("Auto-CoT", n, cfg.max_tokens, True)]
     one_answer = (
         answers + (n * cells * cfg.sc_k if SC in cfg.baselines else 0) + (n if AUTO_COT in cfg.baselines else 0)
@@ -63,7 +59,10 @@ def planned_calls(config: OlaGPTConfig) -> list[Stage]:
         Stage("second-stage answers", one_answer if cfg.answer_stages == 2 else 0, cfg.second_stage_tokens, False)
     )
     if cfg.diy:
-        stages += [Stage("DIY templates", n, DIY_TOKENS, True), Stage("DIY answers", n * cells, cfg.max_tokens, True)]
+        stages += [
+            Stage("DIY templates", n, cfg.diy_tokens, True),
+            Stage("DIY answers", n * cells, cfg.max_tokens, True),
+        ]
     if cfg.verify:
         stages += [
             Stage("verification reviews", answers, cfg.verify_tokens, False),

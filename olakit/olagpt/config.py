@@ -57,6 +57,8 @@ class OlaGPTConfig(Slice, OwnDataset, Analysis, Reasoning, AnswerStages):
     """Sampling temperature of SC's samples."""
     autocot_k: Annotated[int, Field(ge=1)] = 4
     """Auto-CoT's demonstrations (clusters)."""
+    autocot_tries: Annotated[int, Field(ge=1)] = 3
+    """Auto-CoT's candidates per cluster, nearest the centre first, tried until one passes its filters."""
     autocot_demos: Literal["generated", "published"] = "generated"
     """Auto-CoT's demos: ``generated`` (its clustering on the split) or ``published`` (AuRoRA's demo files)."""
     max_tokens: Annotated[int, Field(ge=1)] = 256

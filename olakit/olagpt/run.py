@@ -286,7 +286,9 @@ def _records(config: OlaGPTConfig, counter) -> tuple[list, dict]:
         if cfg.autocot_demos == "published":
             demos = published_demos(cfg.dataset, cfg.data_dir)
         else:
-            demos = auto_cot_demos(counter, everything, k=cfg.autocot_k, seed=cfg.seed, max_tokens=cfg.max_tokens)
+            demos = auto_cot_demos(
+                counter, everything, k=cfg.autocot_k, tries=cfg.autocot_tries, seed=cfg.seed, max_tokens=cfg.max_tokens
+            )
         for q in questions:
             own = [d for d in demos if d.question_id != q.id]  # never a question's own demo
             prompt = cot_prompt(own, frame_question(q, qtypes[q.id]))
