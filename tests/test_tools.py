@@ -544,13 +544,14 @@ def test_pot_answers_a_multiple_choice_question_as_pot_did_or_by_the_closest_opt
     assert program_of("no code here") == "" and program_of("ans = 1") == "ans = 1"
     assert program_of("a\n```python\nans = 1\n```\nthen\n```\nans = 2\n```") == "ans = 2"
     monkeypatch.setenv("OLAKIT_CACHE_DIR", str(tmp_path / "cache"))
-    offered, asked = [], []
+    offered, asked, limits = [], [], set()
 
     def reply(prompt, request):
         if "Write a Python program" in prompt:  # AQuA test-0: no value; test-1 (gold E: 78.21): 78.21
             return "```python\nans = None\n```" if "tower" in prompt else "```python\nans = 100 * 0.78 + 0.21\n```"
         if prompt.startswith("Find the option closest to the prediction"):
             asked.append(prompt)
+            limits.add(request.get("max_tokens"))
             return "E"
         if "Action:" in request["messages"][0]["content"]:
             offered.append(request["messages"][0]["content"].split("\n\n")[0])
@@ -559,9 +560,11 @@ def test_pot_answers_a_multiple_choice_question_as_pot_did_or_by_the_closest_opt
 
     cfg = OlaGPTConfig(n_questions=2, templates=["ST", "PoT"], strategies=["zero-shot"], tools="retrieved",
                        tools_k=1)  # fmt: skip
-    assert {s.name: s.calls for s in planned_calls(cfg)}["program options"] == 2  # at most one per program
+    stage = {s.name: s for s in planned_calls(cfg)}["program options"]
+    assert stage.calls == 2  # at most one per program
     model = Counted(ScriptedModel(reply))
     df = _frame(run(cfg, model)).set_index(["question_id", "template"])
+    assert limits == {stage.max_tokens}  # priced at the limit the call carried
     # PoT's way (the default): the value mapped by a second call; no value: the first option, as PoT answered A
     assert (df.loc[("test-1", "PoT"), "extracted"], df.loc[("test-1", "PoT"), "read_rule"]) == (
         "E", "program:choice:model")  # fmt: skip

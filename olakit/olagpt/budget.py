@@ -18,6 +18,7 @@ from olakit.olagpt.intent import TYPE_PARAMS
 from olakit.olagpt.tool_use import uses_tools
 from olakit.templates import templates_for
 from olakit.tools.loop import max_calls
+from olakit.tools.program import CHOICE_TOKENS
 
 
 def planned_calls(config: OlaGPTConfig) -> list[Stage]:
@@ -48,7 +49,7 @@ def planned_calls(config: OlaGPTConfig) -> list[Stage]:
     sc_programs = sc is not None and sc.answer == "program"
     if cfg.program_choice == "model" and any(q.kind == "choice" for q in questions):
         mapped = n * cells * programs + (sc_samples if sc_programs else 0)
-        stages.append(Stage("program options", mapped, 8, False))  # one per program that gives a value
+        stages.append(Stage("program options", mapped, CHOICE_TOKENS, False))  # one per program that gives a value
     if AUTO_COT in cfg.baselines:
         demos = 0 if cfg.autocot_demos == "published" else cfg.autocot_k * cfg.autocot_tries
         stages += [Stage("Auto-CoT demos", demos, cfg.max_tokens, False), Stage("Auto-CoT", n, cfg.max_tokens, True)]

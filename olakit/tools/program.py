@@ -76,11 +76,15 @@ Closest option:"""
 prompt_for_choice, in olakit's words and without its worked examples)."""
 
 
+CHOICE_TOKENS = 8
+"""Token limit of that call (an option's label), as the run sends it and the plan prices it."""
+
+
 def choice_request(question, value) -> Request:
     """The call that maps ``value`` to one of ``question``'s options (program_choice="model")."""
     options = " ".join(f"{label}){text}" for label, text in question.options.items())
     text = PROGRAM_CHOICE.format(question=question.text, options=options, prediction=value)
-    return Request.make(text, temperature=0, max_tokens=8, stop=["\n"])
+    return Request.make(text, temperature=0, max_tokens=CHOICE_TOKENS, stop=["\n"])
 
 
 def chosen_option(reply_text: str | None, question) -> str | None:
