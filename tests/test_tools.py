@@ -413,7 +413,7 @@ def test_the_openai_protocol_through_the_real_client_and_a_server(tmp_path):
             before = srv.requests
             llm = LLM(Endpoint(base_url=srv.base_url, model="fake"), cache_dir=tmp_path / "cache", progress=False)
             (loop,) = run_loops(llm, [Request.make("What is (12.5 + 3/4) * 8?", max_tokens=40)], tools,
-                                protocol="openai", cache=ToolCache(tmp_path / "tools"))  # fmt: skip
+                                protocol="openai", max_steps=4, cache=ToolCache(tmp_path / "tools"))  # fmt: skip
             llm.close()
             assert (loop.text, loop.stopped, loop.calls) == ("Answer: 106", "answered", 3)
             assert [(t["tool"], t["status"], t["output"][:12]) for t in loop.trace] == [
@@ -452,7 +452,7 @@ def test_a_models_worst_programs_in_the_loop_end_as_observations(tmp_path):
         return {"tool_calls": [{"name": "python", "arguments": {"input": programs[prompt][0]}}]}
 
     loops = run_loops(ScriptedModel(reply), [Request.make(q) for q in programs], [load_tools()["python"]],
-                      max_steps=1)  # fmt: skip
+                      protocol="openai", max_steps=1)  # fmt: skip
     for loop, (_, status) in zip(loops, programs.values()):
         assert loop.text == "Answer: none" and loop.trace[0]["status"] == status, loop.trace
         assert loop.trace[0]["output"].startswith(f"{status}: ")

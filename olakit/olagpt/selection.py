@@ -40,12 +40,12 @@ def _allowed(library: NotesLibrary, question: Question) -> list[int]:
     return keep
 
 
-def select_zero_shot(library, question, qtype, n, seed, fill_up=False) -> list[tuple[Note, float]]:
+def select_zero_shot(library, question, qtype, n, seed, fill_up) -> list[tuple[Note, float]]:
     """No notes (the active-learning module switched off)."""
     return []
 
 
-def select_random(library, question, qtype, n, seed, fill_up=False) -> list[tuple[Note, float]]:
+def select_random(library, question, qtype, n, seed, fill_up) -> list[tuple[Note, float]]:
     """n notes drawn at random (seeded by seed and question id)."""
     allowed = _allowed(library, question)
     if not allowed or n <= 0:
@@ -66,7 +66,7 @@ def _by_type(library: NotesLibrary, qtype: str, allowed: list[int]) -> list[list
     return groups
 
 
-def select_retrieval(library, question, qtype, n, seed, fill_up=False) -> list[tuple[Note, float]]:
+def select_retrieval(library, question, qtype, n, seed, fill_up) -> list[tuple[Note, float]]:
     """Nearest type, then the top-n most similar questions of that type (with ``fill_up``, next types fill up)."""
     allowed = _allowed(library, question)
     if not allowed or n <= 0:
@@ -82,7 +82,7 @@ def select_retrieval(library, question, qtype, n, seed, fill_up=False) -> list[t
     return [(library.notes[i], float(sims[i])) for i in out]
 
 
-def select_combine(library, question, qtype, n, seed, fill_up=False) -> list[tuple[Note, float]]:
+def select_combine(library, question, qtype, n, seed, fill_up) -> list[tuple[Note, float]]:
     """Nearest type, then n notes at random within it (with ``fill_up``, next types fill up)."""
     allowed = _allowed(library, question)
     if not allowed or n <= 0:

@@ -30,17 +30,18 @@ def decide(
     iteration: int,
     score: int | None,
     first_score: int | None,
-    max_iterations: int = 3,
-    threshold: int = 4,
-    revise_unparseable: bool = True,
+    max_iterations: int,
+    threshold: int,
+    *,
+    revise_unparseable: bool,
 ) -> Decision:
     """What the loop does after the review of ``iteration`` (1-based).
 
-    >>> decide(1, 5, None)
+    >>> decide(1, 5, None, 3, 4, revise_unparseable=True)
     Decision(stop=True, polish=True, revise=False, reason='first review 5: polish once and stop')
-    >>> decide(2, 4, 4).reason
+    >>> decide(2, 4, 4, 3, 4, revise_unparseable=True).reason
     'two 4s in a row: stop'
-    >>> decide(3, 2, 3).revise
+    >>> decide(3, 2, 3, 3, 4, revise_unparseable=True).revise
     True
     """
     if score is None and not revise_unparseable:

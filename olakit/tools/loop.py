@@ -1,6 +1,7 @@
 """The tool loop: a model answers with tools at hand, at most ``max_steps`` rounds of tool calls, then answers.
 
-    loops = run_loops(answerer, [Request.make("What is 17 * 23?", max_tokens=200)], [tools["calculator"]])
+    loops = run_loops(answerer, [Request.make("What is 17 * 23?", max_tokens=200)], [tools["calculator"]],
+                      protocol="openai", max_steps=4)
     loops[0].text      # the model's last reply, where its answer is read from
     loops[0].trace     # [{"step": 1, "tool": "calculator", "input": "17 * 23", "output": "391", "status": "ok", ...}]
 
@@ -196,8 +197,8 @@ def run_loops(
     requests: Sequence[Request],
     tools: Sequence[Tool] | Sequence[Sequence[Tool]],
     *,
-    protocol: str = "openai",
-    max_steps: int = 4,
+    protocol: str,
+    max_steps: int,
     desc: str = "tool loop",
     cache: ToolCache | None = None,
     workers: int = 4,
