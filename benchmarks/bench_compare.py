@@ -1,7 +1,7 @@
 """Issue 41's scale goals: 85 runs x 2,290 questions (194,650 rows, one tidy table with a run column, five options a
 question, answers drawn per run with its own accuracy, in the forms runs write them: ``C``, ``(C)``, ``C)``, and a
-source verdict field beside each) read and scored at <= 3 s per 100k rows (every answer through olakit.answers, both
-verdicts, the disagreements listed), and every comparison table over them (accuracy with intervals, the vote over
+source verdict field beside each) read and scored at <= 3 s per 100k rows (every answer through olakit.answering.read,
+both verdicts, the disagreements listed), and every comparison table over them (accuracy with intervals, the vote over
 the 85 and its bounds, the template-count ablation, exact McNemar + Holm over all 3,655 pairs of the 85 and their
 vote with the paired bootstrap, kappa, error overlap) in <= 8 s; then the OlaGPT reproduction's tables from its
 recorded outputs in <= 1 s (figures apart); the first two each the best of three runs; then (issue 51) the variance

@@ -420,7 +420,7 @@ def cmd_methods(args) -> int:
     from olakit.methods import known_methods
 
     for name, method in known_methods().items():
-        print(f"{name:10} {method.config.__name__:16} {method.about}")
+        print(f"{name:10} {method.config.__name__:16} {' > '.join(method.answers):34} {method.about}")
     print("and any method of your own: olakit method module:object (or file.py:object); docs/methods.md")
     return 0
 

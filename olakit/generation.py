@@ -74,7 +74,7 @@ class AnswerStages(Config):
 
     answer_stages: Literal[1, 2] = 1
     """1: the method's reader reads each output (the seeds); 2: an output cut off or without an answer gets a second
-    call with Zero-shot-CoT's answer trigger (olakit.llm.two_stage)."""
+    call with Zero-shot-CoT's answer trigger (olakit.answering.second_stage)."""
     second_stage_tokens: Annotated[int, Field(ge=1)] = 16
     """Token limit of the second answer stage."""
 

@@ -14,6 +14,7 @@ import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from olakit.answering import STEPS
 from olakit.errors import DataError
 
 __all__ = ["DOOR_OPTIONS", "Method", "Stage", "named"]
@@ -71,7 +72,8 @@ class Method:
     ``calls(config)`` its plan, the stages (Stage) of its calls when known before it runs (None: not known;
     ``olakit sweep`` prints it before any call); ``pairs`` what its paired tests compare (``cells``, ``rows``,
     ``iterations``); ``show(result)`` a run of one asked question as a person reads it (``olakit review --ask``
-    prints the review loop's)."""
+    prints the review loop's); ``answers`` the chain of answer-handling steps its answers go through, named as
+    olakit.answering.STEPS names them (``read``, ``second stage``, ``vote``, ``score``), in that order."""
 
     name: str
     config: type
@@ -82,6 +84,12 @@ class Method:
     calls: Callable | None = None
     pairs: str = "cells"
     show: Callable | None = None
+    answers: tuple[str, ...] = ("read", "score")
+
+    def __post_init__(self):
+        if not self.answers or [s for s in STEPS if s in self.answers] != list(self.answers):
+            raise DataError(f"method {self.name}: answers={self.answers!r}: name steps of {', '.join(STEPS)}, "
+                            "each once, in that order")  # fmt: skip
 
     def options(self) -> tuple[str, ...]:
         """The door options (DOOR_OPTIONS) its run takes."""

@@ -38,14 +38,15 @@ ENTRY_POINTS = "olakit.methods"
 BUILTIN = {
     "olagpt": Method("olagpt", OlaGPTConfig, "olagpt", named("olakit.olagpt.run:run"), "OlaGPT: thinking templates "
                      "x note strategies, votes (seeds/000)", named("olakit.olagpt.budget:planned_cells"),
-                     named("olakit.olagpt.budget:planned_calls")),
+                     named("olakit.olagpt.budget:planned_calls"), answers=("read", "second stage", "vote", "score")),
     "geek": Method("geek", GeekConfig, "geek", named("olakit.geek.run:run_geek"), "GEEK: actions grow a question "
-                   "state until it answers (seeds/002)", lambda cfg: list(cfg.rows), pairs="rows"),
+                   "state until it answers (seeds/002)", lambda cfg: list(cfg.rows), pairs="rows",
+                   answers=("read", "second stage", "vote", "score")),
     "review": Method("review", ReviewConfig, "review", named("olakit.review.run:run_review"), "the CoT + "
                      "self-review loop, standard or lite (seeds/003)", pairs="iterations",
-                     show=named("olakit.review.run:ask_report")),
+                     show=named("olakit.review.run:ask_report"), answers=("read", "second stage", "score")),
     "notes": Method("notes", NotesConfig, "notes", named("olakit.olagpt.active_learning:build_notes"), "a notes "
-                    "library by active learning (OlaGPT 3.4)"),
+                    "library by active learning (OlaGPT 3.4)", answers=("read", "score")),
 }  # fmt: skip
 """The built-in methods, by name (the CLI's ``run``, ``geek``, ``review`` and ``notes build`` are their doors too):
 each entry's config type, and its code named (olakit.method.named), imported when it runs, so that reading the

@@ -34,8 +34,8 @@ from typing import Literal
 
 from pydantic import model_validator
 
+from olakit.answering.majority import TIE_RULES
 from olakit.config import Config, Stats
-from olakit.majority import TIE_RULES
 from olakit.names import TURBO
 
 PRESET_VALUES = {
@@ -112,7 +112,7 @@ class Analysis(VoteRule, Stats):
     verdict: Literal["records", "olakit", "source"] = "records"
     """Which verdict the tables count: the records' own (``correct``: olakit's, or an imported run's by its spec's
     ``score``), olakit's reading (``olakit``) or the source's own (``source``: an imported run's verdict field or
-    score rule); a record without that verdict counts its own (olakit.scoring.with_verdict)."""
+    score rule); a record without that verdict counts its own (olakit.answering.score.with_verdict)."""
 
     def analysis(self) -> Analysis:
         """Just the analysis settings of a larger config (an OlaGPTConfig is one)."""

@@ -13,8 +13,8 @@ prompt paid once: olakit.llm), and a rerun pays only what is missing.
 
     method = stepwise("PS+", plan_and_solve, about="Plan-and-Solve prompting (Wang et al. 2023)")
 
-The answer is read by the kit's reader of the question's kind (olakit.extract: the last answer statement among the
-options, yes/no, or a number); each record (an OlaGPTRecord named after the method, so its tables, figures,
+The answer is read by the kit's reader of the question's kind (olakit.answering.extract: the last answer statement among
+the options, yes/no, or a number); each record (an OlaGPTRecord named after the method, so its tables, figures,
 comparisons and explorers are those of a template) keeps every call's usage and the trace of its steps: each
 stage's prompt hash, output, tokens and finish reason.
 """
@@ -27,14 +27,14 @@ import json
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
 
+from olakit.answering.extract import get_extractor
+from olakit.answering.second_stage import answers
 from olakit.config import OwnDataset, Slice
 from olakit.data.loaders import questions_of
 from olakit.data.records import answer_record, prompt_hash
 from olakit.errors import DataError
-from olakit.extract import get_extractor
 from olakit.generation import AnswerStages, Generation
 from olakit.llm.request import Reply, Request
-from olakit.llm.two_stage import answers
 from olakit.method import Method
 from olakit.names import ZERO_SHOT
 from olakit.result import OlaGPTExtras, Result
@@ -249,4 +249,5 @@ def stepwise(name: str, steps: Steps, *, config: type[StepwiseConfig] = Stepwise
         cells=lambda cfg: list(cells),
         calls=lambda cfg: None,
         pairs="cells",
+        answers=("read", "second stage", "score"),
     )

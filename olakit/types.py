@@ -8,7 +8,7 @@ from typing import ClassVar
 
 ANSWER_KINDS = ("choice", "yes_no", "number", "text")
 """What a question's answer is: an option label (``choice``), ``yes``/``no``, a number (no options; the gold a
-canonical number, olakit.answers.canonical_number) or free ``text`` (judged, never extracted)."""
+canonical number, olakit.answering.read.canonical_number) or free ``text`` (judged, never extracted)."""
 
 
 @dataclass(frozen=True)
@@ -71,8 +71,8 @@ class Record:
     """The source's own verdict on the answer (an imported run's verdict field, or its spec's ``exact`` or own score
     rule); None where the source gave none (olakit's own runs: olakit is the source)."""
     read_rule: str = ""
-    """The rule that read ``extracted`` from the answer as given (olakit.answers: ``choice:parenthesised``,
-    ``number:unit``, ``none``); empty where olakit extracted it from the output itself (olakit.extract)."""
+    """The rule that read ``extracted`` from the answer as given (olakit.answering.read: ``choice:parenthesised``,
+    ``number:unit``, ``none``); empty where olakit extracted it from the output itself (olakit.answering.extract)."""
     prompt_tokens: int | None = None
     """Prompt tokens reported by the endpoint (None when unknown, e.g. recorded runs)."""
     prompt_chars: int | None = None
@@ -88,8 +88,8 @@ class Record:
     stage2_output: str = ""
     """The second stage's output (empty when there was none)."""
     unparsed_cause: str = ""
-    """Why the answer is unparsed (``cut_off``, ``not_an_option``, ``no_answer``; olakit.extract.UNPARSED_CAUSES),
-    judged on the first output; empty when it parsed at the first stage."""
+    """Why the answer is unparsed (``cut_off``, ``not_an_option``, ``no_answer``;
+    olakit.answering.extract.UNPARSED_CAUSES), judged on the first output; empty when it parsed at the first stage."""
     cost: float | None = None
     """Cost in USD from the price table (None when unknown); with a second answer stage, both calls'."""
     latency: float | None = None

@@ -5,8 +5,8 @@ import pandas as pd
 import pytest
 
 from olakit.analysis import tables as analysis
+from olakit.answering.vote import regex_vote
 from olakit.settings import Analysis
-from olakit.vote import regex_vote
 from tests.toys import answers_frame
 
 # 5 templates x 4 questions, gold "A" everywhere.

@@ -1,4 +1,4 @@
-"""The answer readers (olakit.answers), property-based: generated numbers in the forms runs write them, labels in
+"""The answer readers (olakit.answering.read), property-based: generated numbers in the forms runs write them, labels in
 every wrapper, booleans and yes/no words, free text with noise; each expected value built here from the generated
 parts, never by the reader. And the cases of the recorded outputs in ../shared/data."""
 
@@ -11,7 +11,7 @@ from fractions import Fraction
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
-from olakit.answers import (
+from olakit.answering.read import (
     Reading,
     option_text,
     read_answer,
@@ -230,14 +230,14 @@ def test_aqua_golds_and_option_texts_read_as_labels(data_dir):
 
 
 def test_the_cases_mutation_testing_found_unchecked():
-    """Each line kills mutants of olakit.answers and olakit.scoring that the properties above let survive (make
-    mutants lists those left)."""
+    """Each line kills mutants of olakit.answering.read and olakit.answering.score that the properties above let survive
+    (make mutants lists those left)."""
     import numpy as np
     import pandas as pd
     import pytest
 
+    from olakit.answering.score import read_verdict, score_rule, with_verdict
     from olakit.errors import DataError
-    from olakit.scoring import read_verdict, score_rule, with_verdict
 
     # numbers: the rule of a JSON number, numpy scalars, the last '####' and '=' of several, signs, half-even rounding
     assert read_number(7) == Reading("7", "number:plain") and read_number(0.5) == Reading("0.5", "number:plain")
@@ -270,7 +270,7 @@ def test_the_cases_mutation_testing_found_unchecked():
         score_rule("exactly")
     with pytest.raises(DataError, match=r"score 'math:pi': math.pi is not a function"):
         score_rule("math:pi")
-    assert score_rule("olakit.scoring:exact")("a", "a", {}) is True
+    assert score_rule("olakit.answering.score:exact")("a", "a", {}) is True
     # text and choices: the steps named in the rule, each step alone
     assert read_text(" A  B. ", ("space",)) == Reading("A B.", "text:space")
     assert read_text(" A  B. ", ("punctuation",)) == Reading("A  B", "text:punctuation")

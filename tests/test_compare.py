@@ -1,5 +1,5 @@
 """Runs side by side (olakit.analysis.compare, `olakit compare`, the linked explorers) on toy runs whose answers are
-worked out by hand here, and the numpy vote against olakit.majority's definition on random answer matrices."""
+worked out by hand here, and the numpy vote against olakit.answering.majority's definition on random answer matrices."""
 
 import itertools
 import math
@@ -11,12 +11,12 @@ import pandas as pd
 import pytest
 
 from olakit.analysis.compare import CompareConfig, compare, comparison_tables
+from olakit.answering.majority import majority
+from olakit.answering.vote import RAW, VoteMatrix
 from olakit.data.records import load_records, save_records, to_frame
 from olakit.errors import DataError
-from olakit.majority import majority
 from olakit.runlog import Role, command, read_log
 from olakit.settings import Analysis
-from olakit.vote import RAW, VoteMatrix
 from tests.toys import record, write_run
 
 # question -> (T1, T2) of model a, (T1, T2) of model b; gold A everywhere
@@ -54,7 +54,7 @@ def test_two_models_with_the_same_template_names_share_a_file_and_compare_by_mod
     assert (pair["a_only"], pair["b_only"]) == (1, 2) and pair["p_mcnemar"] == pytest.approx(1.0)
     assert len(tests) == math.comb(5, 2)  # four conditions and the vote: every pair, Holm over all of them
     with pytest.raises(DataError, match="template T1 answers question q1 in several runs or models"):
-        from olakit.vote import regex_vote
+        from olakit.answering.vote import regex_vote
 
         regex_vote(back)  # a vote within one run: the two models' T1 are not one column
 

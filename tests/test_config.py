@@ -34,7 +34,7 @@ RUN_SEEDED = ("olakit.olagpt.llm_vote.candidate_order", "olakit.olagpt.llm_vote.
 """The LLM vote's candidate shuffle: calls a run makes, seeded by the run's seed (a prompt, not a statistic)."""
 ANALYSIS_MODULES = [
     *(f"olakit.analysis.{m.name}" for m in pkgutil.iter_modules(olakit.analysis.__path__)),
-    "olakit.vote",
+    "olakit.answering.vote",
     "olakit.plan",
     "olakit.olagpt.llm_vote",
     *(f"olakit.notebook.{m}" for m in ("ablations", "records", "outputs")),

@@ -1,6 +1,6 @@
 """Your own dataset (olakit.data.datasets): the shipped GSM8K and CommonsenseQA files, the layouts olakit
-recognises, a mapping for the rest, every kind of bad row, and the numeric answers (olakit.extract): their reading,
-their comparison and their votes, on crafted outputs and on PoT's recorded GSM8K values."""
+recognises, a mapping for the rest, every kind of bad row, and the numeric answers (olakit.answering.extract): their
+reading, their comparison and their votes, on crafted outputs and on PoT's recorded GSM8K values."""
 
 import json
 import math
@@ -9,13 +9,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from olakit.answers import canonical_number, read_number
+from olakit.answering.extract import extract_number, get_extractor
+from olakit.answering.majority import majority
+from olakit.answering.read import canonical_number, read_number
 from olakit.config import ConfigError
 from olakit.data.datasets import DatasetMap, load_file, parse_map, question_hash
 from olakit.data.loaders import load_questions
 from olakit.errors import DataError
-from olakit.extract import extract_number, get_extractor
-from olakit.majority import majority
 
 
 def write_jsonl(path, rows):

@@ -4,8 +4,8 @@ import json
 
 import pytest
 
+from olakit.answering.extract import extract_olagpt, extract_strict, get_extractor
 from olakit.errors import UnknownNameError
-from olakit.extract import extract_olagpt, extract_strict, get_extractor
 from tests import recorded_counts as raw
 
 
@@ -147,7 +147,7 @@ def test_linear_olagpt_search_finds_what_the_authors_pattern_finds(data_dir):
 def test_why_an_answer_is_unparsed_follows_the_strict_readers_statements(text, labels, finish, want):
     """An answer statement the strict reader would take, naming a label the question lacks, is not_an_option, in each
     form the reader knows (Answer: X, JSON, \\boxed{X}, 答案是X)."""
-    from olakit.extract import unparsed_cause
+    from olakit.answering.extract import unparsed_cause
 
     assert extract_strict(text, list(labels)) is None
     assert unparsed_cause(text, list(labels), finish) == want

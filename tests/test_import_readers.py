@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from olakit.answering.extract import extract_number, extract_strict
 from olakit.data.datasets import load_file
 from olakit.data.imported import ImportSpec, import_runs, load_import_spec
 from olakit.errors import DataError
-from olakit.extract import extract_number, extract_strict
 
 
 def jsonl(path: Path, rows) -> Path:

@@ -138,3 +138,65 @@ def test_reading_the_table_of_methods_imports_no_methods_code():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split("\n")[:2] == ["[]", "True"], out.stdout
+
+
+STEP_OF = {
+    "olakit.answering.extract": "read",
+    "olakit.answering.read": "read",
+    "olakit.answering.second_stage": "second stage",
+    "olakit.answering.vote": "vote",
+    "olakit.answering.majority": "vote",
+    "olakit.answering.score": "score",
+}
+"""The answer-handling step each module of olakit.answering is (written out here, not read from the package)."""
+
+
+def _steps_used(paths: list[Path]) -> set[str]:
+    """The answer-handling steps the code at ``paths`` calls: the names it imports from olakit.answering's modules
+    (the type ``Answer``, an answer and its stage, is no step)."""
+    used = set()
+    for path in paths:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module in STEP_OF:
+                if any(a.name != "Answer" for a in node.names):
+                    used.add(STEP_OF[node.module])
+    return used
+
+
+def test_each_methods_chain_of_answer_steps_is_the_steps_its_code_calls():
+    """Issue 49: a method names its chain of answer steps (Method.answers); each built-in method's code calls the
+    steps its chain names and no other (scoring, named by every chain, is the report's for every result)."""
+    from olakit.methods import BUILTIN
+    from olakit.steps import stepwise
+
+    code = {
+        "olagpt": sorted((PACKAGE / "olagpt").glob("*.py")),
+        "geek": sorted((PACKAGE / "geek").glob("*.py")),
+        "review": sorted((PACKAGE / "review").glob("*.py")),
+        "notes": [PACKAGE / "olagpt" / "active_learning.py", PACKAGE / "olagpt" / "notes.py"],
+    }
+    want = {
+        "olagpt": ("read", "second stage", "vote", "score"),
+        "geek": ("read", "second stage", "vote", "score"),
+        "review": ("read", "second stage", "score"),
+        "notes": ("read", "score"),
+    }
+    for name, paths in code.items():
+        assert BUILTIN[name].answers == want[name], name
+        assert _steps_used(paths) | {"score"} == set(want[name]), name
+    mine = stepwise("mine", lambda q: (yield from ()))  # a user's stepwise method: the kit reads its answer
+    assert mine.answers == ("read", "second stage", "score")
+    assert _steps_used([PACKAGE / "steps.py"]) | {"score"} == set(mine.answers)
+    assert "score" in _steps_used([PACKAGE / "analysis" / "report.py"])
+
+
+def test_a_chain_names_known_steps_each_once_in_order():
+    import pytest
+
+    from olakit.errors import DataError
+    from olakit.method import Method
+
+    for bad in [("score", "read"), ("read", "read"), ("read", "judge"), ()]:
+        with pytest.raises(DataError, match=r"method x: answers=.*: name steps of read, second stage, vote, score"):
+            Method("x", dict, "olagpt", print, answers=bad)
+    assert Method("x", dict, "olagpt", print, answers=("read", "vote")).answers == ("read", "vote")

@@ -7,10 +7,10 @@ from collections import Counter
 import pytest
 
 from olakit.analysis.tables import answer_stages_table, extraction_audit
+from olakit.answering.second_stage import answer_trigger
 from olakit.config import Stats
 from olakit.data.records import load_records
 from olakit.llm import ScriptedModel
-from olakit.llm.two_stage import answer_trigger
 from olakit.olagpt.config import OlaGPTConfig
 from olakit.olagpt.run import run
 

@@ -3,11 +3,11 @@
 import numpy as np
 import pytest
 
+from olakit.answering.majority import TIE_RULES, majority
+from olakit.answering.vote import regex_vote
 from olakit.data.records import to_frame
 from olakit.errors import DataError, UnknownNameError
-from olakit.majority import TIE_RULES, majority
 from olakit.settings import Analysis
-from olakit.vote import regex_vote
 from tests.toys import answers_frame, record
 
 

@@ -173,7 +173,7 @@ def test_review_explorer_shows_history_and_where_the_answer_changed(tmp_path):
 
 
 def test_linked_views_open_their_questions_in_the_question_explorer(saved):
-    from olakit.extract import UNPARSED_CAUSES
+    from olakit.answering.extract import UNPARSED_CAUSES
     from olakit.notebook.explorers.pairs import PairExplorer
     from olakit.notebook.explorers.questions import CAUSES, link
 

@@ -14,8 +14,8 @@ import numpy as np
 import pandas as pd
 
 from olakit.analysis.tables import ordered_strategies, sort_rows
+from olakit.answering.vote import answer_matrix, regex_vote
 from olakit.settings import ANALYSIS, Analysis
-from olakit.vote import answer_matrix, regex_vote
 
 
 def cohen_kappa(a, b) -> float:

@@ -34,6 +34,7 @@ from olakit.analysis.runs import run_tables
 from olakit.analysis.tables import usage_table
 from olakit.analysis.variance import grid_tables
 from olakit.analysis.verdicts import mark_roles
+from olakit.answering.vote import regex_vote
 from olakit.data.files import find_file
 from olakit.data.imported import import_runs, load_import_spec
 from olakit.data.loaders import dataset_ref, reading
@@ -44,7 +45,6 @@ from olakit.registration import Registered, read_registration
 from olakit.result import ComparisonExtras, ImportExtras, Result, extras_of
 from olakit.runlog import load_run, make_log
 from olakit.settings import ANALYSIS, Analysis
-from olakit.vote import regex_vote
 
 DOOR = "compare"
 ALL = "all"

@@ -13,10 +13,10 @@ import numpy as np
 import pandas as pd
 
 from olakit.analysis.tables import ordered_strategies, sc_vote
+from olakit.answering.vote import regex_vote
 from olakit.config import STATS, Stats
 from olakit.names import AUTO_COT, CHOSEN_VOTE, LLM_VOTE, REGEX_VOTE, SC
 from olakit.settings import ANALYSIS, Analysis
-from olakit.vote import regex_vote
 
 
 def cell_outcomes(

@@ -8,9 +8,9 @@ from __future__ import annotations
 import pandas as pd
 
 from olakit.analysis.tables import answer_counts
+from olakit.answering.vote import regex_vote
 from olakit.errors import lookup
 from olakit.settings import ANALYSIS, Analysis
-from olakit.vote import regex_vote
 
 FILTERS = {
     "all": "every question",
@@ -22,7 +22,7 @@ FILTERS = {
 
 def question_tables(records: pd.DataFrame, templates, rule: Analysis = ANALYSIS) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(answer counts, regex vote) over the templates' first samples: one row per question and condition, the two
-    tables in the same order (olakit.analysis.tables.answer_counts, olakit.vote.regex_vote). For a subset of
+    tables in the same order (olakit.analysis.tables.answer_counts, olakit.answering.vote.regex_vote). For a subset of
     the records (e.g. one question after a correction) the rows are that subset's."""
     base = records[records["template"].isin(templates) & (records["sample"] == 0)]
     return answer_counts(base, templates, rule), regex_vote(base, templates, rule)

@@ -37,13 +37,13 @@ from olakit.analysis.tools import tool_use
 from olakit.analysis.traces import geek_tables
 from olakit.analysis.variance import clustered_table, grid_tables
 from olakit.analysis.verdicts import mark_roles
+from olakit.answering.score import with_verdict
 from olakit.config import is_dataset_file
 from olakit.data.loaders import questions_of_ref
 from olakit.errors import DataError
 from olakit.names import voting_templates
 from olakit.registration import Registered
 from olakit.result import Result
-from olakit.scoring import with_verdict
 from olakit.settings import Analysis
 
 
@@ -175,7 +175,7 @@ def import_tables(report) -> dict[str, pd.DataFrame]:
     missing, what scores the records and what the source's verdicts are, and the counts of gold conflicts and of the
     answers olakit's reading scores otherwise than the source); ``score_disagreements``, each such answer (run,
     question, repeat, the answer as given, olakit's reading and its rule, the gold, both verdicts); ``read_rules``,
-    how many answers of each run each reading rule read (olakit.answers)."""
+    how many answers of each run each reading rule read (olakit.answering.read)."""
     runs = report.as_dict()["runs"]
     summary = pd.DataFrame(
         [{k: v for k, v in r.items() if not isinstance(v, list | dict)}

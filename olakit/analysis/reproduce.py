@@ -33,6 +33,7 @@ from olakit.analysis.tables import (
     ordered_strategies,
     template_count_ablation,
 )
+from olakit.answering.vote import regex_vote
 from olakit.data.files import RESOURCES
 from olakit.data.loaders import reading
 from olakit.data.recorded import RECORDED_MODEL, RECORDED_SOURCE, RECORDED_TEMPLATES, import_olagpt
@@ -41,7 +42,6 @@ from olakit.names import RECORDED_READER, REGEX_LOWER, REGEX_UPPER, REGEX_VOTE, 
 from olakit.result import RecordedExtras, Result
 from olakit.runlog import make_log
 from olakit.settings import ANALYSIS, Analysis
-from olakit.vote import regex_vote
 
 log = logging.getLogger("olakit")
 PAPER_TABLES = RESOURCES / "paper_tables.json"

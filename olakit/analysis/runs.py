@@ -19,9 +19,9 @@ from olakit.analysis.tables import (
     sort_rows,
     usage_table,
 )
+from olakit.answering.vote import regex_vote
 from olakit.names import CHOSEN_VOTE, LLM_VOTE, LLM_VOTE_SHUFFLED, REGEX_VOTE, VERIFIED_SUFFIX, VERIFIED_VOTE, ZERO_SHOT
 from olakit.settings import ANALYSIS, Analysis
-from olakit.vote import regex_vote
 
 
 def run_tables(

@@ -17,11 +17,12 @@ import numpy as np
 import pandas as pd
 
 from olakit.analysis.intervals import accuracy_row
+from olakit.answering.extract import UNFINISHED, UNPARSED_CAUSES
+from olakit.answering.majority import majority
+from olakit.answering.vote import VoteMatrix, regex_vote, vote_labels
 from olakit.config import STATS, Stats
 from olakit.data.overrides import without_overrides
 from olakit.errors import DataError
-from olakit.extract import UNFINISHED, UNPARSED_CAUSES
-from olakit.majority import majority
 from olakit.names import (
     AUTO_COT,
     BASELINES,
@@ -40,7 +41,6 @@ from olakit.names import (
 )
 from olakit.rng import keyed_rng
 from olakit.settings import ANALYSIS, PAPER, Analysis, VoteRule
-from olakit.vote import VoteMatrix, regex_vote, vote_labels
 
 
 def _ordered(values, order: Sequence[str]) -> list[str]:
@@ -72,7 +72,7 @@ def accuracy_long(
     """Accuracy of each template and of the regex vote, per note strategy, with 95% CIs.
 
     Columns: method, notes_strategy, n, correct, accuracy, ci_low, ci_high. Method REGEX_VOTE is the
-    majority of ``templates`` (default: every template present) under ``rule`` (olakit.vote); with ``vote``
+    majority of ``templates`` (default: every template present) under ``rule`` (olakit.answering.vote); with ``vote``
     False there is none (templates that did not all answer every question: each on the questions it answered).
     """
     templates = list(templates) if templates is not None else list(dict.fromkeys(df["template"].unique()))
@@ -234,9 +234,9 @@ def _sample_subsets(m: int, k: int, size: int, rng: np.random.Generator) -> list
 
 def extraction_audit(df: pd.DataFrame) -> pd.DataFrame:
     """Unparsed answers per template and strategy, and why: n, unparsed, unparsed_rate; the unparsed by cause of
-    the first output (cut_off at the token limit, not_an_option, no_answer; olakit.extract.UNPARSED_CAUSES); how
-    many first outputs stopped at the limit (cut_off_outputs, whatever the answer), and how many answers the second
-    stage gave (second_stage; see olakit.llm.two_stage)."""
+    the first output (cut_off at the token limit, not_an_option, no_answer; olakit.answering.extract.UNPARSED_CAUSES);
+    how many first outputs stopped at the limit (cut_off_outputs, whatever the answer), and how many answers the second
+    stage gave (second_stage; see olakit.answering.second_stage)."""
     d = df.assign(unparsed=df["extracted"].isna())
     keys = ["template", "notes_strategy"]
     g = d.groupby(keys, sort=False)
@@ -431,7 +431,7 @@ def override_effect(df: pd.DataFrame, templates: Sequence[str], analysis: Analys
 
 
 def answer_stages_table(one: pd.DataFrame, two: pd.DataFrame, analysis: Stats = STATS) -> pd.DataFrame:
-    """Per template and strategy, the same slice answered with one stage and with two (olakit.llm.two_stage):
+    """Per template and strategy, the same slice answered with one stage and with two (olakit.answering.second_stage):
     accuracy with CIs, unparsed rate, and what the second stage cost (extra calls and their tokens).
 
     ``one`` and ``two``: records of the same grid with answer_stages 1 and 2 (sample 0; the first calls are shared,

@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 from pydantic import field_validator
 
-from olakit.answers import read_number, read_yes_no
+from olakit.answering.read import read_number, read_yes_no
 from olakit.config import Config, ConfigError
 from olakit.data.files import read_json, read_jsonl
 from olakit.errors import DataError

@@ -31,16 +31,16 @@ from typing import Annotated, Literal
 import pandas as pd
 from pydantic import Field
 
-from olakit.answers import NONE, TEXT_STEPS, Reading, TextNormalise, option_text, read_answer
+from olakit.answering.extract import EXTRACTORS, UNFINISHED, get_extractor, unparsed_cause
+from olakit.answering.read import NONE, TEXT_STEPS, Reading, TextNormalise, option_text, read_answer
+from olakit.answering.score import OLAKIT, SOURCE, read_verdict, score_rule
 from olakit.config import Config, OwnDataset, is_dataset_file, read_config_file
 from olakit.data.datasets import _norm, get, getter, question_hash, read_rows
 from olakit.data.eee import eee_rows
 from olakit.data.loaders import load_questions, note_read, resolve_data_dir
 from olakit.data.records import check_frame, frame_of, prompt_hash, to_frame
 from olakit.errors import DataError
-from olakit.extract import EXTRACTORS, UNFINISHED, get_extractor, unparsed_cause
 from olakit.names import IMPORTED, plural
-from olakit.scoring import OLAKIT, SOURCE, read_verdict, score_rule
 from olakit.thinking import split_thinking
 from olakit.types import OlaGPTRecord, Question
 
@@ -139,13 +139,14 @@ class ImportSpec(OwnDataset):
     runs: Annotated[list[RunFile], Field(min_length=1)]
     """The runs."""
     score: str = OLAKIT
-    """How the records are scored (their ``correct``, what every table counts), olakit.scoring: ``olakit`` (olakit's
-    reading of the answer equals the gold's, olakit.answers), ``source`` (the run's own ``verdict`` field), ``exact``
-    (the answer and the gold as given, compared as strings, as many papers' scripts do) or ``module:function`` (your
-    own ``(answer, gold, row) -> bool``). Each record keeps olakit's verdict and the source's beside it, and the
-    report lists every question the two score differently."""
+    """How the records are scored (their ``correct``, what every table counts), olakit.answering.score: ``olakit``
+    (olakit's reading of the answer equals the gold's, olakit.answering.read), ``source`` (the run's own ``verdict``
+    field), ``exact`` (the answer and the gold as given, compared as strings, as many papers' scripts do) or
+    ``module:function`` (your own ``(answer, gold, row) -> bool``). Each record keeps olakit's verdict and the source's
+    beside it, and the report lists every question the two score differently."""
     normalise: TextNormalise = TEXT_STEPS
-    """How a free-text answer and its gold are normalised before olakit compares them (olakit.answers.read_text)."""
+    """How a free-text answer and its gold are normalised before olakit compares them
+    (olakit.answering.read.read_text)."""
     vote_over: list[str] | None = None
     """A regex vote across the runs, added as a run of its own in the tables (and every Holm family): the runs it
     combines, or ``all``; none: no vote."""
@@ -185,7 +186,7 @@ class RunReport:
     """What the source's verdicts are: ``verdict field 'correct'``, the score rule (``exact``, ``module:function``),
     or empty when the run has none."""
     read_rules: dict[str, int] = field(default_factory=dict)
-    """How many answers each olakit.answers rule read (``choice:label``, ``number:unit``, ``none``)."""
+    """How many answers each olakit.answering.read rule read (``choice:label``, ``number:unit``, ``none``)."""
     score_disagreements: list[dict] = field(default_factory=list)
     """``{"question_id", "sample", "answer", "read", "rule", "gold", "olakit", "source"}`` for each answer olakit's
     reading scores otherwise than the source's verdict: the answer as given, olakit's reading and its rule, the
@@ -296,8 +297,8 @@ def _first(value):
 
 
 def _read(value, q: Question, shown: list[str] | None, normalise) -> Reading:
-    """A run's answer (or gold) read as an answer to ``q`` by its kind's reader (olakit.answers); a yes/no question's
-    options are yes and no, so its reader is the yes/no one."""
+    """A run's answer (or gold) read as an answer to ``q`` by its kind's reader (olakit.answering.read); a yes/no
+    question's options are yes and no, so its reader is the yes/no one."""
     value = _first(value)
     return Reading(None, NONE) if value is None else read_answer(value, q, shown, normalise)
 

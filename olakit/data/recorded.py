@@ -12,6 +12,7 @@ import os
 
 import pandas as pd
 
+from olakit.answering.extract import get_extractor, unparsed_cause
 from olakit.data.datasets import question_hash
 from olakit.data.files import read_json, require, sha256_cached
 from olakit.data.loaders import data_file, load_questions
@@ -19,7 +20,6 @@ from olakit.data.provenance import source_digest
 from olakit.data.records import check_frame, load_records, prompt_hash, save_records, to_frame
 from olakit.env import index_dir
 from olakit.errors import DataError
-from olakit.extract import get_extractor, unparsed_cause
 from olakit.names import LLM_VOTE, RECORDED_READER, TURBO, ZERO_SHOT
 from olakit.types import OlaGPTRecord
 

@@ -15,11 +15,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from olakit.answering.extract import UNFINISHED, unparsed_cause
 from olakit.data import overrides as ov
 from olakit.data.datasets import question_hash
 from olakit.data.files import write_atomic
 from olakit.errors import DataError
-from olakit.extract import UNFINISHED, unparsed_cause
 from olakit.types import RECORD_KINDS, OlaGPTRecord, Record
 
 FORMAT_VERSION = 8
@@ -184,7 +184,7 @@ def _total(values):
 
 def _cause(first, labels) -> str:
     """Why the first output gave no answer: ``unfinished`` when it was cut off while thinking (olakit.llm.response),
-    else as olakit.extract.unparsed_cause reads it."""
+    else as olakit.answering.extract.unparsed_cause reads it."""
     if getattr(first, "unfinished", False):
         return UNFINISHED
     return unparsed_cause(first.text, labels, first.finish_reason)
@@ -201,7 +201,7 @@ def answer_record(
 ):
     """The one constructor of a live answer's record: the question, the prompt sent, the first call's result (its
     text and finish reason), the answer read from it (``label``, ``stage`` and the ``second`` call of
-    olakit.llm.two_stage, or None when nothing was read), and ``calls``, every result whose usage the record
+    olakit.answering.second_stage, or None when nothing was read), and ``calls``, every result whose usage the record
     counts (default: the first and second calls). ``correct``: the verdict where the question's kind does not make
     it (a free-text answer: exact match or a judge's). ``own``: the kind's own columns."""
     label = answer.label if answer is not None else None

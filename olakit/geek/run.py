@@ -13,18 +13,18 @@ import logging
 from collections import Counter
 from collections.abc import Callable
 
+from olakit.answering.extract import get_extractor
+from olakit.answering.majority import majority
+from olakit.answering.second_stage import Answer, answers
 from olakit.data.loaders import questions_of
 from olakit.data.records import answer_record
 from olakit.errors import DataError
-from olakit.extract import get_extractor
 from olakit.geek import prompts
 from olakit.geek.actions import RETRIEVE, ROWS
 from olakit.geek.agent import Engine, Trace, start
 from olakit.geek.config import GeekConfig
 from olakit.geek.retrievers import recall_at_k
 from olakit.llm import Answerer
-from olakit.llm.two_stage import Answer, answers
-from olakit.majority import majority
 from olakit.registration import Registered
 from olakit.result import GeekExtras, Result
 from olakit.retrieval.knowledge import load_corpus

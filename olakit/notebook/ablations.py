@@ -14,9 +14,9 @@ from olakit.analysis import figures
 from olakit.analysis.inference import holm_matrix
 from olakit.analysis.runs import llm_vote_audit
 from olakit.analysis.tables import answer_counts, bounds_long, method_accuracy
+from olakit.answering.vote import regex_vote
 from olakit.names import LLM_VOTE, LLM_VOTE_SHUFFLED
 from olakit.settings import ANALYSIS, Analysis
-from olakit.vote import regex_vote
 
 
 def vote_type_tables(

@@ -18,13 +18,13 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from olakit.answering.extract import get_extractor
+from olakit.answering.second_stage import Answer
 from olakit.data.loaders import load_questions
 from olakit.data.records import answer_record
 from olakit.errors import DataError, require_extra
-from olakit.extract import get_extractor
 from olakit.llm import Request
 from olakit.llm.answerer import Answerer, refuse
-from olakit.llm.two_stage import Answer
 from olakit.names import ZERO_SHOT
 from olakit.olagpt.config import NotesConfig
 from olakit.olagpt.controller import build_prompt

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from olakit.answering.extract import get_extractor
 from olakit.data.loaders import data_file
 from olakit.errors import DataError, require_extra
-from olakit.extract import get_extractor
 from olakit.llm import Request
 from olakit.llm.answerer import Answerer
 from olakit.olagpt.intent import answer_format, show_question

@@ -9,17 +9,17 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from olakit.answering.extract import get_extractor
+from olakit.answering.second_stage import Answer
+from olakit.answering.vote import GROUP, answer_matrix
 from olakit.data.records import answer_record
 from olakit.errors import DataError
-from olakit.extract import get_extractor
 from olakit.llm import Request
 from olakit.llm.answerer import Answerer
-from olakit.llm.two_stage import Answer
 from olakit.names import LLM_VOTE, LLM_VOTE_SHUFFLED
 from olakit.olagpt.intent import DEFAULT_TYPE, show_question
 from olakit.rng import keyed_rng
 from olakit.types import OlaGPTRecord
-from olakit.vote import GROUP, answer_matrix
 
 LLM_VOTE_INTRO = "Several solvers answered the same multiple-choice question. Their reasoning and answers follow."
 LLM_VOTE_ASK = (

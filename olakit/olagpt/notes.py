@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from olakit.answers import canonical_number
+from olakit.answering.read import canonical_number
 from olakit.data.files import read_jsonl, write_atomic
 from olakit.data.loaders import load_olagpt_notes
 from olakit.errors import DataError

@@ -22,15 +22,15 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from olakit.answering.extract import get_extractor
+from olakit.answering.majority import majority
+from olakit.answering.second_stage import Answer, answers
 from olakit.data.datasets import question_hash
 from olakit.data.loaders import questions_of
 from olakit.data.records import answer_record, prompt_hash, replicate_disagreement, to_frame
 from olakit.errors import DataError, require_extra
-from olakit.extract import get_extractor
 from olakit.llm import Answerer, Reply, Request
 from olakit.llm.answerer import Replicate
-from olakit.llm.two_stage import Answer, answers
-from olakit.majority import majority
 from olakit.names import (
     AUTO_COT,
     AUTO_COT_STRATEGY,

@@ -22,9 +22,9 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
+from olakit.answering.second_stage import Answer
 from olakit.errors import DataError
 from olakit.llm import Reply, Request
-from olakit.llm.two_stage import Answer
 from olakit.olagpt.config import OlaGPTConfig
 from olakit.tools import Tool, load_tools
 from olakit.tools.index import ToolIndex

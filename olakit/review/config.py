@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from olakit.answers import TEXT_STEPS, TextNormalise
+from olakit.answering.read import TEXT_STEPS, TextNormalise
 from olakit.config import OwnDataset, Slice, Stats
 from olakit.generation import AnswerStages, Judging, Reasoning
 
@@ -45,13 +45,13 @@ class ReviewConfig(Slice, OwnDataset, Stats, Reasoning, AnswerStages, Judging):
     """Token limit of the direct answer the loop is compared with."""
     free_text: Literal["exact", "judge"] = "exact"
     """How a free-text answer is scored against its reference: ``exact`` (the answer it states, normalised: case,
-    surrounding whitespace and punctuation, equal to the reference, olakit.answers.read_text) or ``judge`` (a
+    surrounding whitespace and punctuation, equal to the reference, olakit.answering.read.read_text) or ``judge`` (a
     model, the ``judge`` role, says whether it says the same: named in the tables and the log; never the answerer
     grading itself unless its endpoint is the judge's)."""
     normalise: TextNormalise = TEXT_STEPS
     """``exact``: what is normalised before a free-text answer and its reference are compared: ``case`` folded, runs
-    of ``space`` as one, ``punctuation`` and whitespace stripped at both ends (olakit.answers); ``[]``: compared as
-    written."""
+    of ``space`` as one, ``punctuation`` and whitespace stripped at both ends (olakit.answering.read); ``[]``: compared
+    as written."""
 
     def tokens(self, name: str) -> int:
         """The token limit ``name`` (``max_tokens``, ``review_tokens``, ``step_tokens``, or ``similar_tokens``, the

@@ -12,15 +12,15 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
-from olakit.answers import read_text
+from olakit.answering.extract import extract_text, get_extractor
+from olakit.answering.read import read_text
+from olakit.answering.second_stage import Answer, answers
 from olakit.data.files import RESOURCES, read_jsonl
 from olakit.data.loaders import questions_of
 from olakit.data.records import answer_record
 from olakit.errors import DataError
-from olakit.extract import extract_text, get_extractor
 from olakit.llm import Answerer, Reply, Request
 from olakit.llm.judge import parse_grade, reference_request
-from olakit.llm.two_stage import Answer, answers
 from olakit.result import Result, ReviewExtras
 from olakit.review.config import ReviewConfig
 from olakit.review.loop import History, Loop

@@ -7,7 +7,7 @@ The program is the last fenced code block of the reply (```python or ```), else 
 Python. It runs with PoT's names at hand (math, np, statistics, sympy's Symbol, Eq, solve, simplify, and solve_it;
 olakit.tools.pot.PREAMBLE), in one namespace (a module's: ``scopes="one"``, where PoT's harness split them: its
 programs are replayed with its own harness in olakit.tools.pot).
-Its ``ans`` is read as the question's kind reads an answer (olakit.answers.read_answer: a number, yes/no, a label
+Its ``ans`` is read as the question's kind reads an answer (olakit.answering.read.read_answer: a number, yes/no, a label
 or an option's text). On a multiple-choice question, ``program_choice`` says how a value becomes an option:
 ``model`` (PoT's way: a second call names the closest option, ``choice_request``; a program with no value answers
 the first option, as PoT's harness answered ``A``) or ``closest`` (olakit's: the option whose own number is closest,
@@ -20,7 +20,7 @@ from __future__ import annotations
 import ast
 import re
 
-from olakit.answers import read_answer, read_choice, read_number
+from olakit.answering.read import read_answer, read_choice, read_number
 from olakit.llm import Request
 from olakit.tools.pot import PREAMBLE
 from olakit.tools.sandbox import Execution

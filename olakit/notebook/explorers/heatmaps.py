@@ -11,10 +11,10 @@ import pandas as pd
 from olakit.analysis.agreement import pairwise
 from olakit.analysis.questions import fig12_grid
 from olakit.analysis.tables import answer_counts, ordered_strategies
+from olakit.answering.vote import answer_matrix
 from olakit.names import plural
 from olakit.notebook.explorers.html import esc, html_heatmap, template_names
 from olakit.settings import ANALYSIS, Analysis
-from olakit.vote import answer_matrix
 
 
 class HeatmapExplorer:

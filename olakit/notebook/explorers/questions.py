@@ -18,6 +18,7 @@ import pandas as pd
 from olakit.analysis.questions import FILTERS, agreement_summary, filter_questions, question_tables
 from olakit.analysis.tables import ordered_strategies
 from olakit.analysis.verdicts import comparison_cells, outcomes_of
+from olakit.answering.vote import GROUP
 from olakit.data import overrides as ov
 from olakit.data.datasets import check_versions
 from olakit.data.loaders import dataset_ref, reading, run_questions
@@ -32,13 +33,12 @@ from olakit.registration import Registered, registration_of
 from olakit.result import ComparisonExtras, ImportExtras, RecordedExtras, Result, extras_of
 from olakit.runlog import load_run, make_log
 from olakit.settings import ANALYSIS, Analysis
-from olakit.vote import GROUP
 
 SELECTED = "selected"
 """The filter value of the questions another view selected (QuestionExplorer.select)."""
 CAUSES = {"cut_off": "cut off at the token limit", "not_an_option": "not an option", "no_answer": "no answer stated",
           "unfinished": "cut off while thinking"}  # fmt: skip
-"""How the explorer says why an answer is unparsed (olakit.extract.UNPARSED_CAUSES)."""
+"""How the explorer says why an answer is unparsed (olakit.answering.extract.UNPARSED_CAUSES)."""
 
 
 def tools_html(trace) -> str:

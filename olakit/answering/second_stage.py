@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from olakit.extract import get_extractor
+from olakit.answering.extract import get_extractor
 from olakit.generation import AnswerStages
 from olakit.llm.answerer import Answerer
 from olakit.llm.request import Reply, Request

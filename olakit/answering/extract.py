@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 
-from olakit.answers import TEXT_STEPS, canonical_number, read_text
+from olakit.answering.read import TEXT_STEPS, canonical_number, read_text
 from olakit.errors import lookup
 
 OLAGPT_PATTERN = re.compile(r"\{*?.*?[Aa]nswer[^A-Z]*?([A-F])[^a-zA-Z]+")
@@ -118,8 +118,8 @@ _LAST_LINE_NUMBER = re.compile(rf"^\W*{_MONEY}\s*({NUMBER})\s*(?:[A-Za-z%]+\.?)?
 
 
 def extract_number(text: str, labels: Sequence[str] = ()) -> str | None:
-    """The number an output states as its answer (olakit.answers.canonical_number), for a question without options:
-    the last explicit statement (``{"Answer": 18}``, ``Answer: $18``, ``the answer is 1,600``, ``\\boxed{18}``,
+    """The number an output states as its answer (olakit.answering.read.canonical_number), for a question without
+    options: the last explicit statement (``{"Answer": 18}``, ``Answer: $18``, ``the answer is 1,600``, ``\\boxed{18}``,
     ``#### 18``, ``答案是18``), else a last line that is just a number (with a unit or ``$``); nothing else is
     guessed.
 
@@ -190,7 +190,7 @@ _TEXT_STATEMENT = re.compile(
 
 
 def extract_text(text: str, labels: Sequence[str] = (), normalise: Sequence[str] = TEXT_STEPS) -> str | None:
-    """The free-text answer an output states, normalised by ``normalise`` (olakit.answers.read_text): the last
+    """The free-text answer an output states, normalised by ``normalise`` (olakit.answering.read.read_text): the last
     ``Answer: ...`` (or ``the answer is ...``) to the end of its line, else the last non-empty line; None when
     nothing is left.
 

@@ -1,6 +1,6 @@
 """Scoring as a source did: the verdict rules an import spec names (``score``), and a tool's own verdict read.
 
-- ``olakit`` (the default): olakit's reading of the answer (olakit.answers) equals the gold's.
+- ``olakit`` (the default): olakit's reading of the answer (olakit.answering.read) equals the gold's.
 - ``source``: the source's own verdict field (``verdict``: Inspect's and lm-eval's scorers, a ``correct`` column).
 - ``exact``: the answer and the gold as given, compared as strings after stripping surrounding whitespace, as many
   papers' scripts do (``40000`` is not ``40,000``; a JSON number is compared as JSON writes it: 18.0 as ``18.0``).

@@ -19,8 +19,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from olakit.answering.majority import check_tie_rule
 from olakit.errors import DataError
-from olakit.majority import check_tie_rule
 from olakit.rng import keyed_rng
 from olakit.settings import ANALYSIS, PAPER, Analysis, VoteRule
 
@@ -120,7 +120,7 @@ def vote_wide(wide: pd.DataFrame, gold: pd.Series, analysis: Analysis = ANALYSIS
 class VoteMatrix:
     """A vote_labels matrix as numpy: each answer as the position of its label's first answer in its row (-1: it
     abstains), so a vote over any subset of the columns is a few array operations over every question at once, with
-    the results of olakit.majority.majority (its tie rules, the first-seen order within the subset)."""
+    the results of olakit.answering.majority.majority (its tie rules, the first-seen order within the subset)."""
 
     def __init__(self, wide: pd.DataFrame):
         self.values = wide.to_numpy(dtype=object)
