@@ -1,11 +1,12 @@
 """The regex vote: combine the extracted answers of several templates for one question into one answer (pure; no
 LLM calls). OlaGPT's "vote by regex": count the extracted labels, the most frequent wins. How ties and unparsed
-answers are treated, and in which template order, is one VoteRule (olakit.olagpt.config), whose default is what the
+answers are treated, and in which template order, is one VoteRule (olakit.settings), whose default is what the
 authors' code does:
 
 - ``tie="first"``: the tied label given first in vote order. With the order DT, DST, PT, ST, turbo (``vote_order=
   "paper"``) this is the authors' ``max(votes, key=votes.get)`` over a dict filled in the order of their recorded
-  candidate outputs; ``random``: a seeded choice among the tied labels; ``none``: no answer, counted wrong.
+  candidate outputs; ``random``: a choice among the tied labels keyed by the analysis seed (``analysis_seed``, the
+  one seed of every tie-break) and the question; ``none``: no answer, counted wrong.
 - ``unparsed="raw"``: an unparsed answer votes as its raw text (the authors); ``abstain``: it is left out.
 
 ``majority(["A", "B", "A"]) -> "A"``; ``majority(["B", "A", None]) -> "B"`` (tie, first rule);
@@ -158,17 +159,17 @@ class VoteMatrix:
         rows = np.broadcast_to(np.arange(n)[:, None], sub.shape)
         return np.bincount((rows * m + sub)[ok], minlength=n * m).reshape(n, m)
 
-    def vote(self, columns, rule: VoteRule = PAPER, seed: int = 0) -> list[str | None]:
-        """The majority of ``columns`` per row under the rule's tie rule (``random``: keyed per row by
-        ``rule.analysis_seed`` or ``seed``); None where nothing parsed won."""
-        at, won = self.winners(columns, rule, seed)
+    def vote(self, columns, analysis: Analysis = ANALYSIS) -> list[str | None]:
+        """The majority of ``columns`` per row under the analysis's tie rule (``random``: keyed per row by
+        ``analysis.analysis_seed``, the one seed of every tie-break); None where nothing parsed won."""
+        at, won = self.winners(columns, analysis)
         n = len(at)
         return list(np.where(won, self.values[np.arange(n), at], None))
 
-    def winners(self, columns, rule: VoteRule = PAPER, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    def winners(self, columns, analysis: Analysis = ANALYSIS) -> tuple[np.ndarray, np.ndarray]:
         """The vote of ``columns`` as positions: per row, the column whose label won (any column where none did) and
         whether a parsed label won, so a caller scoring many subsets compares positions, never labels."""
-        check_tie_rule(rule.tie)
+        check_tie_rule(analysis.tie)
         columns = list(columns)
         n, m = self.local.shape
         sub = self.local[:, columns]
@@ -178,38 +179,37 @@ class VoteMatrix:
         each = np.where(ok, votes[rows, np.maximum(sub, 0)], 0)  # (n, k): the votes of each column's label
         top = each.max(1, initial=0)
         pick = each.argmax(1)  # the first column whose label has the most votes: the "first" tie rule's winner
-        if rule.tie != "first":
+        if analysis.tie != "first":
             earlier = np.tril(sub[:, :, None] == sub[:, None, :], -1).any(2)
             tied = ok & ~earlier & (each == top[:, None]) & (top > 0)[:, None]  # each tied label once, in order
             several = np.flatnonzero(tied.sum(1) > 1)
-            if rule.tie == "none":
+            if analysis.tie == "none":
                 top[several] = 0
             else:
-                seed = getattr(rule, "analysis_seed", seed)
                 for i in several:
                     at = np.flatnonzero(tied[i])
-                    pick[i] = at[int(keyed_rng(seed, *_parts(self.keys[i])).integers(len(at)))]
+                    pick[i] = at[int(keyed_rng(analysis.analysis_seed, *_parts(self.keys[i])).integers(len(at)))]
         winner = sub[np.arange(n), pick] if len(columns) else np.full(n, -1)
         won = (top > 0) & (winner >= 0)
         at = np.maximum(winner, 0)
         return at, won & ~self.raw[np.arange(n), at]
 
-    def winners_many(self, subsets, rule: VoteRule = PAPER, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    def winners_many(self, subsets, analysis: Analysis = ANALYSIS) -> tuple[np.ndarray, np.ndarray]:
         """winners for many subsets of one size at once: (n, s) positions and won flags, column i for
         ``subsets[i]``. The votes are one matrix product (each row's labels one-hot by column, times the subsets'
         column counts); only the rows where labels tie look at the subset's column order (the "first" rule's
         winner). The random tie rule, keyed per row, takes each subset in turn."""
-        check_tie_rule(rule.tie)
+        check_tie_rule(analysis.tie)
         subsets = np.asarray(subsets, dtype=np.intp).reshape(len(subsets), -1)
-        if rule.tie == "random" or not subsets.size:
-            pairs = [self.winners(s, rule, seed) for s in subsets]
+        if analysis.tie == "random" or not subsets.size:
+            pairs = [self.winners(s, analysis) for s in subsets]
             n = self.local.shape[0]
             empty = np.zeros((n, 0), dtype=np.intp)
             return (np.stack([a for a, _ in pairs], 1) if pairs else empty,
                     np.stack([w for _, w in pairs], 1) if pairs else empty.astype(bool))  # fmt: skip
         width, n = self.width, self.local.shape[0]
         chunk = max(1, 10_000_000 // (n * width))  # the (chunk, L, n) counts stay within ~40 MB
-        parts = [self._winners_chunk(subsets[i : i + chunk], rule) for i in range(0, len(subsets), chunk)]
+        parts = [self._winners_chunk(subsets[i : i + chunk], analysis) for i in range(0, len(subsets), chunk)]
         return np.concatenate([a for a, _ in parts], 1), np.concatenate([w for _, w in parts], 1)
 
     def _winners_chunk(self, subsets: np.ndarray, rule: VoteRule) -> tuple[np.ndarray, np.ndarray]:
