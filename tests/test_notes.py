@@ -209,10 +209,10 @@ def test_error_book_keeps_questions_wrong_every_time(tmp_path):
     )
     assert NotesLibrary.load(tmp_path / "lib.jsonl").notes == lib.notes
     assert stats["calls"] == {"question types": 4, "error book": 12, "writing notes": 0} and stats["error_book"] == 2
-    drafts = write_notes(book, wrong, explainer="person")
+    drafts = write_notes(book, wrong, NotesConfig(explainer="person"))
     assert all(n.explanation == "" and n.error_reason == "" for n in drafts.notes)
-    with pytest.raises(DataError, match="explainer 'teacher'"):
-        write_notes(book, wrong, explainer="teacher")
+    with pytest.raises(DataError, match="explainer 'self-correction' writes no notes from an error book here"):
+        write_notes(book, wrong, NotesConfig(explainer="self-correction"))
 
 
 def test_self_correction_refined_drafts_and_the_note_check(tmp_path):
@@ -269,3 +269,21 @@ def test_self_correction_refined_drafts_and_the_note_check(tmp_path):
     assert note.provenance[1]["right"] and rstats["passed"] == 1 and rstats["calls"]["refining drafts"] == 1
     lib.save(tmp_path / "lib.jsonl")
     assert NotesLibrary.load(tmp_path / "lib.jsonl").notes[0].provenance == alpha.provenance  # saved whole
+
+
+def test_notes_written_by_the_model_take_the_configs_token_limit():
+    """write_notes restated its explainer ('dataset') and its token limit (none: the model's own, where
+    NotesConfig says 256): a notebook that called it got other notes than the build. It takes the config whole."""
+    from olakit.llm.answerer import ScriptedModel
+
+    limits = []
+
+    def reply(prompt, request):
+        limits.append(request.get("max_tokens"))
+        return '{"explanation": "because", "error_reason": "a slip"}'
+
+    book = [Question(id=w, dataset="aqua", text=f"Question {w}?", options=OPTS, gold="A") for w in ("a", "b")]
+    wrong = {"a": ["B"], "b": ["C"]}
+    lib = write_notes(book, wrong, NotesConfig(explainer="llm", max_tokens=77), llm=ScriptedModel(reply))
+    assert limits == [77, 77]
+    assert [(n.explanation, n.error_reason) for n in lib.notes] == [("because", "a slip")] * 2

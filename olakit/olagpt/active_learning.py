@@ -122,19 +122,21 @@ def _parse_explanation(text: str) -> tuple[str, str]:
 def write_notes(
     book: Sequence[Question],
     wrong: dict,
+    config: NotesConfig,
     *,
-    explainer: str = "dataset",
     llm=None,
     qtypes: dict[str, str] | None = None,
-    max_tokens: int | None = None,
 ) -> NotesLibrary:
-    """Notes for an error book. ``explainer``: ``"llm"`` (explanation and error_reason by the model, told the
-    gold answer and the dataset's rationale), ``"dataset"`` (the dataset's own rationale as explanation; the
-    error reason states the wrong answers), or ``"person"`` (empty drafts to fill in, saved with
-    NotesLibrary.save and read back with load)."""
+    """Notes for an error book, by the config's ``explainer`` (NotesConfig, passed whole: its explainer and token
+    limit have no second default here): ``"llm"`` (explanation and error_reason by the model, told the gold answer
+    and the dataset's rationale, at ``max_tokens``), ``"dataset"`` (the dataset's own rationale as explanation; the
+    error reason states the wrong answers), or ``"person"`` (empty drafts to fill in, saved with NotesLibrary.save
+    and read back with load). ``self-correction`` and ``refine`` are self_correct's and refine_drafts'."""
     qtypes = qtypes or {}
+    explainer, max_tokens = config.explainer, config.max_tokens
     if explainer not in ("llm", "dataset", "person"):
-        raise DataError(f"explainer {explainer!r}: use 'llm', 'dataset' or 'person'")
+        raise DataError(f"explainer {explainer!r} writes no notes from an error book here: write_notes writes them "
+                        "by 'llm', 'dataset' or 'person' (self_correct and refine_drafts the others)")  # fmt: skip
     texts: list[tuple[str, str]] = []
     if explainer == "llm":
         if llm is None:
@@ -329,7 +331,7 @@ def build_library(
             notes, n = self_correct(llm, book, wrong, cfg, qtypes=qtypes)
             stats["calls"]["self-correction"] = n
         else:
-            notes = write_notes(book, wrong, explainer=explainer, llm=llm, qtypes=qtypes, max_tokens=max_tokens).notes
+            notes = write_notes(book, wrong, cfg, llm=llm, qtypes=qtypes).notes
             stats["calls"]["writing notes"] = len(book) if explainer == "llm" else 0
         name = f"{book[0].dataset if book else 'empty'}-error-book"
         log.info("active learning: %d pool questions, %d wrong in all %d tries", len(questions), len(book), r)
