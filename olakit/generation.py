@@ -3,18 +3,25 @@
 ``Generation`` holds the settings that change a model's output: the token limit, temperature, top-p, seed, stop
 sequences and the number of samples. "Not set" (None) means the model's own default, so nothing is sent for it.
 A run's settings are the base; a stage (or a role) overrides some of them (``stages``), and ``merge`` makes the
-settings a call is made with: a setting the override leaves unset keeps the base's.
+settings a call is made with: a setting the override leaves unset keeps the base's. A method may set its stages' own
+(``STAGE_DEFAULTS``: GEEK's token limit of each kind of call); they lie beneath the run's settings that are given.
 
 >>> base = Generation(max_tokens=256, temperature=0)
 >>> base.merge(Generation(max_tokens=16)).params()
 {'max_tokens': 16, 'temperature': 0.0}
 >>> Generation().params()
 {}
+>>> class Two(Generation):
+...     STAGE_DEFAULTS = {"plan": {"max_tokens": 128, "temperature": 0.0}}
+>>> Two().for_stage("plan").params(), Two(temperature=0.5).for_stage("plan").params()
+({'max_tokens': 128, 'temperature': 0.0}, {'max_tokens': 128, 'temperature': 0.5})
+>>> Two(stages={"plan": {"max_tokens": 64}}).for_stage("plan").params()
+{'max_tokens': 64, 'temperature': 0.0}
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field, field_validator
 
@@ -95,20 +102,21 @@ class Generation(Reasoning):
     """What a model call is asked to generate; each setting unset (None) is the model's default, and not sent."""
 
     max_tokens: Annotated[int, Field(ge=1)] | None = None
-    """Token limit of an answer (none: the model's own limit)."""
+    """Token limit of an answer, every stage's (none: a stage's own where the method sets one, else the model's)."""
     temperature: Annotated[float, Field(ge=0)] | None = None
-    """Sampling temperature (none: the model's default)."""
+    """Sampling temperature, every stage's (none: a stage's own where the method sets one, else the model's)."""
     top_p: Annotated[float, Field(gt=0, le=1)] | None = None
     """Nucleus sampling's probability mass (none: the model's default)."""
     seed: int | None = None
-    """The sampling seed sent with each call (none: none sent); sample i is sent seed + i."""
+    """The sampling seed sent with each call (none: a stage's own where the method sets one, else none sent); sample
+    i is sent seed + i."""
     stop: tuple[str, ...] | None = None
     """Stop sequences (none: the model's own)."""
     samples: Annotated[int, Field(ge=1)] = 1
     """Answers per question and stage: 1, or k for a vote over k samples (each its own cached call)."""
     stages: dict[str, dict] = {}
     """Per stage (or role) overrides, by the stage's name: ``{"extract": {"max_tokens": 16}}``; a stage not named
-    takes the settings above."""
+    takes the settings above (over the method's own settings of it, where it has some)."""
 
     @field_validator("stages")
     @classmethod
@@ -133,9 +141,19 @@ class Generation(Reasoning):
         given = other if isinstance(other, dict) else other.model_dump(exclude_unset=True)
         return Generation(**{**self.generation().model_dump(exclude={"stages"}), **given})
 
+    STAGE_DEFAULTS: ClassVar[dict[str, dict]] = {}
+    """A method's own settings of its stages (GEEK: each kind of call's token limit, greedy; its branch candidates
+    sampled), beneath the run's: a setting given for the run (one that differs from its default above) applies to
+    every stage, and a stage's override in ``stages`` to that stage."""
+
     def for_stage(self, stage: str, **override) -> Generation:
-        """The settings of one stage: these, then the stage's own from ``stages``, then ``override``."""
-        return self.generation().merge(self.stages.get(stage)).merge(override)
+        """The settings of one stage: the method's own for it (``STAGE_DEFAULTS``), then the run's that are given,
+        then the stage's own from ``stages``, then ``override``."""
+        given = {
+            k: getattr(self, k) for k in (*_SENT, "samples") if getattr(self, k) != Generation.model_fields[k].default
+        }
+        own = self.generation().merge(self.STAGE_DEFAULTS.get(stage)).merge(given)
+        return own.merge(self.stages.get(stage)).merge(override)
 
     def params(self) -> dict:
         """The request parameters: every setting that is set, by its name in a chat completion request."""

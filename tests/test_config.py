@@ -121,9 +121,10 @@ def test_bad_values_are_one_error_naming_field_value_and_rule():
     text = str(err.value)
     assert "\n" not in text and text.startswith("OlaGPTConfig: ")
     assert "n_questions=-1: input should be greater than or equal to 1" in text and "offset=-2" in text
-    with pytest.raises(ConfigError, match="GeekConfig: tokens={'decide': 3}: unknown kinds of call"):
-        GeekConfig(tokens={"decide": 3})
-    assert GeekConfig(tokens={"final": 64}).tokens["select"] == 4  # the other limits keep their defaults
+    with pytest.raises(ConfigError, match=r"GeekConfig: stages={'decide': {'max_tokens': 3}}: unknown stages"):
+        GeekConfig(stages={"decide": {"max_tokens": 3}})
+    geek = GeekConfig(stages={"final": {"max_tokens": 64}})  # the other stages keep their own limits
+    assert (geek.for_stage("final").max_tokens, geek.for_stage("select").max_tokens) == (64, 4)
     with pytest.raises(ConfigError, match="ReviewConfig: threshold=6: input should be less than or equal to 5"):
         ReviewConfig(threshold=6)
     with pytest.raises(ConfigError, match="offset=300: the split has 254 questions, none from there on"):

@@ -133,6 +133,50 @@ def test_strategy_exploration_branches_and_votes(tmp_path, corpus_file):
     assert res.calls["total"]["requests"] == res.calls["total"]["unique_prompts"]
 
 
+def test_each_kind_of_call_takes_its_stages_generation_settings(tmp_path, corpus_file):
+    """GEEK's calls through the one generation-settings type (olakit.generation): each kind of call greedy at its
+    own token limit (select 4, decomp 48, retrieve 48, self 48, final 96), the branch candidates sampled at 0.7 with
+    seed 0 (offset by the sample; the Add Decomps after the first, depth 1, greedy); a run's --max-tokens reaches
+    every stage, a stage's own setting only that one."""
+    sent = {}
+
+    def reply(prompt, request):
+        sent.setdefault(prompt, []).append({k: request.get(k) for k in ("max_tokens", "temperature", "seed")})
+        return scripted(prompt, request)
+
+    def by_action(res):
+        out = {}
+        for branch in json.loads(res.records.iloc[0]["trace"])["branches"]:
+            for step in branch["steps"]:
+                for params in sent[step["input"]]:
+                    out.setdefault(step["action"], []).append(tuple(params.values()))
+        return {action: sorted(set(params), key=str) for action, params in out.items()}
+
+    res = geek(tmp_path, ScriptedModel(reply), rows=("Full",), corpus=str(corpus_file), branches=2, depth=1)
+    assert by_action(res) == {
+        "select": [(4, 0.0, None)],
+        "decomp": [(48, 0.0, None), (48, 0.7, 0), (48, 0.7, 1)],  # greedy after the first (depth 1)
+        "retrieve": [(48, 0.0, None)],
+        "self": [(48, 0.0, None)],
+        "final": [(96, 0.0, None)],
+    }
+    sent.clear()
+    stages = {"final": {"max_tokens": 200}, "branch": {"temperature": 1.0}}
+    res = geek(tmp_path, ScriptedModel(reply), rows=("Full",), corpus=str(corpus_file), branches=2, depth=1,
+               max_tokens=64, stages=stages)  # fmt: skip
+    assert by_action(res) == {
+        "select": [(64, 0.0, None)],
+        "decomp": [(64, 0.0, None), (64, 1.0, 0), (64, 1.0, 1)],
+        "retrieve": [(64, 0.0, None)],
+        "self": [(64, 0.0, None)],
+        "final": [(200, 0.0, None)],
+    }
+    with pytest.raises(ConfigError, match=r"unknown stages \['decide'\]; GEEK's: select, decomp"):
+        GeekConfig(stages={"decide": {"max_tokens": 3}})
+    with pytest.raises(ConfigError, match="samples=2: one answer a question"):
+        GeekConfig(samples=2)
+
+
 def test_action_parsing_on_crafted_outputs():
     allowed = [DECOMP, RETRIEVE, SELF, FINAL]
     assert parse_action("A", allowed) == DECOMP and parse_action("(B)", allowed) == RETRIEVE

@@ -17,7 +17,7 @@ from olakit.data.records import prompt_hash
 from olakit.errors import DataError
 from olakit.geek import prompts
 from olakit.geek.actions import DECOMP, FINAL, RETRIEVE, ROWS, SELF, fallback, parse_action, usable
-from olakit.geek.config import GeekConfig
+from olakit.geek.config import BRANCH, GeekConfig
 from olakit.geek.state import QuestionState
 from olakit.llm.answerer import Answerer, refuse
 from olakit.llm.request import Reply, Request
@@ -113,10 +113,7 @@ class Engine:
             kind = "pre_answer" if b.pre_answer else "decomp"
             text = prompts.decomp(st, b.pre_answer)
             if tr.row == "Full" and tr.decomps < b.depth and b.branches > 1:
-                return [
-                    ("decomp", self._make(tr, text, kind, sample=i, temperature=b.temperature, seed=b.seed), {})
-                    for i in range(b.branches)
-                ]
+                return [("decomp", self._make(tr, text, kind, sample=i, branch=True), {}) for i in range(b.branches)]
             return [("decomp", self._make(tr, text, kind), {})]
         if tr.phase == RETRIEVE:
             extra = {}
@@ -131,10 +128,15 @@ class Engine:
             return [("self", self._make(tr, prompts.self_answer(st), "self"), {})]
         return [("final", self._make(tr, prompts.final(st), "final"), {})]
 
-    def _make(self, tr: Trace, text: str, kind: str, sample: int = 0, **params) -> Request:
+    def _make(self, tr: Trace, text: str, kind: str, sample: int = 0, branch: bool = False) -> Request:
+        """The call of one kind at its stage's settings (GeekConfig.STAGE_DEFAULTS under the run's); a branch
+        candidate takes the branch stage's temperature and seed."""
         prompts.check_prompt(text, tr.question.id, self.evaluated)
-        params = {"temperature": 0, **params, "max_tokens": self.budget.tokens[kind]}
-        return Request.make(text, sample=sample, **params)
+        gen = self.budget.for_stage(kind)
+        if branch:
+            sampled = self.budget.for_stage(BRANCH)
+            gen = gen.merge({"temperature": sampled.temperature, "seed": sampled.seed})
+        return Request.make(text, sample=sample, **gen.params())
 
     def _apply(self, tr: Trace, calls: list[tuple[str, Request, dict]], results: list[Reply]) -> list[Trace]:
         b = self.budget

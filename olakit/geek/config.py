@@ -10,13 +10,17 @@ from pydantic import Field, field_validator, model_validator
 
 from olakit.config import OwnDataset, Slice
 from olakit.geek.actions import ROWS
-from olakit.generation import AnswerStages, Judging, Reasoning
+from olakit.generation import AnswerStages, Generation, Judging
 from olakit.settings import Analysis
 
 TOKENS = {"select": 4, "decomp": 48, "pre_answer": 160, "retrieve": 48, "self": 48, "final": 96, "direct": 128}
+"""GEEK's token limit of each kind of call (its stages), as olakit has always set them."""
+BRANCH = "branch"
+"""The stage of row Full's sampled Add Decomp candidates: their temperature and seed (their token limit is their kind's,
+decomp or pre_answer)."""
 
 
-class GeekConfig(Slice, OwnDataset, Analysis, Reasoning, AnswerStages, Judging):
+class GeekConfig(Slice, OwnDataset, Analysis, Generation, AnswerStages, Judging):
     """A GEEK run: every row of ``rows`` on a slice of StrategyQA (or of a yes/no dataset file). Row Full's vote over
     its branches follows the analysis settings' vote rule as every vote does: ``tie`` (``first``: the first branch in
     branch order, 0.0 before 0.1; ``random``: seeded by ``analysis_seed`` per question; ``none``: no answer, counted
@@ -58,12 +62,6 @@ class GeekConfig(Slice, OwnDataset, Analysis, Reasoning, AnswerStages, Judging):
     pre_answer: bool = False
     """Add Decomp writes every remaining sub-question with a guessed answer; the guess goes to the extractor as a
     hint."""
-    temperature: Annotated[float, Field(ge=0)] = 0.7
-    """Sampling temperature of the branch candidates (greedy everywhere else)."""
-    tokens: dict[str, Annotated[int, Field(ge=1)]] = TOKENS
-    """Token limit of each kind of call (select, decomp, pre_answer, retrieve, self, final, direct)."""
-    seed: int = 0
-    """Seed of the sampled branch candidates (a tie between branches is broken by ``analysis_seed``)."""
     recall_ks: tuple[Annotated[int, Field(ge=1)], ...] = (1, 3, 5, 10)
     """The k of recall@k reported for the retriever in the oracle setting."""
 
@@ -75,10 +73,26 @@ class GeekConfig(Slice, OwnDataset, Analysis, Reasoning, AnswerStages, Judging):
             raise ValueError(f"unknown rows {unknown}; known: {', '.join(ROWS)}")
         return rows
 
-    @field_validator("tokens")
+    STAGE_DEFAULTS = {kind: {"max_tokens": n, "temperature": 0.0} for kind, n in TOKENS.items()} | {
+        BRANCH: {"temperature": 0.7, "seed": 0}
+    }
+    """GEEK's generation settings (olakit.generation), by stage: each kind of call (select, decomp, pre_answer,
+    retrieve, self, final, direct) greedy at its own token limit (TOKENS); row Full's branch candidates sampled at
+    temperature 0.7, seed 0 (a tie between branches is broken by ``analysis_seed``). A setting given for the run
+    (``--max-tokens 64``) applies to every stage; ``stages`` sets one's (``--stages '{"final": {"max_tokens":
+    128}}'``)."""
+
+    @field_validator("stages")
     @classmethod
-    def _known_kinds(cls, tokens):
-        unknown = sorted(set(tokens) - set(TOKENS))
+    def _known_stages(cls, stages):
+        unknown = sorted(set(stages) - set(cls.STAGE_DEFAULTS))
         if unknown:
-            raise ValueError(f"unknown kinds of call {unknown}; known: {', '.join(TOKENS)}")
-        return {**TOKENS, **tokens}
+            raise ValueError(f"unknown stages {unknown}; GEEK's: {', '.join(cls.STAGE_DEFAULTS)}")
+        return stages
+
+    @field_validator("samples")
+    @classmethod
+    def _one_sample(cls, samples):
+        if samples != 1:
+            raise ValueError("one answer a question: row Full samples its branch candidates (--branches)")
+        return samples

@@ -129,9 +129,9 @@ def olagpt_vote_row(config: GeekConfig, result: Result) -> tuple[pd.DataFrame, R
         n_questions=config.n_questions,
         offset=config.offset,
         strategies=[ZERO_SHOT],
-        seed=config.seed,
         data_dir=config.data_dir,
         **config.stats().as_dict(),
+        **({"seed": config.seed} if config.seed is not None else {}),  # the run's seed where one is given
     )
     other = get_records("live", olagpt)
     acc = method_accuracy(other.records, other.templates, olagpt.analysis())
