@@ -4,7 +4,8 @@
 sequences and the number of samples. "Not set" (None) means the model's own default, so nothing is sent for it.
 A run's settings are the base; a stage (or a role) overrides some of them (``stages``), and ``merge`` makes the
 settings a call is made with: a setting the override leaves unset keeps the base's. A method may set its stages' own
-(``STAGE_DEFAULTS``: GEEK's token limit of each kind of call); they lie beneath the run's settings that are given.
+(``STAGE_DEFAULTS``: GEEK's and the review loop's token limit of each kind of call); they lie beneath the run's
+settings that are given.
 
 >>> base = Generation(max_tokens=256, temperature=0)
 >>> base.merge(Generation(max_tokens=16)).params()
@@ -118,9 +119,27 @@ class Generation(Reasoning):
     """Per stage (or role) overrides, by the stage's name: ``{"extract": {"max_tokens": 16}}``; a stage not named
     takes the settings above (over the method's own settings of it, where it has some)."""
 
+    STAGE_DEFAULTS: ClassVar[dict[str, dict]] = {}
+    """A method's own settings of its stages, by name (GEEK: each kind of call's token limit, greedy; its branch
+    candidates sampled), beneath the run's: a setting given for the run (one that differs from its default above)
+    applies to every stage, and a stage's override in ``stages`` to that stage. A method that names its stages here
+    refuses any other name in ``stages``."""
+    SAMPLED: ClassVar[bool] = True
+    """Whether the method takes ``samples`` (GEEK and the review loop answer each question once: no)."""
+
+    @field_validator("samples")
+    @classmethod
+    def _sampled(cls, samples):
+        if samples != 1 and not cls.SAMPLED:
+            raise ValueError("one answer a question: this method takes no samples")
+        return samples
+
     @field_validator("stages")
     @classmethod
     def _stages(cls, value):
+        unknown = sorted(set(value) - set(cls.STAGE_DEFAULTS)) if cls.STAGE_DEFAULTS else []
+        if unknown:
+            raise ValueError(f"unknown stages {unknown}; {cls.__name__}'s: {', '.join(cls.STAGE_DEFAULTS)}")
         for name, override in value.items():
             unknown = sorted(set(override) - set(_SENT) - {"samples"})
             if unknown:
@@ -141,18 +160,18 @@ class Generation(Reasoning):
         given = other if isinstance(other, dict) else other.model_dump(exclude_unset=True)
         return Generation(**{**self.generation().model_dump(exclude={"stages"}), **given})
 
-    STAGE_DEFAULTS: ClassVar[dict[str, dict]] = {}
-    """A method's own settings of its stages (GEEK: each kind of call's token limit, greedy; its branch candidates
-    sampled), beneath the run's: a setting given for the run (one that differs from its default above) applies to
-    every stage, and a stage's override in ``stages`` to that stage."""
+    def stage_defaults(self) -> dict[str, dict]:
+        """The method's own settings of its stages for this run: ``STAGE_DEFAULTS`` (the review loop's depend on its
+        behaviour)."""
+        return self.STAGE_DEFAULTS
 
     def for_stage(self, stage: str, **override) -> Generation:
-        """The settings of one stage: the method's own for it (``STAGE_DEFAULTS``), then the run's that are given,
+        """The settings of one stage: the method's own for it (``stage_defaults``), then the run's that are given,
         then the stage's own from ``stages``, then ``override``."""
         given = {
             k: getattr(self, k) for k in (*_SENT, "samples") if getattr(self, k) != Generation.model_fields[k].default
         }
-        own = self.generation().merge(self.STAGE_DEFAULTS.get(stage)).merge(given)
+        own = self.generation().merge(self.stage_defaults().get(stage)).merge(given)
         return own.merge(self.stages.get(stage)).merge(override)
 
     def params(self) -> dict:

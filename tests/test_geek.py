@@ -171,7 +171,7 @@ def test_each_kind_of_call_takes_its_stages_generation_settings(tmp_path, corpus
         "self": [(64, 0.0, None)],
         "final": [(200, 0.0, None)],
     }
-    with pytest.raises(ConfigError, match=r"unknown stages \['decide'\]; GEEK's: select, decomp"):
+    with pytest.raises(ConfigError, match=r"unknown stages \['decide'\]; GeekConfig's: select, decomp"):
         GeekConfig(stages={"decide": {"max_tokens": 3}})
     with pytest.raises(ConfigError, match="samples=2: one answer a question"):
         GeekConfig(samples=2)

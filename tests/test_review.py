@@ -244,13 +244,55 @@ def test_reviews_cut_at_the_token_limit_are_counted(tmp_path):
 
     model = ScriptedModel(reply)
     res = run_review(
-        ReviewConfig(dataset="aqua", n_questions=2, max_iterations=2, review_tokens=77),
+        ReviewConfig(dataset="aqua", n_questions=2, max_iterations=2, stages={"review": {"max_tokens": 77}}),
         llms={"answerer": model, "reviewer": model, "direct": model},
     )
     reviews = [r for h in res.extras.histories for r in h.reviews]
     assert len(reviews) == 4 and all(r["cut_off"] and r["unparseable"] for r in reviews)
     cost = stage_cost(res.records).set_index("stage")
     assert cost.loc["review", "cut_off"] == 4 and cost.loc["revise", "cut_off"] == 0
+
+
+def test_each_stage_of_the_loop_takes_its_generation_settings():
+    """The loop through the one generation-settings type (olakit.generation): an outline, answer or revision 400
+    tokens, a review 300, a step 200, each at the blog's 0.7 seeded 0, the direct answer greedy at 400
+    (``intended``); the seed's 800 on every loop call (``literal``); a run's --max-tokens reaches every stage, a
+    stage's own setting only that one."""
+    sent = set()
+
+    def stage(request):
+        system = request["messages"][0]["content"] if request["messages"][0]["role"] == "system" else ""
+        user = request["messages"][-1]["content"]
+        if system.startswith("Provide detailed feedback"):
+            return "review"
+        if system.startswith("You should only write it in one paragraph"):
+            return "step"
+        if system or any(m in user for m in ("Think about this question", "Here is the", "According to the question")):
+            return "answer"
+        return "direct"
+
+    def reply(prompt, request):
+        sent.add((stage(request), request.get("max_tokens"), request.get("temperature"), request.get("seed")))
+        if request["messages"][0]["content"].startswith("You are an organized analyst"):  # four steps: one call each
+            return "1. Read.\n2. Plan.\n3. Work.\n4. Check.\nTotal Steps: 4"
+        return graded_reply(prompt, request)
+
+    def run(**settings):
+        sent.clear()
+        model = ScriptedModel(reply)
+        run_review(ReviewConfig(dataset="aqua", n_questions=2, max_iterations=2, **settings),
+                   llms={"answerer": model, "reviewer": model, "direct": model})  # fmt: skip
+        return sorted(sent, key=str)
+
+    assert run() == sorted({("answer", 400, 0.7, 0), ("step", 200, 0.7, 0), ("review", 300, 0.7, 0),
+                            ("direct", 400, 0.0, None)}, key=str)  # fmt: skip
+    literal = {(s, m, t) for s, m, t, _ in run(behaviour="literal")}
+    assert literal == {("answer", 800, 0.7), ("step", 800, 0.7), ("review", 800, 0.7), ("direct", 400, 0.0)}
+    assert run(max_tokens=64, stages={"review": {"max_tokens": 500}}) == sorted(
+        {("answer", 64, 0.7, 0), ("step", 64, 0.7, 0), ("review", 500, 0.7, 0), ("direct", 64, 0.0, None)}, key=str
+    )
+    with pytest.raises(ConfigError, match=r"unknown stages \['outline'\]; ReviewConfig's: answer, review"):
+        ReviewConfig(stages={"outline": {"max_tokens": 3}})
 
 
 def test_the_prompts_are_the_seeds_word_for_word(data_dir):

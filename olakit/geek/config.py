@@ -80,19 +80,5 @@ class GeekConfig(Slice, OwnDataset, Analysis, Generation, AnswerStages, Judging)
     retrieve, self, final, direct) greedy at its own token limit (TOKENS); row Full's branch candidates sampled at
     temperature 0.7, seed 0 (a tie between branches is broken by ``analysis_seed``). A setting given for the run
     (``--max-tokens 64``) applies to every stage; ``stages`` sets one's (``--stages '{"final": {"max_tokens":
-    128}}'``)."""
-
-    @field_validator("stages")
-    @classmethod
-    def _known_stages(cls, stages):
-        unknown = sorted(set(stages) - set(cls.STAGE_DEFAULTS))
-        if unknown:
-            raise ValueError(f"unknown stages {unknown}; GEEK's: {', '.join(cls.STAGE_DEFAULTS)}")
-        return stages
-
-    @field_validator("samples")
-    @classmethod
-    def _one_sample(cls, samples):
-        if samples != 1:
-            raise ValueError("one answer a question: row Full samples its branch candidates (--branches)")
-        return samples
+    128}}'``); an unknown stage is an error."""
+    SAMPLED = False

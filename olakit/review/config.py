@@ -10,10 +10,10 @@ from pydantic import Field
 
 from olakit.answering.read import TEXT_STEPS, TextNormalise
 from olakit.config import OwnDataset, Slice, Stats
-from olakit.generation import AnswerStages, Judging, Reasoning
+from olakit.generation import AnswerStages, Generation, Judging
 
 
-class ReviewConfig(Slice, OwnDataset, Stats, Reasoning, AnswerStages, Judging):
+class ReviewConfig(Slice, OwnDataset, Stats, Generation, AnswerStages, Judging):
     """The review loop and a direct answer on a slice of a dataset (or the shipped open questions)."""
 
     ALIASES = {"n_questions": "-n"}
@@ -30,19 +30,6 @@ class ReviewConfig(Slice, OwnDataset, Stats, Reasoning, AnswerStages, Judging):
     """Reviews at most."""
     threshold: Annotated[int, Field(ge=1, le=5)] = 4
     """Overall review score (1-5) from which the loop stops."""
-    temperature: Annotated[float, Field(ge=0)] = 0.7
-    """The blog's temperature for every call; samples are seeded, and a literal regeneration is a new sample."""
-    seed: int = 0
-    """Seed of every sampled call."""
-    max_tokens: Annotated[int, Field(ge=1)] | None = None
-    """Token limit of an outline, an answer or a revision (none: 400 intended; literal: 800, the seed's code's limit
-    on every call)."""
-    review_tokens: Annotated[int, Field(ge=1)] | None = None
-    """Token limit of a review, its score lines last (none: 300 intended, 800 literal)."""
-    step_tokens: Annotated[int, Field(ge=1)] | None = None
-    """Token limit of one step's answer (none: 200 intended, 800 literal)."""
-    direct_tokens: Annotated[int, Field(ge=1)] = 400
-    """Token limit of the direct answer the loop is compared with."""
     free_text: Literal["exact", "judge"] = "exact"
     """How a free-text answer is scored against its reference: ``exact`` (the answer it states, normalised: case,
     surrounding whitespace and punctuation, equal to the reference, olakit.answering.read.read_text) or ``judge`` (a
@@ -53,17 +40,28 @@ class ReviewConfig(Slice, OwnDataset, Stats, Reasoning, AnswerStages, Judging):
     of ``space`` as one, ``punctuation`` and whitespace stripped at both ends (olakit.answering.read); ``[]``: compared
     as written."""
 
-    def tokens(self, name: str) -> int:
-        """The token limit ``name`` (``max_tokens``, ``review_tokens``, ``step_tokens``, or ``similar_tokens``, the
-        similar questions' call) as set, else the behaviour's: olakit's limits (``intended``) or the seed's 800 on
-        every call (``literal``)."""
-        own = getattr(self, name, None)
-        if own is not None:
-            return own
-        return SEED_TOKENS if self.behaviour == "literal" else INTENDED_TOKENS[name]
+    STAGE_DEFAULTS = {
+        "answer": {"max_tokens": 400, "temperature": 0.7, "seed": 0},
+        "review": {"max_tokens": 300, "temperature": 0.7, "seed": 0},
+        "step": {"max_tokens": 200, "temperature": 0.7, "seed": 0},
+        "similar": {"max_tokens": 200, "temperature": 0.7, "seed": 0},
+        "direct": {"max_tokens": 400, "temperature": 0.0},
+    }
+    """The loop's generation settings (olakit.generation), by stage, as olakit sets them (``intended``): ``answer``
+    (an outline, an answer, a revision, a polish) 400 tokens, ``review`` 300 (its score lines last), ``step`` (one
+    step's answer) 200, ``similar`` (the standard mode's similar questions) 200, every one at the blog's temperature
+    0.7, seeded 0 (a literal regeneration is a new sample); ``direct``, the direct answer the loop is compared with,
+    greedy at 400. ``literal``: the seed's code's one limit, 800, on every loop call. A setting given for the run
+    (``--max-tokens``, ``--temperature``, ``--seed``, ...) applies to every stage; ``--stages '{"review":
+    {"max_tokens": 500}}'`` sets one's."""
+    SAMPLED = False
+
+    def stage_defaults(self) -> dict[str, dict]:
+        """STAGE_DEFAULTS, with the seed's 800 tokens on every loop call in the ``literal`` behaviour."""
+        if self.behaviour == "intended":
+            return self.STAGE_DEFAULTS
+        return {k: v | ({"max_tokens": SEED_TOKENS} if k != "direct" else {}) for k, v in self.STAGE_DEFAULTS.items()}
 
 
 SEED_TOKENS = 800
 """The seed's code's token limit, the same on every call (its get_response_from_model)."""
-INTENDED_TOKENS = {"max_tokens": 400, "review_tokens": 300, "step_tokens": 200, "similar_tokens": 200}
-"""olakit's token limits (the ``intended`` behaviour) where a run sets none."""

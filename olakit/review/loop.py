@@ -90,12 +90,11 @@ class Loop:
 
     def __init__(self, answerers: dict[str, Answerer], cfg: ReviewConfig):
         self.answerers, self.cfg, self.p = answerers, cfg, prompts()
-        self.tok = cfg.tokens  # each call's token limit: as set, else the behaviour's
 
-    def _req(self, messages: list[dict], max_tokens: int, sample: int = 0) -> Request:
-        return Request.make(
-            messages, sample=sample, temperature=self.cfg.temperature, seed=self.cfg.seed, max_tokens=max_tokens
-        )
+    def _req(self, messages: list[dict], stage: str, sample: int = 0) -> Request:
+        """A call of one stage (answer, review, step, similar) at its settings (ReviewConfig.STAGE_DEFAULTS under
+        the run's)."""
+        return Request.make(messages, sample=sample, **self.cfg.for_stage(stage).params())
 
     def _stage(self, name: str, items: list[tuple[History, Request]], role: str = "answerer") -> list[Reply]:
         """One batch; every history records the stage's output, tokens, latency and the batch's wall time."""
@@ -133,7 +132,7 @@ class Loop:
                     h,
                     self._req(
                         _msgs(p["similar_system"], p["similar_user"].format(question=h.question)),
-                        self.tok("similar_tokens"),
+                        "similar",
                     ),
                 )
                 for h in hs
@@ -146,7 +145,7 @@ class Loop:
         msgs = lambda h: _msgs(p["similar_system"], p["similar_user"].format(question=h.question))  # noqa: E731
         res = self._stage(
             "similar questions (regenerated)",
-            [(h, self._req(msgs(h), self.tok("similar_tokens"), sample=1)) for h in again],
+            [(h, self._req(msgs(h), "similar", sample=1)) for h in again],
         )
         for h, r in zip(again, res):
             h.similar = parse_similar(r.text) or h.similar  # once only: what came then is used, and counted
@@ -154,9 +153,7 @@ class Loop:
         for h in hs:
             h.similar = h.similar or [h.question]
         items = [
-            (h, self._req(_msgs(None, p["answer_similar"].format(question=q)), self.tok("max_tokens")))
-            for h in hs
-            for q in h.similar
+            (h, self._req(_msgs(None, p["answer_similar"].format(question=q)), "answer")) for h in hs for q in h.similar
         ]
         res = iter(self._stage("similar answers", items))
         answers = {id(h): [next(res).text for _ in h.similar] for h in hs}
@@ -170,7 +167,7 @@ class Loop:
                     h,
                     self._req(
                         _msgs(p["common_system"], p["common_user"].format(combined=combined)),
-                        self.tok("max_tokens"),
+                        "answer",
                     ),
                 )
             )
@@ -184,7 +181,7 @@ class Loop:
                 h,
                 self._req(
                     _msgs(p["outline_system"], p["outline_user"].format(question=h.question, outline_and_best=r.text)),
-                    self.tok("max_tokens"),
+                    "answer",
                 ),
             )
             for h, r in zip(hs, common)
@@ -197,7 +194,7 @@ class Loop:
         items = [
             (
                 h,
-                self._req(_msgs(p["lite_system"], p["lite_user"].format(question=h.question)), self.tok("max_tokens")),
+                self._req(_msgs(p["lite_system"], p["lite_user"].format(question=h.question)), "answer"),
             )
             for h in hs
         ]
@@ -221,7 +218,7 @@ class Loop:
                     _msgs(
                         p["part_system"], p["part_user"].format(outline=h.outline, question=h.question, i=i) + ref(h)
                     ),
-                    self.tok("step_tokens"),
+                    "step",
                     sample,
                 ),
             )
@@ -235,7 +232,7 @@ class Loop:
                 h,
                 self._req(
                     _msgs(None, p["whole_user"].format(question=h.question, outline=h.outline) + ref(h)),
-                    self.tok("max_tokens"),
+                    "answer",
                     sample,
                 ),
             )
@@ -272,7 +269,7 @@ class Loop:
             for h in active:  # literal: the seed's review prompt as is; intended: with olakit's score-format line
                 text = p["review_user"].format(question=h.question, answer=reviewed[id(h)])
                 text += "" if literal else p["score_format"]
-                items.append((h, self._req(_msgs(p["review_system"], text), self.tok("review_tokens"))))
+                items.append((h, self._req(_msgs(p["review_system"], text), "review")))
             reviews = self._stage(f"review {iteration}", items, role="reviewer")
             polish, revise = [], []
             for h, r in zip(active, reviews):
@@ -287,7 +284,7 @@ class Loop:
                         "review": r.text,
                         "scores": scores,
                         "unparseable": scores["overall"] is None,
-                        "cut_off": r.finish_reason == "length",  # stopped at review_tokens, maybe before its scores
+                        "cut_off": r.finish_reason == "length",  # at the review stage's limit: maybe no scores
                         "decision": d.reason,
                     }
                 )
@@ -301,7 +298,7 @@ class Loop:
                     h,
                     self._req(
                         _msgs(None, p["polish_user"].format(question=h.question, answer=reviewed[id(h)])),
-                        self.tok("max_tokens"),
+                        "answer",
                     ),
                 )
                 for h, _ in polish
@@ -311,7 +308,7 @@ class Loop:
             items = []
             for h, r in revise:
                 text = p["revise_user"].format(question=h.question, answer=reviewed[id(h)], review=r.text)
-                items.append((h, self._req(_msgs(None, text), self.tok("max_tokens"))))
+                items.append((h, self._req(_msgs(None, text), "answer")))
             for (h, _), r in zip(revise, self._stage(f"revise {iteration}", items)):
                 h.answers.append(r.text)
             for h in active:

@@ -80,6 +80,11 @@ def _questions(cfg: ReviewConfig, ask: str | None) -> list[Question]:
 ROLES = ("answerer", "reviewer", "direct")
 
 
+def _direct(cfg: ReviewConfig, q: Question) -> Request:
+    """The direct answer's call, the one the loop is compared with (its stage ``direct``: greedy, 400 tokens)."""
+    return Request.make(ask_text(q), **cfg.for_stage("direct").params())
+
+
 def run_review(
     config: ReviewConfig,
     llms: Answerer | Mapping[str, Answerer] | None = None,
@@ -101,7 +106,7 @@ def run_review(
         loop = Loop({"answerer": job["answerer"], "reviewer": job["reviewer"]}, cfg)
         histories = loop.run([ask_text(q) for q in questions])
         direct = job["direct"].batch(
-            [Request.make(ask_text(q), temperature=0, max_tokens=cfg.direct_tokens) for q in questions],
+            [_direct(cfg, q) for q in questions],
             "direct answers",
         )
         records = _records(cfg, questions, histories, direct, job)
@@ -157,10 +162,7 @@ def _records(cfg, questions, histories, direct, job: Run) -> list[ReviewRecord]:
     for q, h in zip(questions, histories):
         items += [(q, loop, i, _as_result(a)) for i, a in enumerate(h.answers)]
     graded = [k for k, (q, *_) in enumerate(items) if q.kind != "text"]  # labels (or numbers) to read
-    firsts = [
-        (Request.make(ask_text(q), temperature=0, max_tokens=cfg.direct_tokens), res, q.options)
-        for q, _, _, res in (items[k] for k in graded)
-    ]
+    firsts = [(_direct(cfg, q), res, q.options) for q, _, _, res in (items[k] for k in graded)]
     found = dict(zip(graded, answers(firsts, job["answerer"], cfg, extract=get_extractor("strict"))))
     # a free-text answer with a reference (a dataset file's ``text`` kind): the answer it states, normalised, equal
     # to the reference's (free_text "exact"), or the judge role's verdict ("judge"); an open question (the shipped
