@@ -4,8 +4,8 @@
 sequences and the number of samples. "Not set" (None) means the model's own default, so nothing is sent for it.
 A run's settings are the base; a stage (or a role) overrides some of them (``stages``), and ``merge`` makes the
 settings a call is made with: a setting the override leaves unset keeps the base's. A method may set its stages' own
-(``STAGE_DEFAULTS``: GEEK's and the review loop's token limit of each kind of call); they lie beneath the run's
-settings that are given.
+(``STAGE_DEFAULTS``: GEEK's, the review loop's and the notes build's settings of each kind of call); they lie
+beneath the run's settings that are given.
 
 >>> base = Generation(max_tokens=256, temperature=0)
 >>> base.merge(Generation(max_tokens=16)).params()
@@ -125,7 +125,8 @@ class Generation(Reasoning):
     applies to every stage, and a stage's override in ``stages`` to that stage. A method that names its stages here
     refuses any other name in ``stages``."""
     SAMPLED: ClassVar[bool] = True
-    """Whether the method takes ``samples`` (GEEK and the review loop answer each question once: no)."""
+    """Whether the method takes ``samples`` (GEEK, the review loop and the notes build answer each question once, or
+    ``r`` times: no)."""
 
     @field_validator("samples")
     @classmethod

@@ -287,3 +287,31 @@ def test_notes_written_by_the_model_take_the_configs_token_limit():
     lib = write_notes(book, wrong, NotesConfig(explainer="llm", max_tokens=77), llm=ScriptedModel(reply))
     assert limits == [77, 77]
     assert [(n.explanation, n.error_reason) for n in lib.notes] == [("because", "a slip")] * 2
+
+
+def test_each_stage_of_the_build_takes_its_generation_settings():
+    """The notes build through the one generation-settings type (olakit.generation): the pool's answers seeded
+    samples at 0.7 (seed 0, offset by the sample), the written explanations and the checks greedy, 256 tokens each;
+    a stage's own setting (the checks' 99 tokens) only that stage's."""
+    from olakit.llm.answerer import ScriptedModel
+    from olakit.olagpt.active_learning import check_notes
+
+    sent = []
+
+    def reply(prompt, request):
+        sent.append((request.get("max_tokens"), request.get("temperature"), request.get("seed")))
+        if prompt.startswith("You are an expert teacher"):
+            return '{"explanation": "because", "error_reason": "a slip"}'
+        return "so Answer: B"  # wrong for every question (gold A)
+
+    pool = [Question(id=w, dataset="aqua", text=f"Question {w}?", options=OPTS, gold="A") for w in ("a", "b")]
+    cfg = NotesConfig(dataset="aqua", r=2, explainer="llm", stages={"check": {"max_tokens": 99}})
+    model = ScriptedModel(reply)
+    book, wrong, _ = error_book(model, pool, cfg, qtypes={"a": "toy", "b": "toy"})
+    assert sorted(set(sent)) == [(256, 0.7, 0), (256, 0.7, 1)] and len(book) == 2
+    sent.clear()
+    notes = write_notes(book, wrong, cfg, llm=model).notes
+    assert set(sent) == {(256, 0.0, None)}
+    sent.clear()
+    check_notes(model, notes, cfg)
+    assert set(sent) == {(99, 0.0, None)}

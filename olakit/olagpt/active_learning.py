@@ -70,17 +70,18 @@ def error_book(
     *,
     qtypes: dict[str, str] | None = None,
 ):
-    """Answer each question ``config.r`` times with its ``template`` (seeded samples at its ``temperature``, its
-    ``max_tokens``); return (questions wrong every time, their wrong answers, every answer as a record: the template,
+    """Answer each question ``config.r`` times with its ``template`` (seeded samples, the ``answer`` stage's
+    settings); return (questions wrong every time, their wrong answers, every answer as a record: the template,
     zero-shot, sample 0..r-1), each read with its ``extractor``.
 
     An unparsed answer counts as wrong. Calls go through the cache, so a larger r reuses the first answers.
     """
-    r, template, seed, max_tokens = config.r, config.template, config.seed, config.max_tokens
+    r, template, params = config.r, config.template, config.for_stage("answer").params()
     tmpl = templates_for(questions[0].dataset, [template])[0] if questions else None
     qtypes = qtypes if qtypes is not None else question_types(llm, questions)
-    reqs = [Request.make(build_prompt(q, qtypes[q.id], tmpl, []), sample=s, seed=seed, temperature=config.temperature,
-                         max_tokens=max_tokens) for q in questions for s in range(r)]  # fmt: skip
+    reqs = [
+        Request.make(build_prompt(q, qtypes[q.id], tmpl, []), sample=s, **params) for q in questions for s in range(r)
+    ]
     results = refuse(llm.batch(reqs, desc="error book"), "error book")  # a failed call is no wrong answer
     fn = get_extractor(config.extractor)
     book, wrong, records = [], {}, []
@@ -133,7 +134,7 @@ def write_notes(
     error reason states the wrong answers), or ``"person"`` (empty drafts to fill in, saved with NotesLibrary.save
     and read back with load). ``self-correction`` and ``refine`` are self_correct's and refine_drafts'."""
     qtypes = qtypes or {}
-    explainer, max_tokens = config.explainer, config.max_tokens
+    explainer = config.explainer
     if explainer not in ("llm", "dataset", "person"):
         raise DataError(f"explainer {explainer!r} writes no notes from an error book here: write_notes writes them "
                         "by 'llm', 'dataset' or 'person' (self_correct and refine_drafts the others)")  # fmt: skip
@@ -149,8 +150,7 @@ def write_notes(
                     gold=q.gold,
                     rationale=f"Reference solution: {q.rationale}\n" if q.rationale else "",
                 ),
-                temperature=0,
-                max_tokens=max_tokens,
+                **config.for_stage("explain").params(),
             )
             for q in book
         ]
@@ -203,10 +203,10 @@ def self_correct(
 ) -> tuple[list[Note], int]:
     """The paper's notes "following prompts until a self-correction is made": each question of the error book is
     asked again with its wrong answers and a hint (HINTS, never the answer) until the model's own answer is the
-    gold, at most ``config.tries`` times (its ``template``, ``seed``, ``temperature``, ``max_tokens`` and
-    ``extractor``); the right try's reasoning is the explanation, every try the provenance. A question never
+    gold, at most ``config.tries`` times (its ``template``, the ``retry`` stage's settings and its ``extractor``); the
+    right try's reasoning is the explanation, every try the provenance. A question never
     corrected gets no note. (the notes, the calls made)."""
-    template, tries, seed, max_tokens = config.template, config.tries, config.seed, config.max_tokens
+    template, tries, params = config.template, config.tries, config.for_stage("retry").params()
     tmpl = templates_for(book[0].dataset, [template])[0] if book else None
     qtypes = qtypes or {}
     fn = get_extractor(config.extractor)
@@ -220,8 +220,7 @@ def self_correct(
             labels = sorted({str(a) for a in earlier if a is not None})
             hints.append(hint := _hint(t, labels))
             prompt = build_prompt(q, qtypes.get(q.id, ""), tmpl, [])
-            reqs.append(Request.make(RETRY_PROMPT.format(prompt=prompt, wrong=shown, hint=hint), sample=t,
-                                     seed=seed, temperature=config.temperature, max_tokens=max_tokens))  # fmt: skip
+            reqs.append(Request.make(RETRY_PROMPT.format(prompt=prompt, wrong=shown, hint=hint), sample=t, **params))
         replies = refuse(llm.batch(reqs, desc=f"self-correction, try {t + 1}"), "self-correction")
         calls += len(reqs)
         for q, hint, rep in zip(going, hints, replies):
@@ -253,13 +252,15 @@ REFINE_PROMPT = (
 )
 
 
-def refine_drafts(llm, drafts: NotesLibrary, *, max_tokens: int) -> list[Note]:
+def refine_drafts(llm, drafts: NotesLibrary, config: NotesConfig) -> list[Note]:
     """The paper's "experts first, then LLMs refine": each draft note (an expert's explanation, perhaps partial)
-    refined by the model; the draft is kept as provenance, a reply that is no JSON note keeps the draft's text."""
+    refined by the model (the ``refine`` stage's settings); the draft is kept as provenance, a reply that is no JSON
+    note keeps the draft's text."""
+    params = config.for_stage("refine").params()
     reqs = [
         Request.make(REFINE_PROMPT.format(question=_note_question(n), gold=n.answer, draft=n.explanation or "(empty)",
                                           reason=f"Why models get it wrong: {n.error_reason}\n" if n.error_reason
-                                          else ""), temperature=0, max_tokens=max_tokens)
+                                          else ""), **params)
         for n in drafts.notes
     ]  # fmt: skip
     replies = refuse(llm.batch(reqs, desc="refining drafts"), "refining drafts")
@@ -282,14 +283,13 @@ def _note_question(n: Note) -> str:
 
 def check_notes(llm, notes: Sequence[Note], config: NotesConfig) -> tuple[list[Note], int]:
     """Each note checked: the model, shown the note alone as its example, answers the note's own question (the
-    config's ``template``'s prompt, greedy, its ``max_tokens``, read with its ``extractor``); the answer and whether
-    it is right are appended to the note's provenance. (the notes, how many passed)."""
-    template, max_tokens = config.template, config.max_tokens
+    config's ``template``'s prompt, the ``check`` stage's settings, read with its ``extractor``); the answer and
+    whether it is right are appended to the note's provenance. (the notes, how many passed)."""
+    template, params = config.template, config.for_stage("check").params()
     fn = get_extractor(config.extractor)
     qs = [Question(id=n.id, dataset=n.dataset, text=n.question, options=dict(n.options), gold=n.answer) for n in notes]
     tmpls = {q.dataset: templates_for(q.dataset, [template])[0] for q in qs}
-    reqs = [Request.make(build_prompt(q, n.llm_task_type, tmpls[q.dataset], [n]), temperature=0,
-                         max_tokens=max_tokens) for q, n in zip(qs, notes)]  # fmt: skip
+    reqs = [Request.make(build_prompt(q, n.llm_task_type, tmpls[q.dataset], [n]), **params) for q, n in zip(qs, notes)]
     replies = refuse(llm.batch(reqs, desc="checking notes"), "checking notes") if reqs else []
     out, passed = [], 0
     for n, q, rep in zip(notes, qs, replies):
@@ -311,18 +311,18 @@ def build_library(
     each note is checked (check_notes). (the library, every answer as a record, what it took: pool, error book,
     notes, checked, passed and the calls of each step)."""
     cfg = config
-    explainer, seed, max_tokens, r = cfg.explainer, cfg.seed, cfg.max_tokens, cfg.r
+    explainer, r = cfg.explainer, cfg.r
     stats = {"explainer": explainer, "pool": 0, "error_book": 0, "notes": 0, "checked": 0, "passed": 0,
              "calls": {}}  # fmt: skip
     records: list = []
     if explainer == "refine":
         if drafts is None:
             raise DataError("explainer 'refine' needs the experts' drafts (a notes library)")
-        notes = refine_drafts(llm, drafts, max_tokens=max_tokens)
+        notes = refine_drafts(llm, drafts, cfg)
         stats["calls"]["refining drafts"] = len(drafts)
         name = f"{drafts.name}-refined"
     else:
-        questions = sample_pool(pool, cfg.sample, k=cfg.clusters, seed=seed) if cfg.sample else list(pool)
+        questions = sample_pool(pool, cfg.sample, k=cfg.clusters, seed=cfg.sample_seed) if cfg.sample else list(pool)
         qtypes = question_types(llm, questions)
         book, wrong, records = error_book(llm, questions, cfg, qtypes=qtypes)
         stats |= {"pool": len(questions), "error_book": len(book)}

@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 from pydantic import Field, model_validator
 
 from olakit.config import ConfigError, OwnDataset, Slice, is_dataset_file
-from olakit.generation import AnswerStages, Reasoning
+from olakit.generation import AnswerStages, Generation, Reasoning
 from olakit.names import AUTO_COT, LLM_VOTE, RECORDED_READER, REGEX_VOTE, SC, STRATEGIES, TURBO
 from olakit.settings import Analysis
 
@@ -157,7 +157,7 @@ class OlaGPTConfig(Slice, OwnDataset, Analysis, Reasoning, AnswerStages):
             )
 
 
-class NotesConfig(OwnDataset, Reasoning):
+class NotesConfig(OwnDataset, Generation):
     """``olakit notes build``: a notes library by active learning (paper 3.4): a pool of a split, answered ``r``
     times; the questions wrong every time get notes."""
 
@@ -209,12 +209,20 @@ class NotesConfig(OwnDataset, Reasoning):
             raise ValueError(f"drafts are refined by explainer 'refine', not {self.explainer!r}")
         return self
 
-    max_tokens: Annotated[int, Field(ge=1)] = 256
-    """Token limit of an answer."""
-    temperature: Annotated[float, Field(ge=0)] = 0.7
-    """Sampling temperature of the pool's ``r`` answers and of self-correction's tries (the notes' checks and
-    written explanations are greedy, temperature 0)."""
-    seed: int = 0
-    """Seed of the pool sample and the answers' sampling."""
+    sample_seed: int = 0
+    """Seed of the pool sample (``sample``: KMeans and the draw from each cluster)."""
+    STAGE_DEFAULTS = {
+        "answer": {"max_tokens": 256, "temperature": 0.7, "seed": 0},
+        "retry": {"max_tokens": 256, "temperature": 0.7, "seed": 0},
+        "explain": {"max_tokens": 256, "temperature": 0.0},
+        "refine": {"max_tokens": 256, "temperature": 0.0},
+        "check": {"max_tokens": 256, "temperature": 0.0},
+    }
+    """The build's generation settings (olakit.generation), by stage: the pool's ``r`` answers (``answer``) and
+    self-correction's tries (``retry``) seeded samples at 0.7; the written explanations (``explain``), the refined
+    drafts (``refine``) and the notes' checks (``check``) greedy; 256 tokens each. A setting given for the run
+    (``--max-tokens``, ``--temperature``, ``--seed``, ...) applies to every stage; ``--stages '{"check":
+    {"max_tokens": 512}}'`` sets one's."""
+    SAMPLED = False
     data_dir: str | None = None
     """The data directory (default: $OLAKIT_DATA_DIR, then the places olakit.data.loaders names)."""
