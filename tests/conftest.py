@@ -1,4 +1,5 @@
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -51,6 +52,15 @@ def _isolated(monkeypatch, tmp_path_factory):
     monkeypatch.setenv("OLAKIT_EMBED_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "embeddings"))  # shared too
     for name in ENDPOINT_VARS:
         monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture(autouse=True)
+def _figures_closed():
+    """A test's pyplot figures are closed after it (a user's notebook shows and drops its own): a worker that runs
+    many tests otherwise holds them all, and matplotlib warns at its 21st."""
+    yield
+    if "matplotlib.pyplot" in sys.modules:  # never imported here for a test that drew nothing
+        sys.modules["matplotlib.pyplot"].close("all")
 
 
 @pytest.fixture(scope="session")
