@@ -18,6 +18,8 @@ beneath the run's settings that are given.
 ({'max_tokens': 128, 'temperature': 0.0}, {'max_tokens': 128, 'temperature': 0.5})
 >>> Two(stages={"plan": {"max_tokens": 64}}).for_stage("plan").params()
 {'max_tokens': 64, 'temperature': 0.0}
+>>> Two(stop=["END"]).for_stage("plan", max_tokens=32).params()  # a call's own setting last; stop sent as a list
+{'max_tokens': 32, 'temperature': 0.0, 'stop': ['END']}
 """
 
 from __future__ import annotations
