@@ -9,12 +9,14 @@ prompt paid once: olakit.llm), and a rerun pays only what is missing.
 
     def plan_and_solve(q, cfg):
         plan = yield ask(f"Q: {q.text} {choices_line(q)}\\nA: Let's first understand the problem ...", stage="plan")
-        return (yield ask(f"... {plan} Therefore, among A through E, the answer is", stage="extract"))
+        answer = yield ask(f"... {plan} Therefore, among A through E, the answer is", stage="extract")
+        return f"Therefore, among A through E, the answer is {answer.strip()}"  # the reply continues the trigger
 
     method = stepwise("PS+", plan_and_solve, about="Plan-and-Solve prompting (Wang et al. 2023)")
 
 The answer is read by the kit's reader of the question's kind (olakit.answering.extract: the last answer statement among
-the options, yes/no, or a number); each record (an OlaGPTRecord named after the method, so its tables, figures,
+the options, yes/no, or a number): a reply that continues a trigger (" C.") is returned with its trigger, since on its
+own it states no answer. Each record (an OlaGPTRecord named after the method, so its tables, figures,
 comparisons and explorers are those of a template) keeps every call's usage and the trace of its steps: each
 stage's prompt hash, output, tokens and finish reason.
 """

@@ -246,3 +246,32 @@ def test_a_sweep_file_names_a_method_file_as_its_own_folder_does(tmp_path, monke
     )
     with pytest.raises(DataError, match=r"unknown parameters \['n_question'\]"):
         load_spec(folder / "bad.yaml")
+
+
+def test_the_docs_plan_and_solve_reads_a_reply_that_continues_its_trigger(tmp_path):
+    """docs/methods.md's PS+ as a user writes it (the file taken from the page): the extraction call's reply continues
+    the paper's trigger, " C." or " 18." as a model writes it; on its own that states no answer, so every answer
+    read nothing and PS+ scored 0 of 4 where the script is right on all four."""
+    import re
+    from pathlib import Path
+
+    page = (Path(__file__).parent.parent / "docs" / "methods.md").read_text()
+    source = re.search(r"cat > ps_plus.py <<'PY'\n(.*?)\nPY\n", page, re.S).group(1)
+    (tmp_path / "ps_plus_page.py").write_text(source)
+
+    golds = {}
+
+    def by_question(prompt, request):
+        if prompt.rstrip().endswith("the answer is"):  # the extraction call: the gold, as a bare continuation
+            return f" {next(g for text, g in golds.items() if text in prompt)}."
+        return "Plan: read the options. Then solve."
+
+    from olakit.data.loaders import load_questions, resolve_data_dir
+
+    questions = load_questions("aqua", "test", str(resolve_data_dir()))[:4]
+    golds.update({q.text[:60]: q.gold for q in questions})
+    assert [q.gold for q in questions] == AQUA_GOLDS
+    method = method_of(f"{tmp_path / 'ps_plus_page.py'}:method")
+    res = run_method(method, {"n_questions": 4}, ScriptedModel(by_question))
+    assert list(res.records.sort_values("question_id")["extracted"]) == AQUA_GOLDS
+    assert res.records["correct"].all()
