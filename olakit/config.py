@@ -108,6 +108,12 @@ class Config(BaseModel):
         return self.model_dump(mode="json")
 
     @classmethod
+    def more_help(cls, name: str) -> str:
+        """What a setting's flag says beyond its field's docstring (none here; the generation settings name a
+        method's own settings of its stages)."""
+        return ""
+
+    @classmethod
     def settings(cls) -> list[str]:
         """The setting names, in definition order."""
         return list(cls.model_fields)
@@ -311,7 +317,8 @@ def add_arguments(parser: argparse.ArgumentParser, cls: type[Config], skip=()) -
         flags = [f"--{name.replace('_', '-')}", *([cls.ALIASES[name]] if name in cls.ALIASES else [])]
         inner, _ = _origin(field.annotation)
         choices = typing.get_args(inner) if typing.get_origin(inner) is Literal else None
-        text = (field.description or "").replace("%", "%%").replace("``", "")
+        text = (field.description or "").replace("``", "") + cls.more_help(name)
+        text = text.replace("%", "%%")
         extra = f" (one of {', '.join(map(str, choices))})" if choices else ""
         help_ = f"{text}{extra} [{'required' if field.is_required() else f'default: {_shown(field.default)}'}]"
         if _kind(field.annotation) == "bool":

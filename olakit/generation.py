@@ -163,6 +163,15 @@ class Generation(Reasoning):
         given = other if isinstance(other, dict) else other.model_dump(exclude_unset=True)
         return Generation(**{**self.generation().model_dump(exclude={"stages"}), **given})
 
+    @classmethod
+    def more_help(cls, name: str) -> str:
+        """``stages``' flag names the method's own settings of its stages (STAGE_DEFAULTS), so --help shows them."""
+        if name != "stages" or not cls.STAGE_DEFAULTS:
+            return ""
+        own = "; ".join(f"{stage} " + ", ".join(f"{k} {v}" for k, v in settings.items())
+                        for stage, settings in cls.STAGE_DEFAULTS.items())  # fmt: skip
+        return f" This method's stages, with its own settings: {own}."
+
     def stage_defaults(self) -> dict[str, dict]:
         """The method's own settings of its stages for this run: ``STAGE_DEFAULTS`` (the review loop's depend on its
         behaviour)."""

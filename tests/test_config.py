@@ -182,3 +182,23 @@ def test_notebooks_take_their_configs_settings_by_name(path):
     # of a minute on the embedded model (sweeps/reasoning.yaml sets the study's 100)
     most = 4 if path.stem == "reasoning_effort" else 3
     assert len(overridden) <= most, f"{path.stem} restates {overridden}"
+
+
+@pytest.mark.parametrize(
+    "command, shown",
+    [
+        ("geek", "select max_tokens 4, temperature 0.0; decomp max_tokens 48"),
+        ("review", "review max_tokens 300, temperature 0.7, seed 0"),
+        ("review", "With behaviour literal: 800 tokens on every loop call"),
+        ("notes build", "check max_tokens 256, temperature 0.0"),
+    ],
+)
+def test_the_stages_flag_shows_the_methods_own_settings_of_its_stages(command, shown, capsys):
+    """A method's settings of its stages live in its code (STAGE_DEFAULTS), not in a field's default: --help names
+    them (the values are docs/geek.md's, docs/review.md's and docs/olagpt.md's tables)."""
+    from olakit.cli import main
+
+    with pytest.raises(SystemExit):
+        main([*command.split(), "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert shown in text

@@ -56,6 +56,11 @@ class ReviewConfig(Slice, OwnDataset, Stats, Generation, AnswerStages, Judging):
     {"max_tokens": 500}}'`` sets one's."""
     SAMPLED = False
 
+    @classmethod
+    def more_help(cls, name: str) -> str:
+        own = super().more_help(name)
+        return f"{own} With behaviour literal: {SEED_TOKENS} tokens on every loop call." if own else own
+
     def stage_defaults(self) -> dict[str, dict]:
         """STAGE_DEFAULTS, with the seed's 800 tokens on every loop call in the ``literal`` behaviour."""
         if self.behaviour == "intended":
