@@ -1,10 +1,11 @@
 """Regex majority vote and its tie rules, worked by hand."""
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from olakit.answering.majority import TIE_RULES, majority
-from olakit.answering.vote import regex_vote
+from olakit.answering.vote import answer_matrix, regex_vote
 from olakit.data.records import to_frame
 from olakit.errors import DataError, UnknownNameError
 from olakit.settings import Analysis
@@ -61,6 +62,28 @@ def test_vote_refuses_missing_templates():
         regex_vote(df, ["T1", "T9"])
     with pytest.raises(DataError, match="lacks records for some of the templates"):
         regex_vote(df.iloc[:-1], ["T1", "T2"])
+
+
+def test_the_answer_matrix_by_hand():
+    """The wide view every vote reads, worked by hand: a row per question in sorted order, a column per template in
+    the order given (none given: the order the records first name them), the gold beside; a template that answers a
+    question twice (two runs) and a question a template lacks are each one error naming them (mutation testing
+    found these unchecked)."""
+    df = _records({"T2": ["B", None, "C"], "T1": ["A", "A", "D"]}, gold=["A", "B", "C"])
+    wide, gold = answer_matrix(df)
+    assert list(wide.columns) == ["T2", "T1"] and wide.columns.name == "template"
+    assert list(wide.index.get_level_values("question_id")) == ["q0", "q1", "q2"]
+    assert wide.to_numpy().tolist() == [["B", "A"], [None, "A"], ["C", "D"]]
+    assert gold.name == "gold" and list(gold) == ["A", "B", "C"] and gold.index.equals(wide.index)
+    wide, _, raw = answer_matrix(df, ["T1", "T2"], raw=True)
+    assert wide.to_numpy().tolist() == [["A", "B"], ["A", None], ["D", "C"]] and raw.shape == (3, 2)
+    runs = df.assign(run="r1")
+    again = runs[(runs["template"] == "T1") & (runs["question_id"] == "q1")].assign(run="r2")
+    with pytest.raises(DataError, match=r"template T1 answers question q1 in several runs or models \(r1/m, r2/m\)"):
+        answer_matrix(pd.concat([runs, again]))
+    lacking = df[~((df["template"] == "T2") & (df["question_id"] == "q2"))]
+    with pytest.raises(DataError, match=r"'question_id': 'q2'\} lacks records"):
+        answer_matrix(lacking, ["T2", "T1"])
 
 
 def test_a_random_tie_without_a_keyed_generator_is_refused():
