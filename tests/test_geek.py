@@ -161,12 +161,12 @@ def test_each_kind_of_call_takes_its_stages_generation_settings(tmp_path, corpus
         "final": [(96, 0.0, None)],
     }
     sent.clear()
-    stages = {"final": {"max_tokens": 200}, "branch": {"temperature": 1.0}}
+    stages = {"final": {"max_tokens": 200}, "branch": {"temperature": 1.0, "max_tokens": 40}}
     res = geek(tmp_path, ScriptedModel(reply), rows=("Full",), corpus=str(corpus_file), branches=2, depth=1,
                max_tokens=64, stages=stages)  # fmt: skip
     assert by_action(res) == {
         "select": [(64, 0.0, None)],
-        "decomp": [(64, 0.0, None), (64, 1.0, 0), (64, 1.0, 1)],
+        "decomp": [(40, 1.0, 0), (40, 1.0, 1), (64, 0.0, None)],  # a branch's own limit, given in stages
         "retrieve": [(64, 0.0, None)],
         "self": [(64, 0.0, None)],
         "final": [(200, 0.0, None)],

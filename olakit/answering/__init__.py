@@ -24,11 +24,3 @@ module imports none of them.
 
 STEPS = ("read", "second stage", "vote", "score")
 """The steps of answer handling, in order (a chain names some of them, in this order)."""
-
-MODULES = {
-    "read": ("olakit.answering.extract", "olakit.answering.read"),
-    "second stage": ("olakit.answering.second_stage",),
-    "vote": ("olakit.answering.vote", "olakit.answering.majority"),
-    "score": ("olakit.answering.score",),
-}
-"""The modules of each step."""

@@ -76,11 +76,7 @@ def extract_strict(text: str, labels: Sequence[str] = ("A", "B", "C", "D", "E"))
     if not labels:
         return None
     statements, final = _strict_patterns(tuple(labels))
-    best: tuple[int, str] | None = None
-    for pattern in statements:
-        for m in pattern.finditer(text):
-            if best is None or m.start(1) > best[0]:
-                best = (m.start(1), m.group(1))
+    best = _last_statement(statements, text)
     if best is None:
         lines = [ln for ln in text.splitlines() if ln.strip()]
         hits = final.findall(lines[-1]) if lines else []
@@ -88,6 +84,13 @@ def extract_strict(text: str, labels: Sequence[str] = ("A", "B", "C", "D", "E"))
             return None
         best = (0, hits[-1])
     return _canonical(best[1], labels)
+
+
+def _last_statement(patterns: Sequence[re.Pattern], text: str) -> tuple[int, str] | None:
+    """The statement that starts last in ``text`` among the matches of every pattern: (where its answer starts, the
+    answer, its first group); None when none matches."""
+    found = [(m.start(1), m.group(1)) for pattern in patterns for m in pattern.finditer(text)]
+    return max(found, key=lambda hit: hit[0]) if found else None
 
 
 def _canonical(found: str, labels: Sequence[str]) -> str:
@@ -129,11 +132,7 @@ def extract_number(text: str, labels: Sequence[str] = ()) -> str | None:
     True
     """
     text = text or ""
-    best: tuple[int, str] | None = None
-    for pattern in _NUMBER_STATEMENTS:
-        for m in pattern.finditer(text):
-            if best is None or m.start(1) > best[0]:
-                best = (m.start(1), m.group(1))
+    best = _last_statement(_NUMBER_STATEMENTS, text)
     if best is None:
         lines = [ln for ln in text.splitlines() if ln.strip()]
         m = _LAST_LINE_NUMBER.match(lines[-1].strip()) if lines else None

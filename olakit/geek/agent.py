@@ -130,12 +130,15 @@ class Engine:
 
     def _make(self, tr: Trace, text: str, kind: str, sample: int = 0, branch: bool = False) -> Request:
         """The call of one kind at its stage's settings (GeekConfig.STAGE_DEFAULTS under the run's); a branch
-        candidate takes the branch stage's temperature and seed."""
+        candidate takes what the branch stage sets (its temperature and seed, and whatever ``stages`` gives it) over
+        its kind's."""
         prompts.check_prompt(text, tr.question.id, self.evaluated)
-        gen = self.budget.for_stage(kind)
+        b = self.budget
+        gen = b.for_stage(kind)
         if branch:
-            sampled = self.budget.for_stage(BRANCH)
-            gen = gen.merge({"temperature": sampled.temperature, "seed": sampled.seed})
+            sampled = b.for_stage(BRANCH)
+            named = {*b.stage_defaults()[BRANCH], *b.stages.get(BRANCH, {})}
+            gen = gen.merge({k: getattr(sampled, k) for k in named})
         return Request.make(text, sample=sample, **gen.params())
 
     def _apply(self, tr: Trace, calls: list[tuple[str, Request, dict]], results: list[Reply]) -> list[Trace]:

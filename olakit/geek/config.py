@@ -16,8 +16,8 @@ from olakit.settings import Analysis
 TOKENS = {"select": 4, "decomp": 48, "pre_answer": 160, "retrieve": 48, "self": 48, "final": 96, "direct": 128}
 """GEEK's token limit of each kind of call (its stages), as olakit has always set them."""
 BRANCH = "branch"
-"""The stage of row Full's sampled Add Decomp candidates: their temperature and seed (their token limit is their kind's,
-decomp or pre_answer)."""
+"""The stage of row Full's sampled Add Decomp candidates: their temperature and seed, over their kind's settings
+(decomp or pre_answer: its token limit, unless ``stages`` gives the branch one)."""
 
 
 class GeekConfig(Slice, OwnDataset, Analysis, Generation, AnswerStages, Judging):
