@@ -277,12 +277,13 @@ def _olagpt_price(run: OlaGPTConfig, row, n: int, endpoint: Endpoint, effort_tok
 def effort_notes(run: OlaGPTConfig, effort_tokens: dict[str, int]) -> list[str]:
     """A run's efforts whose planned tokens a call pass its ``max_tokens``: their replies may be cut off while
     thinking."""
-    cut = [e for e in run.reasoning_effort if effort_tokens.get(e, 0) > run.max_tokens]
+    limit = run.for_stage("template").max_tokens  # an answer's
+    cut = [e for e in run.reasoning_effort if effort_tokens.get(e, 0) > limit]
     if not cut:
         return []
     planned = ", ".join(f"{e} {effort_tokens[e]:,}" for e in cut)
     return [f"effort {planned} tokens a call (effort_tokens, an estimate of thinking and answer) is more than "
-            f"max_tokens {run.max_tokens:,}, which bounds both: replies may be cut off while thinking (unfinished); "
+            f"max_tokens {limit:,}, which bounds both: replies may be cut off while thinking (unfinished); "
             "give --max-tokens at least that"]  # fmt: skip
 
 
@@ -327,7 +328,8 @@ def design_plan(cfg: PlanConfig, endpoint: Endpoint) -> tuple[pd.DataFrame, str]
         raise ConfigError(f"PlanConfig: target={cfg.target!r}: the estimates' grid has {', '.join(whats)}")
     price = endpoint.price()
     efforts = run.reasoning_effort or (None,)
-    tokens = {e: call_tokens(run.max_tokens, e, cfg.effort_tokens) for e in efforts}
+    limit = run.for_stage("template").max_tokens  # an answer's
+    tokens = {e: call_tokens(limit, e, cfg.effort_tokens) for e in efforts}
     per_call = {e: t * price[1] / 1e6 for e, t in tokens.items()} if price is not None and not endpoint.local else None
     best = cheapest(table, cfg.target_se, cfg.target, price_per_call=per_call[efforts[0]] if per_call else None)
     if per_call and run.reasoning_effort:  # a cell is one effort's: its price at each
@@ -349,7 +351,7 @@ def design_plan(cfg: PlanConfig, endpoint: Endpoint) -> tuple[pd.DataFrame, str]
     elif "price" in best:
         lines.append(
             f"  ${best['price']:,.2f} per cell at {endpoint.model}'s completion price of "
-            f"{PRICE_DATES.get(endpoint.model)} (ceiling: {run.max_tokens} tokens a call; prompts extra)"
+            f"{PRICE_DATES.get(endpoint.model)} (ceiling: {limit} tokens a call; prompts extra)"
         )
     else:
         unpriced = "the embedded model: no price" if endpoint.local else f"{endpoint.model} has no known price"
@@ -387,7 +389,7 @@ def plan_report(table: pd.DataFrame, cfg: PlanConfig, endpoint: Endpoint, notes:
                          f"{int(r['calls']):,} calls" + cost)  # fmt: skip
             efforts = cfg.run.reasoning_effort
             if efforts and not pd.isna(r.get(f"usd_online[{efforts[0]}]", float("nan"))):
-                lines.append(_effort_prices(r, efforts, cfg.run.max_tokens, cfg.effort_tokens))
+                lines.append(_effort_prices(r, efforts, cfg.run.for_stage("template").max_tokens, cfg.effort_tokens))
     return "\n".join(lines)
 
 

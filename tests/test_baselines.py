@@ -4,9 +4,12 @@ whose zero-shot-CoT rationale gives an answer."""
 import numpy as np
 import pytest
 
+from olakit.generation import Generation
 from olakit.olagpt.baselines import COT_TRIGGER, auto_cot_demos, cluster_candidates, cot_prompt, published_demos
 from olakit.retrieval.embedder import embed
 from olakit.types import Question
+
+GREEDY_256 = Generation(temperature=0, max_tokens=256)  # the auto_cot stage's default settings
 
 OPTS = {"A": "1", "B": "2"}
 TOPICS = {
@@ -58,7 +61,7 @@ def test_a_demo_is_the_nearest_member_whose_rationale_answers(tmp_path):
         )
 
     with Loopback(reply=reply) as srv, LLM(Endpoint(srv.base_url, "toy"), cache_dir=tmp_path, progress=False) as llm:
-        demos = auto_cot_demos(llm, pool(), k=2, tries=3, seed=0, max_tokens=256)
+        demos = auto_cot_demos(llm, pool(), k=2, tries=3, seed=0, generation=GREEDY_256)
     assert [d.question_id for d in demos] == [clusters[0][1].id, clusters[1][0].id]
     assert all(d.answer == "B" and d.rationale == "So the answer is (B)." for d in demos)
 
@@ -82,7 +85,7 @@ def test_auto_cot_filters_long_rationales_and_long_questions(tmp_path):
         return "Step 1.\nSo the answer is (B)."
 
     with Loopback(reply=reply) as srv, LLM(Endpoint(srv.base_url, "toy"), cache_dir=tmp_path, progress=False) as llm:
-        demos = auto_cot_demos(llm, questions, k=2, tries=3, seed=0, max_tokens=256)
+        demos = auto_cot_demos(llm, questions, k=2, tries=3, seed=0, generation=GREEDY_256)
     short = [[q for q in c if len(q.text.split()) <= 60] for c in clusters]
     assert [d.question_id for d in demos] == [short[0][1].id, short[1][0].id]
     assert all(d.answer == "B" and d.rationale == "Step 1.\nSo the answer is (B)." for d in demos)

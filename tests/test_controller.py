@@ -140,10 +140,10 @@ def test_user_templates_from_a_folder(tmp_path, monkeypatch):
 
 
 def test_type_prompt_and_parse():
-    req = type_request(Q)
+    req = type_request(Q, OlaGPTConfig().for_stage("question_type"))
     text = req.message_dicts()[0]["content"]
     assert text.startswith("As a mathematics professor, you need to judge the type of the following question")
-    assert "question: What is 2 + 3?" in text and dict(req.params)["temperature"] == 0
+    assert "question: What is 2 + 3?" in text and dict(req.params) == {"temperature": 0, "max_tokens": 24}
     assert parse_type('{"task_type": "Arithmetic"}') == "arithmetic"
     assert parse_type('"task_type": "类比推理题"', "ekar_zh") == "类比推理题"
     assert parse_type("", "ekar_zh") == "analogy" and parse_type('{"task_type": "question type"}') == "math"
@@ -164,6 +164,7 @@ def test_plan_counts_cells_and_unique_prompts():
     # n=0 under random/retrieval is the zero-shot prompt; n=1 random = n=1 retrieval (one note in the library)
     assert len({cache_key("x|m", c.request) for c in calls}) == 4
     zero = OlaGPTConfig(strategies=["zero-shot"], n_notes=[0])
-    sc = plan([Q], {"t-1": "arithmetic"}, tmpl[1:], lib, zero, samples=3, temperature=0.7, name="SC")
+    sc = plan([Q], {"t-1": "arithmetic"}, tmpl[1:], lib, zero, stage="sc", samples=3, name="SC")
     assert [c.sample for c in sc] == [0, 1, 2] and {c.template for c in sc} == {"SC"}
+    assert {(dict(c.request.params)["temperature"], dict(c.request.params)["max_tokens"]) for c in sc} == {(0.7, 256)}
     assert len({cache_key("x|m", c.request) for c in sc}) == 3

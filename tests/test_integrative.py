@@ -149,7 +149,7 @@ def test_choice_and_verification_tables_keep_notes_counts_apart():
 
 
 def test_the_verification_token_limit_reaches_its_calls():
-    """verify_tokens, set like any setting, is the max_tokens of every review and revision call."""
+    """The verify stage's token limit, set like any stage's, is the max_tokens of every review and revision call."""
     seen = []
 
     def spy(prompt, req):
@@ -157,7 +157,8 @@ def test_the_verification_token_limit_reaches_its_calls():
             seen.append(req["max_tokens"])
         return reply(prompt, req)
 
-    cfg = OlaGPTConfig(n_questions=1, templates=["turbo"], strategies=["zero-shot"], verify=True, verify_tokens=77)
+    cfg = OlaGPTConfig(n_questions=1, templates=["turbo"], strategies=["zero-shot"], verify=True,
+                       stages={"verify": {"max_tokens": 77}})  # fmt: skip
     run(cfg, llm=ScriptedModel(spy))
     assert seen and set(seen) == {77}
 

@@ -156,7 +156,7 @@ def test_vote_type_with_a_real_llm_vote_over_recorded_outputs(tmp_path):
         strategies=["zero-shot"],
         llm_vote_questions=1,
         audit=False,
-        vote_max_tokens=12,
+        max_tokens=12,  # every stage's: the notebook's only calls are the LLM vote's
         n_boot=100,
     )
     t = pd.read_csv(out / "tables" / "vote_type.csv")

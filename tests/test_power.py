@@ -477,7 +477,8 @@ def test_best_names_the_template_with_the_highest_accuracy_where_the_comparison_
 
 def test_olakit_plan_prices_each_effort_at_its_tokens_a_call_capped_by_max_tokens(monkeypatch, capsys, tmp_path):
     """`olakit plan` for a grid of efforts: one run per effort, each call priced at the smaller of max_tokens and the
-    effort's planned tokens (effort_tokens, an estimate; the question-type call keeps its 24), the row's price their
+    effort's planned tokens (effort_tokens, an estimate; the question-type call too: the run's max_tokens reaches every
+    stage, and a reasoning model thinks on each), the row's price their
     sum; an effort planned past max_tokens is a warning; the decision study prices a cell at each effort."""
     from olakit.cli import main
 
@@ -491,9 +492,10 @@ def test_olakit_plan_prices_each_effort_at_its_tokens_a_call_capped_by_max_token
     out = capsys.readouterr().out
     row = pd.read_csv(tmp_path / "p.csv").iloc[0]
     n = int(row["n_needed"])
-    # per effort: n question-type calls (24 tokens) and n x 2 templates x 2 cells (zero-shot; retrieval at 3 notes)
-    low = (n * 24 + 4 * n * 1500) * 4.40 / 1e6
-    high = (n * 24 + 4 * n * 12000) * 4.40 / 1e6  # 20,000 planned, 12,000 the limit
+    # per effort: n question-type calls and n x 2 templates x 2 cells (zero-shot; retrieval at 3 notes), each call at
+    # the effort's tokens up to the limit
+    low = (n * 1500 + 4 * n * 1500) * 4.40 / 1e6
+    high = (n * 12000 + 4 * n * 12000) * 4.40 / 1e6  # 20,000 planned, 12,000 the limit
     assert row["calls"] == 2 * 5 * n
     assert row["usd_online[low]"] == pytest.approx(low) and row["usd_online[high]"] == pytest.approx(high)
     assert row["usd_online"] == pytest.approx(low + high) and row["usd_batch"] == pytest.approx((low + high) / 2)
@@ -512,7 +514,8 @@ def test_olakit_plan_prices_each_effort_at_its_tokens_a_call_capped_by_max_token
 
 
 def test_without_efforts_the_plan_prices_each_call_at_max_tokens(monkeypatch, tmp_path):
-    """No effort: effort_tokens changes nothing (a call at its limit)."""
+    """No effort: effort_tokens changes nothing (a call at its limit; --max-tokens reaches every stage, the question
+    types' too)."""
     from olakit.cli import main
 
     monkeypatch.setenv("OLAKIT_BASE_URL", "https://api.openai.com/v1")
@@ -522,4 +525,4 @@ def test_without_efforts_the_plan_prices_each_call_at_max_tokens(monkeypatch, tm
     assert main([*args, "--effort-tokens", '{"low": 10}', "--out", str(tmp_path / "b.csv")]) == 0
     a, b = pd.read_csv(tmp_path / "a.csv").iloc[0], pd.read_csv(tmp_path / "b.csv").iloc[0]
     n = int(a["n_needed"])
-    assert a["usd_online"] == b["usd_online"] == pytest.approx((n * 24 + 4 * n * 300) * 4.40 / 1e6)
+    assert a["usd_online"] == b["usd_online"] == pytest.approx(5 * n * 300 * 4.40 / 1e6)

@@ -239,8 +239,9 @@ def test_the_plan_printed_before_a_run_counts_its_calls(settings):
             return "ST, DT"
         return "Thinking without an answer"  # unparsed: every answer gets its second stage
 
-    # token limits unlike their defaults, so a stage priced at a default of its own shows
-    cfg = OlaGPTConfig(dataset="aqua", n_questions=2, max_tokens=16, choose_tokens=20, diy_tokens=40, verify_tokens=48,
+    # token limits unlike their defaults and unlike each other, so a stage priced at another's limit shows
+    limits_set = {"question_type": 10, "template": 16, "sc": 14, "choose": 20, "diy": 40, "verify": 48, "llm_vote": 30}
+    cfg = OlaGPTConfig(dataset="aqua", n_questions=2, stages={k: {"max_tokens": v} for k, v in limits_set.items()},
                        second_stage_tokens=12, **settings)  # fmt: skip
     run(cfg, llm=PerStage(ScriptedModel(reply)))
     names = {"SC samples": "answers"}  # one batch with the template answers; every other stage is its own batch
@@ -250,11 +251,12 @@ def test_the_plan_printed_before_a_run_counts_its_calls(settings):
         desc = names.get(stage.name, stage.name)
         if stage.name in ("answers", "SC samples"):  # one batch for both
             want = sum(s.calls for s in plan if s.name in ("answers", "SC samples"))
+            want_limits = {s.max_tokens for s in plan if s.name in ("answers", "SC samples")}
         else:
-            want = stage.calls
+            want, want_limits = stage.calls, {stage.max_tokens}
         got = sent.get(desc, 0)
         assert got == want if stage.exact else 0 < got <= want, (stage, sent)
-        assert limits[desc] == {stage.max_tokens}, (stage, limits[desc])  # priced at the limit its calls carried
+        assert limits[desc] == want_limits, (stage, limits[desc])  # priced at the limit its calls carried
     assert set(sent) <= {names.get(s.name, s.name) for s in plan}  # no batch the plan left out
 
 
@@ -290,3 +292,58 @@ def test_the_notes_tool_searches_the_runs_own_library():
     assert notes_tool(OlaGPTConfig(dataset="aqua", tools="all")) == "olagpt"
     assert notes_tool(OlaGPTConfig(dataset="aqua", tools="all", library="notes/mine")) == "notes/mine"
     assert notes_tool(OlaGPTConfig(dataset="gsm8k/test.jsonl", tools="all")) == "olagpt"  # no library: the tool's own
+
+
+def test_each_stage_of_the_run_takes_its_generation_settings():
+    """OlaGPT through the one generation-settings type (olakit.generation), each kind of call against the table
+    OlaGPTConfig.STAGE_DEFAULTS documents: question types and the template choice 24 tokens, answers 256 (templates,
+    DIY's and Auto-CoT's), SC's samples 256 at 0.7 seeded 0, 1, the composed DIY template 96, verification 300, the
+    LLM vote 192, greedy with no seed but SC; a run's --max-tokens and --seed reach every stage, a stage's own
+    setting only that one."""
+    from olakit.config import ConfigError
+    from olakit.llm import ScriptedModel
+    from olakit.llm.answerer import Counted
+    from olakit.olagpt.config import OlaGPTConfig
+    from olakit.olagpt.run import run
+
+    sent = set()
+
+    class PerStage(Counted):
+        def batch(self, requests, desc="LLM calls"):
+            requests = list(requests)
+            for r in requests:
+                p = r.call_params()
+                sent.add((desc, p.get("max_tokens"), p.get("temperature"), p.get("seed")))
+            return super().batch(requests, desc)
+
+    def reply(prompt, req):
+        if prompt.startswith("Here is the answer to the question"):
+            return "Accuracy: 2\nCompleteness: 2\nClarity: 2\nDepth: 2\nOverall Score: 2"  # every answer revised
+        if prompt.startswith("Here are thinking templates"):
+            return "ST, DT"
+        return "So the answer is A."
+
+    def calls(**settings):
+        sent.clear()
+        cfg = OlaGPTConfig(dataset="aqua", n_questions=2, templates=["turbo", "DT", "ST"], strategies=["zero-shot"],
+                           baselines=["SC", "auto_cot"], autocot_demos="published", sc_k=2,
+                           votes=["regex_vote", "llm_vote"], verify=True, diy=True, choose_k=2, choice_comparison=True,
+                           **settings)  # fmt: skip
+        run(cfg, llm=PerStage(ScriptedModel(reply)))
+        return sorted(sent, key=str)
+
+    table = {("question types", 24, 0.0, None), ("template choice", 24, 0.0, None), ("answers", 256, 0.0, None),
+             ("answers", 256, 0.7, 0), ("answers", 256, 0.7, 1), ("DIY templates", 96, 0.0, None),
+             ("DIY answers", 256, 0.0, None), ("verification reviews", 300, 0.0, None),
+             ("verification revisions", 300, 0.0, None), ("LLM votes", 192, 0.0, None)}  # fmt: skip
+    assert calls() == sorted(table, key=str)
+    given = calls(max_tokens=64, seed=5, stages={"llm_vote": {"max_tokens": 100}, "auto_cot": {"max_tokens": 80}})
+    assert given == sorted({("question types", 64, 0.0, 5), ("template choice", 64, 0.0, 5), ("answers", 64, 0.0, 5),
+                            ("answers", 80, 0.0, 5), ("answers", 64, 0.7, 5), ("answers", 64, 0.7, 6),
+                            ("DIY templates", 64, 0.0, 5), ("DIY answers", 64, 0.0, 5),
+                            ("verification reviews", 64, 0.0, 5), ("verification revisions", 64, 0.0, 5),
+                            ("LLM votes", 100, 0.0, 5)}, key=str)  # fmt: skip
+    with pytest.raises(ConfigError, match=r"unknown stages \['vote'\]; OlaGPTConfig's: question_type, template"):
+        OlaGPTConfig(stages={"vote": {"max_tokens": 3}})
+    with pytest.raises(ConfigError, match="this method takes no samples"):
+        OlaGPTConfig(samples=3)  # SC's samples are sc_k

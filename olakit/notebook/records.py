@@ -195,8 +195,8 @@ def add_llm_vote(result: Result, config: OlaGPTConfig, n_questions: int) -> Resu
             questions,
             result.templates,
             audit=cfg.audit,
-            seed=cfg.seed,
-            max_tokens=cfg.vote_max_tokens,
+            seed=cfg.prompt_seed,
+            generation=cfg.for_stage("llm_vote"),
             extractor=cfg.reader(),
             prompt=cfg.llm_vote_prompt,
         )

@@ -78,7 +78,7 @@ def error_book(
     """
     r, template, params = config.r, config.template, config.for_stage("answer").params()
     tmpl = templates_for(questions[0].dataset, [template])[0] if questions else None
-    qtypes = qtypes if qtypes is not None else question_types(llm, questions)
+    qtypes = qtypes if qtypes is not None else question_types(llm, questions, config.for_stage("question_type"))
     reqs = [
         Request.make(build_prompt(q, qtypes[q.id], tmpl, []), sample=s, **params) for q in questions for s in range(r)
     ]
@@ -323,7 +323,7 @@ def build_library(
         name = f"{drafts.name}-refined"
     else:
         questions = sample_pool(pool, cfg.sample, k=cfg.clusters, seed=cfg.sample_seed) if cfg.sample else list(pool)
-        qtypes = question_types(llm, questions)
+        qtypes = question_types(llm, questions, config.for_stage("question_type"))
         book, wrong, records = error_book(llm, questions, cfg, qtypes=qtypes)
         stats |= {"pool": len(questions), "error_book": len(book)}
         stats["calls"] |= {"question types": len(questions), "error book": len(questions) * r}

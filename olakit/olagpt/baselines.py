@@ -22,6 +22,7 @@ import numpy as np
 from olakit.answering.extract import get_extractor
 from olakit.data.loaders import data_file
 from olakit.errors import DataError, require_extra
+from olakit.generation import Generation
 from olakit.llm import Request
 from olakit.llm.answerer import Answerer
 from olakit.olagpt.intent import answer_format, show_question
@@ -83,18 +84,19 @@ def reasoning_steps(rationale: str) -> int:
 
 
 def auto_cot_demos(
-    answerer: Answerer, pool: Sequence[Question], k: int, *, tries: int, seed: int, max_tokens: int
+    answerer: Answerer, pool: Sequence[Question], k: int, *, tries: int, seed: int, generation: Generation
 ) -> list[Demo]:
     """One zero-shot-CoT demo per cluster, with Auto-CoT's filters: among the ``tries`` members nearest the centre
     whose question has at most MAX_QUESTION_TOKENS tokens, the first whose rationale gives an answer in at most
     MAX_REASONING_STEPS steps (wrong answers are kept, as Auto-CoT does without labels). When none passes, the first
-    that answers, else the last tried, stands in (so every cluster gives a demo).
+    that answers, else the last tried, stands in (so every cluster gives a demo). ``seed``: the clustering's;
+    ``generation``: the calls' settings (the auto_cot stage's).
     """
     clusters = cluster_candidates(pool, k, seed)
     short = [[q for q in c if len(q.text.split()) <= MAX_QUESTION_TOKENS] or c for c in clusters]
     tried = [c[:tries] for c in short]
     flat = [q for c in tried for q in c]
-    reqs = [Request.make(cot_prompt([], demo_question(q)), temperature=0, max_tokens=max_tokens) for q in flat]
+    reqs = [Request.make(cot_prompt([], demo_question(q)), **generation.params()) for q in flat]
     answers = answerer.batch(reqs, "Auto-CoT demos")
     results = dict(zip((q.id for q in flat), answers))
     demos = []

@@ -14,7 +14,6 @@ from olakit.data.loaders import questions_of
 from olakit.method import Stage
 from olakit.names import AUTO_COT, AUTO_COT_STRATEGY, LLM_VOTE, REGEX_VOTE, SC, ZERO_SHOT
 from olakit.olagpt.config import OlaGPTConfig
-from olakit.olagpt.intent import TYPE_PARAMS
 from olakit.olagpt.tool_use import uses_tools
 from olakit.templates import templates_for
 from olakit.tools.loop import max_calls
@@ -35,15 +34,14 @@ def planned_calls(config: OlaGPTConfig) -> list[Stage]:
     sc = templates_for(cfg.dataset, [cfg.sc_template])[0] if SC in cfg.baselines else None
     sc_tooled = sc is not None and uses_tools(cfg, sc)
     sc_samples = n * cells * cfg.sc_k if SC in cfg.baselines else 0
+    limit = {stage: cfg.for_stage(stage).max_tokens for stage in cfg.stage_defaults()}  # each stage's token limit
     stages = [
-        Stage("question types", n, TYPE_PARAMS["max_tokens"], True),
-        Stage("template choice", n if cfg.choose_k else 0, cfg.choose_tokens, True),
-        Stage("answers", n * cells * (answering - tooled), cfg.max_tokens, True),
-        Stage("answers with tools", n * cells * tooled * max_calls(cfg.tool_steps), cfg.max_tokens, False),
-        Stage("SC samples", 0 if sc_tooled else sc_samples, cfg.max_tokens, True),
-        Stage(
-            "SC samples with tools", sc_samples * max_calls(cfg.tool_steps) if sc_tooled else 0, cfg.max_tokens, False
-        ),
+        Stage("question types", n, limit["question_type"], True),
+        Stage("template choice", n if cfg.choose_k else 0, limit["choose"], True),
+        Stage("answers", n * cells * (answering - tooled), limit["template"], True),
+        Stage("answers with tools", n * cells * tooled * max_calls(cfg.tool_steps), limit["template"], False),
+        Stage("SC samples", 0 if sc_tooled else sc_samples, limit["sc"], True),
+        Stage("SC samples with tools", sc_samples * max_calls(cfg.tool_steps) if sc_tooled else 0, limit["sc"], False),
     ]
     programs = sum(t.answer == "program" for t in templates)
     sc_programs = sc is not None and sc.answer == "program"
@@ -52,7 +50,8 @@ def planned_calls(config: OlaGPTConfig) -> list[Stage]:
         stages.append(Stage("program options", mapped, CHOICE_TOKENS, False))  # one per program that gives a value
     if AUTO_COT in cfg.baselines:
         demos = 0 if cfg.autocot_demos == "published" else cfg.autocot_k * cfg.autocot_tries
-        stages += [Stage("Auto-CoT demos", demos, cfg.max_tokens, False), Stage("Auto-CoT", n, cfg.max_tokens, True)]
+        stages += [Stage("Auto-CoT demos", demos, limit["auto_cot"], False),
+                   Stage("Auto-CoT", n, limit["auto_cot"], True)]  # fmt: skip
     one_answer = (
         answers + (n * cells * cfg.sc_k if SC in cfg.baselines else 0) + (n if AUTO_COT in cfg.baselines else 0)
     )
@@ -61,16 +60,16 @@ def planned_calls(config: OlaGPTConfig) -> list[Stage]:
     )
     if cfg.diy:
         stages += [
-            Stage("DIY templates", n, cfg.diy_tokens, True),
-            Stage("DIY answers", n * cells, cfg.max_tokens, True),
+            Stage("DIY templates", n, limit["diy"], True),
+            Stage("DIY answers", n * cells, limit["template"], True),
         ]
     if cfg.verify:
         stages += [
-            Stage("verification reviews", answers, cfg.verify_tokens, False),
-            Stage("verification revisions", answers, cfg.verify_tokens, False),
+            Stage("verification reviews", answers, limit["verify"], False),
+            Stage("verification revisions", answers, limit["verify"], False),
         ]
     votes = n * cells * (2 if cfg.audit else 1) if LLM_VOTE in cfg.votes else 0
-    stages.append(Stage("LLM votes", votes, cfg.vote_max_tokens, True))
+    stages.append(Stage("LLM votes", votes, limit["llm_vote"], True))
     if cfg.replicate:  # its slice's every stage again
         again = planned_calls(cfg.replace(n_questions=min(cfg.replicate, n), replicate=0))
         stages += [Stage(f"replicate: {s.name}", s.calls, s.max_tokens, s.exact) for s in again]

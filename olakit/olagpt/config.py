@@ -12,18 +12,22 @@ from typing import Annotated, Literal
 from pydantic import Field, model_validator
 
 from olakit.config import ConfigError, OwnDataset, Slice, is_dataset_file
-from olakit.generation import AnswerStages, Generation, Reasoning
+from olakit.generation import AnswerStages, Generation
 from olakit.names import AUTO_COT, LLM_VOTE, RECORDED_READER, REGEX_VOTE, SC, STRATEGIES, TURBO
 from olakit.settings import Analysis
 
 Strategy = Literal[STRATEGIES]  # type: ignore[valid-type]
 
 
+QUESTION_TYPE = {"max_tokens": 24, "temperature": 0.0}
+"""The question-type call's settings (intention enhancement, olakit.olagpt.intent: a few words), a stage of OlaGPT's
+run and of the notes build."""
+
 OWN_LIBRARY = {"aqua": "olagpt", "ekar_zh": "olagpt-ekar"}
 """Each built-in dataset's own built-in notes library (olakit.olagpt.notes.LIBRARIES)."""
 
 
-class OlaGPTConfig(Slice, OwnDataset, Analysis, Reasoning, AnswerStages):
+class OlaGPTConfig(Slice, OwnDataset, Analysis, Generation, AnswerStages):
     """An OlaGPT run: questions x templates x note strategies x note counts (x SC samples), baselines and votes."""
 
     ALIASES = {"n_questions": "-n"}
@@ -53,22 +57,17 @@ class OlaGPTConfig(Slice, OwnDataset, Analysis, Reasoning, AnswerStages):
     """Self-consistency samples (5: the number of templates the vote combines)."""
     sc_template: str = TURBO
     """The template SC samples: the plain prompt (the paper's SC zero-shot, 0.3189, sits by turbo's 0.3228)."""
-    sc_temperature: Annotated[float, Field(ge=0)] = 0.7
-    """Sampling temperature of SC's samples."""
     autocot_k: Annotated[int, Field(ge=1)] = 4
     """Auto-CoT's demonstrations (clusters)."""
     autocot_tries: Annotated[int, Field(ge=1)] = 3
     """Auto-CoT's candidates per cluster, nearest the centre first, tried until one passes its filters."""
     autocot_demos: Literal["generated", "published"] = "generated"
     """Auto-CoT's demos: ``generated`` (its clustering on the split) or ``published`` (AuRoRA's demo files)."""
-    max_tokens: Annotated[int, Field(ge=1)] = 256
-    """Token limit of an answer."""
-    vote_max_tokens: Annotated[int, Field(ge=1)] = 192
-    """Token limit of an LLM vote."""
     audit: bool = True
     """With the LLM vote: vote again with the candidates shuffled (position bias)."""
-    seed: int = 0
-    """Seed of random notes, sampling and shuffles: the same seed gives the same prompts."""
+    prompt_seed: int = 0
+    """Seed of what goes into the prompts: random notes, Auto-CoT's demos and the LLM vote's shuffled order (the same
+    seed gives the same prompts; the sampling seed sent with a call is ``seed``, a generation setting)."""
     extractor: Literal["olagpt", "strict"] | None = None
     """Answer reader: ``strict`` (the last explicit answer statement) or ``olagpt`` (the authors' regex); none: the
     source's own (strict for live outputs, olagpt for the authors' recorded ones)."""
@@ -76,19 +75,13 @@ class OlaGPTConfig(Slice, OwnDataset, Analysis, Reasoning, AnswerStages):
     """Verification thinking: review each template's answer and revise it below ``verify_threshold``."""
     verify_threshold: Annotated[int, Field(ge=1, le=5)] = 4
     """Review score (1-5) below which verification thinking revises an answer."""
-    verify_tokens: Annotated[int, Field(ge=1)] = 300
-    """Token limit of a verification review and of a revision (a review cut short loses its score lines)."""
     diy: bool = False
     """Integrative (DIY) thinking: the model composes a template per question."""
-    diy_tokens: Annotated[int, Field(ge=1)] = 96
-    """Token limit of the template the model composes for DIY thinking."""
     choose_k: Annotated[int, Field(ge=1)] | None = None
     """Template choice: the controller picks this many templates per question and only those run (none: off)."""
     choice_comparison: bool = False
     """With choose_k: run every template as well (the full grid, paid in full), so the chosen vote can be compared
     with the vote over all templates."""
-    choose_tokens: Annotated[int, Field(ge=1)] = 24
-    """Token limit of the controller's choice of templates (a few names)."""
     notes_layout: Literal["paper", "olakit"] = "paper"
     """How notes are shown: ``paper`` (the authors' block: type, question, the template's note prefix,
     explanation, answer) or ``olakit`` (the same text for every template, answer first)."""
@@ -124,6 +117,25 @@ class OlaGPTConfig(Slice, OwnDataset, Analysis, Reasoning, AnswerStages):
     """A replicate: this many questions of the slice, from its first, answered once more past the cache (every call
     again, the same settings), so the run log reports each cell's run-to-run disagreement, the noise floor a
     difference between cells must clear (replicate.parquet holds its records; 0: none)."""
+
+    STAGE_DEFAULTS = {
+        "question_type": QUESTION_TYPE,
+        "template": {"max_tokens": 256, "temperature": 0.0},
+        "sc": {"max_tokens": 256, "temperature": 0.7, "seed": 0},
+        "auto_cot": {"max_tokens": 256, "temperature": 0.0},
+        "diy": {"max_tokens": 96, "temperature": 0.0},
+        "choose": {"max_tokens": 24, "temperature": 0.0},
+        "verify": {"max_tokens": 300, "temperature": 0.0},
+        "llm_vote": {"max_tokens": 192, "temperature": 0.0},
+    }
+    """The run's generation settings (olakit.generation), by stage: the question types (``question_type``, a few
+    words); the templates' answers (``template``: every template, with or without tools, and DIY's composed ones);
+    SC's samples (``sc``: seeded samples at 0.7); Auto-CoT's demos and answers (``auto_cot``); the template DIY
+    thinking composes (``diy``); the controller's choice of templates (``choose``, a few names); verification's
+    reviews and revisions (``verify``: a review cut short loses its score lines); the LLM vote (``llm_vote``). Greedy
+    but SC. A setting given for the run (``--max-tokens``, ``--temperature``, ``--seed``, ...) applies to every stage;
+    ``--stages '{"template": {"max_tokens": 48}}'`` sets one's."""
+    SAMPLED = False
 
     def notes_library(self) -> str | None:
         """The library this run reads: as set, else the dataset's own built-in one (None where it has none)."""
@@ -212,15 +224,17 @@ class NotesConfig(OwnDataset, Generation):
     sample_seed: int = 0
     """Seed of the pool sample (``sample``: KMeans and the draw from each cluster)."""
     STAGE_DEFAULTS = {
+        "question_type": QUESTION_TYPE,
         "answer": {"max_tokens": 256, "temperature": 0.7, "seed": 0},
         "retry": {"max_tokens": 256, "temperature": 0.7, "seed": 0},
         "explain": {"max_tokens": 256, "temperature": 0.0},
         "refine": {"max_tokens": 256, "temperature": 0.0},
         "check": {"max_tokens": 256, "temperature": 0.0},
     }
-    """The build's generation settings (olakit.generation), by stage: the pool's ``r`` answers (``answer``) and
-    self-correction's tries (``retry``) seeded samples at 0.7; the written explanations (``explain``), the refined
-    drafts (``refine``) and the notes' checks (``check``) greedy; 256 tokens each. A setting given for the run
+    """The build's generation settings (olakit.generation), by stage: the question types (``question_type``, greedy,
+    24 tokens, as in OlaGPT's run); the pool's ``r`` answers (``answer``) and self-correction's tries (``retry``)
+    seeded samples at 0.7; the written explanations (``explain``), the refined drafts (``refine``) and the notes'
+    checks (``check``) greedy; 256 tokens each but the question types. A setting given for the run
     (``--max-tokens``, ``--temperature``, ``--seed``, ...) applies to every stage; ``--stages '{"check":
     {"max_tokens": 512}}'`` sets one's."""
     SAMPLED = False

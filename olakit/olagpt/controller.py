@@ -118,14 +118,15 @@ def plan(
     library: NotesLibrary | None,
     config: OlaGPTConfig = OlaGPTConfig(),
     *,
+    stage: str = "template",
     samples: int = 1,
-    temperature: float = 0.0,
     name: str | None = None,
 ) -> list[Call]:
-    """Every (question, template, strategy, n, sample) cell of ``config`` (its strategies, note counts, seed, token
-    limit, note layout, template position and fill-up). Zero-shot takes n = 0 only. ``name`` relabels the template
-    in the records (e.g. ``"SC"`` for self-consistency samples)."""
-    seed, max_tokens = config.seed, config.max_tokens
+    """Every (question, template, strategy, n, sample) cell of ``config`` (its strategies, note counts, prompt seed,
+    note layout, template position and fill-up), each call with ``stage``'s generation settings (``template``, or
+    ``sc`` for self-consistency's ``samples``). Zero-shot takes n = 0 only. ``name`` relabels the template in the
+    records (e.g. ``"SC"`` for self-consistency samples)."""
+    seed, params = config.prompt_seed, config.for_stage(stage).params()
     calls = []
     for q in questions:
         qtype = qtypes[q.id]
@@ -136,9 +137,6 @@ def plan(
                 for t in templates:
                     prompt = build_prompt(q, qtype, t, notes, config)
                     for s in range(samples):
-                        params = {"temperature": temperature, "max_tokens": max_tokens}
-                        if samples > 1 or temperature > 0:
-                            params["seed"] = seed
                         calls.append(
                             Call(
                                 q,

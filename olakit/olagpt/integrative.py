@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
+from olakit.generation import Generation
 from olakit.llm.request import Request
 from olakit.olagpt.intent import show_question
 from olakit.types import Question, Template
@@ -38,11 +39,10 @@ def _listing(templates: Sequence[Template], tools: Mapping[str, Sequence[str]] |
     )
 
 
-def diy_request(question: Question, templates: Sequence[Template], max_tokens: int) -> Request:
+def diy_request(question: Question, templates: Sequence[Template], generation: Generation) -> Request:
+    """The call that composes a template for a question, with the diy stage's ``generation`` settings."""
     return Request.make(
-        DIY_PROMPT.format(templates=_listing(templates), question=show_question(question)),
-        temperature=0,
-        max_tokens=max_tokens,
+        DIY_PROMPT.format(templates=_listing(templates), question=show_question(question)), **generation.params()
     )
 
 
@@ -61,15 +61,15 @@ def choose_request(
     question: Question,
     templates: Sequence[Template],
     k: int,
-    max_tokens: int,
+    generation: Generation,
     tools: Mapping[str, Sequence[str]] | None = None,
 ) -> Request:
-    """The controller's choice of k templates for a question; ``tools``: the tools each template would answer with
-    (its listing says so, so the choice can take them into account; none: the listing as without tools)."""
+    """The controller's choice of k templates for a question, with the choose stage's ``generation`` settings;
+    ``tools``: the tools each template would answer with (its listing says so, so the choice can take them into
+    account; none: the listing as without tools)."""
     return Request.make(
         CHOOSE_PROMPT.format(templates=_listing(templates, tools), k=k, question=show_question(question)),
-        temperature=0,
-        max_tokens=max_tokens,
+        **generation.params(),
     )
 
 

@@ -15,6 +15,7 @@ import re
 from collections.abc import Sequence
 
 from olakit.errors import lookup
+from olakit.generation import Generation
 from olakit.llm import Request
 from olakit.llm.answerer import Answerer
 from olakit.types import Question
@@ -50,7 +51,6 @@ KIND_PROMPTS = {
 """The type prompt of a dataset file, by its answer kind (olakit's choice: the paper has one per dataset): a
 numeric question gets AQuA's mathematics professor, a yes/no one StrategyQA's, any other multiple choice an
 examiner's in the same wording."""
-TYPE_PARAMS = {"temperature": 0, "max_tokens": 24}
 DEFAULT_TYPE = {"aqua": "math", "ekar_zh": "analogy", "strategyqa": "yes/no", "number": "math", "yes_no": "yes/no"}
 """Used when the model's reply holds no usable type (by dataset, or a dataset file's answer kind)."""
 
@@ -75,9 +75,9 @@ def type_prompt_name(question: Question) -> str:
     return f"dataset:{question.dataset}" if question.dataset in TYPE_PROMPTS else f"kind:{question.kind}"
 
 
-def type_request(question: Question) -> Request:
-    """The Table 5 call for one question."""
-    return Request.make(type_prompt(question).format(question=show_question(question)), **TYPE_PARAMS)
+def type_request(question: Question, generation: Generation) -> Request:
+    """The Table 5 call for one question, with the question-type stage's ``generation`` settings."""
+    return Request.make(type_prompt(question).format(question=show_question(question)), **generation.params())
 
 
 def parse_type(text: str | None, dataset: str = "aqua") -> str:
@@ -113,9 +113,10 @@ def frame_question(question: Question, qtype: str) -> str:
     return f"Now give you the {qtype} {given}:\n{show_question(question)}\n{answer_format(list(question.options))}"
 
 
-def question_types(answerer: Answerer, questions: Sequence[Question]) -> dict[str, str]:
-    """question id -> type, one cached call per question (a failed call gives the dataset's default type)."""
-    reqs = [type_request(q) for q in questions]
+def question_types(answerer: Answerer, questions: Sequence[Question], generation: Generation) -> dict[str, str]:
+    """question id -> type, one cached call per question with the question-type stage's ``generation`` settings (a
+    failed call gives the dataset's default type)."""
+    reqs = [type_request(q, generation) for q in questions]
     results = answerer.batch(reqs, "question types")
     return {
         q.id: parse_type(r.text if r.ok else None, q.dataset if q.dataset in DEFAULT_TYPE else q.kind)

@@ -14,6 +14,7 @@ from olakit.answering.second_stage import Answer
 from olakit.answering.vote import GROUP, answer_matrix
 from olakit.data.records import answer_record
 from olakit.errors import DataError
+from olakit.generation import Generation
 from olakit.llm import Request
 from olakit.llm.answerer import Answerer
 from olakit.names import LLM_VOTE, LLM_VOTE_SHUFFLED
@@ -105,12 +106,13 @@ def llm_vote_records(
     *,
     audit: bool,
     seed: int,
-    max_tokens: int,
+    generation: Generation,
     extractor: str,
     prompt: str,
 ) -> list:
     """LLM-vote records for every question and condition of ``df`` that has all ``templates`` (sample 0):
-    ``llm_vote`` (candidates in template order) and, with ``audit``, ``llm_vote_shuffled`` (seeded shuffle).
+    ``llm_vote`` (candidates in template order) and, with ``audit``, ``llm_vote_shuffled`` (shuffled by ``seed``),
+    each call with the llm_vote stage's ``generation`` settings.
     ``prompt``: the prompt variant (setting llm_vote_prompt: ``paper`` or ``olakit``).
 
     Works on live and recorded records alike (e.g. the OlaGPT gpt-3.5 outputs voted by another model).
@@ -131,7 +133,7 @@ def llm_vote_records(
                 continue
             order = candidate_order(len(cands), seed, "|".join(map(str, key)), shuffled)
             text = llm_vote_prompt(q, qtype, [cands[i] for i in order], [templates[i] for i in order], prompt)
-            cells.append((cell, q, qtype, label, text, Request.make(text, temperature=0, max_tokens=max_tokens)))
+            cells.append((cell, q, qtype, label, text, Request.make(text, **generation.params())))
     results = answerer.batch([c[-1] for c in cells], "LLM votes")
     out = []
     for (cell, q, qtype, label, text, _), res in zip(cells, results):

@@ -5,7 +5,7 @@
 1. the question types (intention enhancement);
 2. one answer per template, note strategy and n (records named by template; the ``turbo`` template, the plain
    prompt, is the paper's turbo baseline);
-3. SC: ``sc_k`` samples of ``sc_template`` at ``sc_temperature`` (records named ``SC``, one per sample);
+3. SC: ``sc_k`` samples of ``sc_template`` (its ``sc`` stage: at 0.7; records named ``SC``, one per sample);
 4. Auto-CoT: demos from the clustered split, then one answer per question (records named ``auto_cot``);
 5. the LLM vote over the templates' answers, in template order (``llm_vote``) and, for the audit, in a
    seeded shuffled order (``llm_vote_shuffled``).
@@ -91,7 +91,7 @@ def _diy_records(cfg, counter, questions, qtypes, templates, library, model, ext
     composed = dict(
         zip(
             (q.id for q in questions),
-            counter.batch([diy_request(q, templates, cfg.diy_tokens) for q in questions], "DIY templates"),
+            counter.batch([diy_request(q, templates, cfg.for_stage("diy")) for q in questions], "DIY templates"),
         )
     )
     out = []
@@ -122,7 +122,7 @@ def _choose(cfg, counter, questions, templates, offer: Offer) -> dict[str, Choic
     """Template choice by the controller (paper 3.6): the model picks k templates per question, before any answer."""
     names = [t.name for t in templates]
     # the controller sees each template's tools (none: listed as without tools)
-    requests = [choose_request(q, templates, cfg.choose_k, cfg.choose_tokens, offer.names(templates, q))
+    requests = [choose_request(q, templates, cfg.choose_k, cfg.for_stage("choose"), offer.names(templates, q))
                 for q in questions]  # fmt: skip
     out = {}
     for q, request, reply in zip(questions, requests, counter.batch(requests, "template choice")):
@@ -182,8 +182,7 @@ def _verified_records(cfg, counter, questions, qtypes, names, records, model, ex
         counter,
         [(frame_question(by_id[r.question_id], qtypes[r.question_id]), r.raw_output) for r in base],
         threshold=cfg.verify_threshold,
-        seed=cfg.seed,
-        max_tokens=cfg.verify_tokens,
+        generation=cfg.for_stage("verify"),
     )
     out = []
     for r, v in zip(base, checked):
@@ -273,7 +272,7 @@ def _records(config: OlaGPTConfig, counter) -> tuple[list, dict]:
     model = counter.endpoint.model
     extract = get_extractor(cfg.reader())
     offer = Offer(cfg)  # which tools each answer is offered (an unknown tool: an error before the first call)
-    qtypes = question_types(counter, questions)
+    qtypes = question_types(counter, questions, cfg.for_stage("question_type"))
 
     calls = plan(questions, qtypes, templates, library, cfg)
     choices = _choose(cfg, counter, questions, templates, offer) if cfg.choose_k else {}
@@ -281,14 +280,13 @@ def _records(config: OlaGPTConfig, counter) -> tuple[list, dict]:
         calls = [c for c in calls if c.template in choices[c.question.id].chosen]
     if SC in cfg.baselines:
         sc = templates_for(cfg.dataset, [cfg.sc_template])
-        calls += plan(questions, qtypes, sc, library, cfg, samples=cfg.sc_k, temperature=cfg.sc_temperature, name=SC)
+        calls += plan(questions, qtypes, sc, library, cfg, stage="sc", samples=cfg.sc_k, name=SC)
     if AUTO_COT in cfg.baselines:
         if cfg.autocot_demos == "published":
             demos = published_demos(cfg.dataset, cfg.data_dir)
         else:
-            demos = auto_cot_demos(
-                counter, everything, k=cfg.autocot_k, tries=cfg.autocot_tries, seed=cfg.seed, max_tokens=cfg.max_tokens
-            )
+            demos = auto_cot_demos(counter, everything, k=cfg.autocot_k, tries=cfg.autocot_tries, seed=cfg.prompt_seed,
+                                   generation=cfg.for_stage("auto_cot"))  # fmt: skip
         for q in questions:
             own = [d for d in demos if d.question_id != q.id]  # never a question's own demo
             prompt = cot_prompt(own, frame_question(q, qtypes[q.id]))
@@ -300,7 +298,7 @@ def _records(config: OlaGPTConfig, counter) -> tuple[list, dict]:
                     AUTO_COT_STRATEGY,
                     len(own),
                     0,
-                    Request.make(prompt, temperature=0, max_tokens=cfg.max_tokens),
+                    Request.make(prompt, **cfg.for_stage("auto_cot").params()),
                     prompt,
                     (),
                     (),
@@ -334,8 +332,8 @@ def _records(config: OlaGPTConfig, counter) -> tuple[list, dict]:
             questions_by_id,
             [t.name for t in templates],
             audit=cfg.audit,
-            seed=cfg.seed,
-            max_tokens=cfg.vote_max_tokens,
+            seed=cfg.prompt_seed,
+            generation=cfg.for_stage("llm_vote"),
             extractor=cfg.reader(),
             prompt=cfg.llm_vote_prompt,
         )

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from olakit.generation import Generation
 from olakit.llm.answerer import Answerer
 from olakit.llm.request import Request
 from olakit.review.loop import prompts
@@ -24,14 +25,15 @@ class Verified:
 
 
 def verify(
-    answerer: Answerer, items: Sequence[tuple[str, str]], *, threshold: int, seed: int, max_tokens: int
+    answerer: Answerer, items: Sequence[tuple[str, str]], *, threshold: int, generation: Generation
 ) -> list[Verified]:
-    """Review each (question, candidate answer); revise those scored below ``threshold`` (or unparseable)."""
+    """Review each (question, candidate answer); revise those scored below ``threshold`` (or unparseable); each
+    call with the verify stage's ``generation`` settings."""
     p = prompts()
 
     def req(system, user):
         msgs = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": user}]
-        return Request.make(msgs, temperature=0, seed=seed, max_tokens=max_tokens)
+        return Request.make(msgs, **generation.params())
 
     reviews = answerer.batch(
         [req(p["review_system"], p["review_user"].format(question=q, answer=a) + p["score_format"]) for q, a in items],
