@@ -30,6 +30,20 @@ CRASH_SCRIPT = textwrap.dedent("""
 """)
 
 
+def every_stage_reply(answer: str):
+    """A scripted model for a run that reaches every OlaGPT stage: each verification review scores 2 (so every
+    answer is revised), the template choice is "ST, DT", and every other call gets ``answer``."""
+
+    def reply(prompt, req):
+        if prompt.startswith("Here is the answer to the question"):
+            return "Accuracy: 2\nCompleteness: 2\nClarity: 2\nDepth: 2\nOverall Score: 2"
+        if prompt.startswith("Here are thinking templates"):
+            return "ST, DT"
+        return answer
+
+    return reply
+
+
 @pytest.mark.slow
 def test_run_resumes_after_a_crash_and_pays_each_prompt_once(tmp_path):
     from olakit.llm.loopback import Loopback
@@ -232,12 +246,7 @@ def test_the_plan_printed_before_a_run_counts_its_calls(settings):
             limits.setdefault(desc, set()).update(dict(r.params).get("max_tokens") for r in requests)
             return super().batch(requests, desc)
 
-    def reply(prompt, req):
-        if prompt.startswith("Here is the answer to the question"):
-            return "Accuracy: 2\nCompleteness: 2\nClarity: 2\nDepth: 2\nOverall Score: 2"  # every answer revised
-        if prompt.startswith("Here are thinking templates"):
-            return "ST, DT"
-        return "Thinking without an answer"  # unparsed: every answer gets its second stage
+    reply = every_stage_reply("Thinking without an answer")  # unparsed: every answer gets its second stage
 
     # token limits unlike their defaults and unlike each other, so a stage priced at another's limit shows
     limits_set = {"question_type": 10, "template": 16, "sc": 14, "choose": 20, "diy": 40, "verify": 48, "llm_vote": 30}
@@ -316,12 +325,7 @@ def test_each_stage_of_the_run_takes_its_generation_settings():
                 sent.add((desc, p.get("max_tokens"), p.get("temperature"), p.get("seed")))
             return super().batch(requests, desc)
 
-    def reply(prompt, req):
-        if prompt.startswith("Here is the answer to the question"):
-            return "Accuracy: 2\nCompleteness: 2\nClarity: 2\nDepth: 2\nOverall Score: 2"  # every answer revised
-        if prompt.startswith("Here are thinking templates"):
-            return "ST, DT"
-        return "So the answer is A."
+    reply = every_stage_reply("So the answer is A.")
 
     def calls(**settings):
         sent.clear()
