@@ -2,6 +2,7 @@
 vote on the real embedded model, and the vote audit and SC vote on hand-worked records."""
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -217,6 +218,12 @@ def test_failed_calls_write_nothing_and_say_how_to_resume(tmp_path):
             run(cfg, llm=llm)
 
 
+EXACT_STAGES = {"question types", "template choice", "answers", "SC samples", "Auto-CoT", "DIY templates",
+                "DIY answers", "LLM votes"}  # fmt: skip
+"""The stages whose calls a plan knows exactly; the others (tool loops, program options, Auto-CoT's demo tries, the
+second answer stage, verification) are ceilings."""
+
+
 @pytest.mark.parametrize(
     "settings",
     [
@@ -224,8 +231,34 @@ def test_failed_calls_write_nothing_and_say_how_to_resume(tmp_path):
         dict(templates=["turbo", "ST"], strategies=["zero-shot"], baselines=["SC"], sc_k=3, votes=["llm_vote"]),
         dict(strategies=["zero-shot"], choose_k=2, diy=True),
         dict(templates=["turbo", "ST"], strategies=["zero-shot"], verify=True, answer_stages=2),
+        # three strategies over two note counts (1 + 2 + 2 = 5 cells, not 2 + 1 + 1): every stage counted per cell
+        dict(
+            templates=["turbo", "ST"],
+            strategies=["zero-shot", "random", "retrieval"],
+            n_notes=[1, 2],
+            baselines=["SC"],
+            sc_k=2,
+            verify=True,
+            answer_stages=2,
+        ),
+        dict(dataset="ekar_zh", templates=["AT", "turbo"], strategies=["zero-shot"]),  # a template of E-KAR's own
+        # ST answers with the calculator, turbo without; SC samples ST, with it too
+        dict(
+            templates=["turbo", "ST"],
+            strategies=["zero-shot", "random"],
+            n_notes=[1],
+            tools="all",
+            tool_names=["calculator"],
+            tool_templates=["ST"],
+            tool_steps=1,
+            baselines=["SC"],
+            sc_template="ST",
+            sc_k=2,
+        ),
+        # Auto-CoT's demos made by the model: no rationale answers, so every try of every cluster is paid
+        dict(templates=["turbo"], strategies=["zero-shot"], baselines=["auto_cot"], autocot_k=2, autocot_tries=2),
     ],
-    ids=["cells", "sc-and-llm-vote", "choice-and-diy", "verify-two-stages"],
+    ids=["cells", "sc-and-llm-vote", "choice-and-diy", "verify-two-stages", "five-cells", "ekar", "tools", "auto-cot"],
 )
 def test_the_plan_printed_before_a_run_counts_its_calls(settings):
     """`olakit run` prints planned_calls before the first call: exact stages match the calls the run sent, stage by
@@ -242,6 +275,7 @@ def test_the_plan_printed_before_a_run_counts_its_calls(settings):
     class PerStage(Counted):
         def batch(self, requests, desc="LLM calls"):
             requests = list(requests)
+            desc = re.sub(r" \(step \d+\)$", "", desc)  # a tool loop's rounds: one stage
             sent[desc] = sent.get(desc, 0) + len(requests)
             limits.setdefault(desc, set()).update(dict(r.params).get("max_tokens") for r in requests)
             return super().batch(requests, desc)
@@ -249,24 +283,26 @@ def test_the_plan_printed_before_a_run_counts_its_calls(settings):
     reply = every_stage_reply("Thinking without an answer")  # unparsed: every answer gets its second stage
 
     # token limits unlike their defaults and unlike each other, so a stage priced at another's limit shows
-    limits_set = {"question_type": 10, "template": 16, "sc": 14, "choose": 20, "diy": 40, "verify": 48, "llm_vote": 30}
-    cfg = OlaGPTConfig(dataset="aqua", n_questions=2, stages={k: {"max_tokens": v} for k, v in limits_set.items()},
-                       second_stage_tokens=12, **settings)  # fmt: skip
+    limits_set = {"question_type": 10, "template": 16, "sc": 14, "choose": 20, "diy": 40, "verify": 48, "llm_vote": 30,
+                  "auto_cot": 18}  # fmt: skip
+    cfg = OlaGPTConfig(**{"dataset": "aqua"} | settings, n_questions=2, second_stage_tokens=12,
+                       stages={k: {"max_tokens": v} for k, v in limits_set.items()})  # fmt: skip
     run(cfg, llm=PerStage(ScriptedModel(reply)))
-    names = {"SC samples": "answers"}  # one batch with the template answers; every other stage is its own batch
+    # stages whose calls share a batch: the templates' answers with SC's samples and Auto-CoT's answers; the tool
+    # loops' rounds, the templates' and SC's together
+    batch_of = {"SC samples": "answers", "Auto-CoT": "answers", "SC samples with tools": "answers with tools"}
     plan = planned_calls(cfg)
     assert plan
+    batches: dict = {}
     for stage in plan:
-        desc = names.get(stage.name, stage.name)
-        if stage.name in ("answers", "SC samples"):  # one batch for both
-            want = sum(s.calls for s in plan if s.name in ("answers", "SC samples"))
-            want_limits = {s.max_tokens for s in plan if s.name in ("answers", "SC samples")}
-        else:
-            want, want_limits = stage.calls, {stage.max_tokens}
-        got = sent.get(desc, 0)
-        assert got == want if stage.exact else 0 < got <= want, (stage, sent)
-        assert limits[desc] == want_limits, (stage, limits[desc])  # priced at the limit its calls carried
-    assert set(sent) <= {names.get(s.name, s.name) for s in plan}  # no batch the plan left out
+        batches.setdefault(batch_of.get(stage.name, stage.name), []).append(stage)
+    for desc, stages in batches.items():
+        want, got = sum(s.calls for s in stages), sent.get(desc, 0)
+        assert got == want if all(s.exact for s in stages) else 0 < got <= want, (stages, sent)
+        assert limits[desc] == {s.max_tokens for s in stages}, (stages, limits[desc])  # priced at the calls' limits
+    assert set(sent) <= set(batches)  # no batch the plan left out
+    # a stage of one call per question, cell or sample is exact; one whose calls depend on the replies is a ceiling
+    assert {s.name for s in plan if s.exact} == {s.name for s in plan} & EXACT_STAGES
 
 
 def test_a_notes_library_of_another_dataset_is_refused_unless_asked_for():
