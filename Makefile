@@ -55,15 +55,14 @@ test: $(STAMP) browser redis lint
 	@# olakit's bytecode (its editable install compiles none, PYTHONDONTWRITEBYTECODE keeps imports from writing it):
 	@# every olakit process the tests start reads it instead of compiling olakit again (the CLI-start goal counts that)
 	@$(BIN)/python -m compileall -q olakit
-	@# three workers (pytest-xdist) on two cores, each test file on one of them: a docs page's blocks run in order, in
-	@# one folder; many tests wait on subprocesses and servers (two workers kept the cores 145% busy of 200%)
-	$(BIN)/python -m pytest -q -n 3 --dist loadfile --durations=25
+	@# two workers (pytest-xdist), each test file on one of them: a docs page's blocks run in order, in one folder
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile --durations=25
 
 # The quick tier (about 6 min on 2 cores, most of it commands run as subprocesses): everything but the embedded
 # model, the browser and the slow tests.
 test-fast: $(STAMP) lint
 	@$(BIN)/python -m compileall -q olakit
-	$(BIN)/python -m pytest -q -n 3 --dist loadfile -m "not real_model and not browser and not slow"
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile -m "not real_model and not browser and not slow"
 
 # Mutation testing of the answer readers and scoring (pyproject's [tool.mutmut]); lists the surviving mutants.
 mutants: $(STAMP)
