@@ -230,6 +230,39 @@ def test_exemplars_from_the_evaluated_split_are_refused(monkeypatch, data_dir):
         prompts.check_prompt(f"Question: {dev[0].text}\n{brooke.text}", dev[0].id, prompts.normalised(dev))
 
 
+def test_two_processes_building_one_bm25_index_keep_one_whole_index(tmp_path):
+    """Two processes that build the same corpus's BM25 index at once (two notebooks, the suite's two workers) leave
+    one whole index and no temporary folder, and answer alike; a kept folder without the index's parameters (a disk
+    fault) is built again, not left to cost every later process a build."""
+    import os
+    import subprocess
+    import sys
+
+    corpus = tmp_path / "many.jsonl"  # big enough that the two builds overlap (about a second each)
+    corpus.write_text("".join(json.dumps({"id": str(i), "title": f"t{i}", "text": f"w{i % 97} v{i % 13} u{i}"}) + "\n"
+                              for i in range(30_000)))  # fmt: skip
+    code = (
+        "import sys\nfrom olakit.retrieval.knowledge import read_corpus\n"
+        "from olakit.retrieval.retrievers import make_retriever\n"
+        "print(make_retriever('bm25', read_corpus(sys.argv[1])).search('w5 v3', 3))"
+    )
+    env = {**os.environ, "OLAKIT_INDEX_DIR": str(tmp_path / "indexes")}
+
+    def run(n: int) -> list[str]:
+        procs = [subprocess.Popen([sys.executable, "-c", code, str(corpus)], env=env, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True) for _ in range(n)]  # fmt: skip
+        done = [p.communicate(timeout=300) for p in procs]
+        assert all(p.returncode == 0 for p in procs), [err[-2000:] for _, err in done]
+        return [out for out, _ in done]
+
+    first = run(2)
+    (digest,) = (tmp_path / "indexes").iterdir()
+    assert first[0] == first[1] and sorted(p.name for p in digest.iterdir()) == ["bm25"]
+    (digest / "bm25" / "params.index.json").unlink()
+    assert run(1) == first[:1]
+    assert sorted(p.name for p in digest.iterdir()) == ["bm25"] and (digest / "bm25" / "params.index.json").is_file()
+
+
 def test_bad_input_gets_one_clear_error_and_writes_nothing(tmp_path, corpus_file):
     bad = tmp_path / "bad.jsonl"
     bad.write_text(json.dumps(PARAGRAPHS[0]) + "\n{not json\n")

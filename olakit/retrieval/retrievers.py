@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 
 import numpy as np
 
@@ -65,9 +66,16 @@ class BM25Retriever:
             self.index.index(_tokens(f"{t} {x}" for t, x in zip(corpus.titles, corpus.texts)), show_progress=False)
             if cache:
                 tmp = folder.with_name(f".bm25.{os.getpid()}.tmp")
-                self.index.save(str(tmp))
                 folder.parent.mkdir(parents=True, exist_ok=True)
-                os.replace(tmp, folder) if not folder.exists() else None
+                self.index.save(str(tmp))
+                if (folder / "params.index.json").is_file():  # another process saved the same index first
+                    shutil.rmtree(tmp, ignore_errors=True)
+                else:
+                    shutil.rmtree(folder, ignore_errors=True)  # a folder without the index's parameters: broken
+                    try:
+                        os.replace(tmp, folder)
+                    except OSError:  # another process saved it in between
+                        shutil.rmtree(tmp, ignore_errors=True)
 
     def search(self, query: str, k: int, exclude: set[int] = frozenset()) -> list[tuple[int, float]]:
         _check(self.corpus, query, k)
