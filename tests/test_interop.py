@@ -26,8 +26,7 @@ from inspect_ai.scorer import choice
 from inspect_ai.solver import multiple_choice
 
 
-@task
-def aqua_tiny(shuffle: bool = False):
+def tiny(shuffle: bool) -> Task:
     rows = json.load(open({rows!r}))
     samples = [Sample(input=r["question"], choices=r["options"], target=r["gold"], id=f"item{{i}}")
                for i, r in enumerate(rows)]
@@ -35,6 +34,16 @@ def aqua_tiny(shuffle: bool = False):
     if shuffle:
         dataset.shuffle_choices(seed=7)
     return Task(dataset=dataset, solver=multiple_choice(), scorer=choice())
+
+
+@task
+def aqua_tiny():
+    return tiny(shuffle=False)
+
+
+@task
+def aqua_tiny_shuffled():
+    return tiny(shuffle=True)
 """
 
 LM_TASK = """task: aqua_tiny
@@ -86,20 +95,28 @@ def made(tmp_path_factory, data_dir):
     env = {**os.environ, "OLAKIT_API_KEY": "none", "OLAKIT_BASE_URL": server.base_url, "HF_DATASETS_OFFLINE": "1",
            "HF_HUB_OFFLINE": "1", "INSPECT_LOG_DIR": str(tmp / "logs"), "NO_COLOR": "1"}  # fmt: skip
     model = f"openai-api/olakit/{server.model}"
-    for shuffle in ("false", "true"):
-        subprocess.run(
-            [BIN / "inspect", "eval", f"{tmp / 'aqua_task.py'}@aqua_tiny", "--model", model, "-T", f"shuffle={shuffle}",
-             "--max-tokens", "24", "--temperature", "0", "--display", "none", "--log-dir", str(tmp / "logs")],
-            env=env, check=True, capture_output=True, cwd=tmp,
-        )  # fmt: skip
+    task = tmp / "aqua_task.py"
+    # the three runs at once, as a person runs tools side by side: the embedded server answers them together (its
+    # slots), and one `inspect eval` runs both of Inspect's tasks (--max-tasks)
+    inspect = subprocess.Popen(
+        [BIN / "inspect", "eval", f"{task}@aqua_tiny", f"{task}@aqua_tiny_shuffled", "--max-tasks", "2", "--model",
+         model, "--max-tokens", "24", "--temperature", "0", "--display", "none", "--log-dir", str(tmp / "logs")],
+        env=env, cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
     args = f"model={server.model},base_url={server.base_url}/chat/completions,num_concurrent=2,tokenized_requests=False"
-    subprocess.run(
+    lm_eval = subprocess.Popen(
         [BIN / "lm_eval", "--model", "local-chat-completions", "--model_args", args, "--tasks", "aqua_tiny",
          "--include_path", str(tmp / "lm"), "--apply_chat_template", "--log_samples",
          "--output_path", str(tmp / "out")],
-        env=env, check=True, capture_output=True, cwd=tmp,
+        env=env, cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )  # fmt: skip
-    logs = sorted((tmp / "logs").glob("*.eval"), key=lambda p: p.stat().st_mtime)
+    for name, proc in (("inspect eval", inspect), ("lm_eval", lm_eval)):
+        out, _ = proc.communicate(timeout=900)
+        assert proc.returncode == 0, f"{name} failed:\n{out[-3000:]}"
+    from inspect_ai.log import read_eval_log
+
+    by_task = {read_eval_log(str(p), header_only=True).eval.task: p for p in (tmp / "logs").glob("*.eval")}
+    logs = (by_task["aqua_tiny"], by_task["aqua_tiny_shuffled"])
     samples = next((tmp / "out").rglob("samples_aqua_tiny_*.jsonl"))
     return {"questions": questions, "inspect": logs, "lm_eval": samples, "tmp": tmp}
 
