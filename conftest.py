@@ -17,6 +17,7 @@ pytest_collect_file = Sybil(
     patterns=["README.md", "docs/*.md"],
     setup=docs_blocks.setup,
     teardown=docs_blocks.teardown,
+    fixtures=["tmp_path_factory"],  # for the run's one folder of the sentence embedder's vectors (docs_blocks)
 ).pytest()
 
 

@@ -6,6 +6,7 @@ import pytest
 
 from olakit.data.loaders import resolve_data_dir
 from olakit.env import endpoint_names
+from tests.docs_blocks import run_folder
 
 REPO = Path(__file__).resolve().parent.parent
 ENDPOINT_VARS = (
@@ -48,8 +49,8 @@ def _isolated(monkeypatch, tmp_path_factory):
     cache, and never calls a configured (possibly paid) endpoint. The joined model file (OLAKIT_MODEL_DIR) stays
     shared. Matplotlib keeps the user's default backend (none is set here)."""
     monkeypatch.setenv("OLAKIT_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
-    monkeypatch.setenv("OLAKIT_INDEX_DIR", str(tmp_path_factory.getbasetemp() / "indexes"))  # shared: built once
-    monkeypatch.setenv("OLAKIT_EMBED_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "embeddings"))  # shared too
+    monkeypatch.setenv("OLAKIT_INDEX_DIR", str(run_folder(tmp_path_factory) / "indexes"))  # shared: built once
+    monkeypatch.setenv("OLAKIT_EMBED_CACHE_DIR", str(run_folder(tmp_path_factory) / "embeddings"))  # shared too
     for name in ENDPOINT_VARS:
         monkeypatch.delenv(name, raising=False)
 

@@ -12,9 +12,10 @@ A block runs:
   to bottom in one shell);
 - with the user's environment: no MPLBACKEND, no OLAKIT_ variable, a fresh HOME (no caches), the venv's bin first on
   PATH (``source .venv/bin/activate``); one exception, the sentence embedder's vectors (``~/.cache/olakit/embeddings``,
-  keyed by the embedder's version and each text's sha256): the pages share them, as one user reading them in turn
-  does, so the StrategyQA facts are embedded once (by the first page whose block needs them: the cold path still
-  runs) and not once more per page (30-40 s each on 2 cores);
+  keyed by the embedder's version and each text's sha256): the pages share them with every test of the run, as one
+  user reading them in turn does (``run_folder``'s, where tests/conftest.py points OLAKIT_EMBED_CACHE_DIR, across
+  the xdist workers), so the StrategyQA facts are embedded once a run (by the first test or page that needs them:
+  the cold path still runs, and tests/test_embedder.py runs it on purpose), not once a page (30-40 s each on 2 cores);
 - with one change: the model, swapped for a scripted endpoint through the OLAKIT_ variables
   (``scripted://tests.replies:docs``; PYTHONPATH names the repository so that the reply function imports).
 
@@ -31,10 +32,8 @@ What a block needs is said in an HTML comment just before it, ``<!-- docs-test: 
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import difflib
-import functools
 import os
 import re
 import shutil
@@ -86,18 +85,24 @@ def setup(namespace: dict) -> None:
     folder = Path(tempfile.mkdtemp(prefix="olakit-docs-"))
     (folder / "home").mkdir()
     (folder / "work").mkdir()
-    cache = folder / "home" / ".cache" / "olakit"
-    cache.mkdir(parents=True)
-    (cache / "embeddings").symlink_to(_shared_embeddings(), target_is_directory=True)
+    (folder / "home" / ".cache" / "olakit").mkdir(parents=True)
     namespace["_folder"] = folder
 
 
-@functools.cache
-def _shared_embeddings() -> Path:
-    """One embeddings folder for every page of this test session (module docstring), removed at the process's end."""
-    folder = Path(tempfile.mkdtemp(prefix="olakit-docs-embeddings-"))
-    atexit.register(shutil.rmtree, folder, ignore_errors=True)
-    return folder
+def run_folder(tmp_path_factory) -> Path:
+    """The whole run's temporary folder: under pytest-xdist, every worker's basetemp is a folder of the run's. The
+    indexes and the sentence embedder's vectors are kept there (tests/conftest.py), so they are built once a run, not
+    once a worker (both are written whole or not at all: a file renamed into place, diskcache's SQLite)."""
+    basetemp = tmp_path_factory.getbasetemp()
+    return basetemp.parent if os.environ.get("PYTEST_XDIST_WORKER") else basetemp
+
+
+def _share_embeddings(home: Path, tmp_path_factory) -> None:
+    """HOME's ``~/.cache/olakit/embeddings``: the run's one folder of them (module docstring), the tests' too."""
+    link = home / ".cache" / "olakit" / "embeddings"
+    if not link.is_symlink():
+        (run_folder(tmp_path_factory) / "embeddings").mkdir(parents=True, exist_ok=True)
+        link.symlink_to(run_folder(tmp_path_factory) / "embeddings", target_is_directory=True)
 
 
 def teardown(namespace: dict) -> None:
@@ -126,6 +131,7 @@ def run_block(example) -> None:
         argv = [sys.executable, str(script)]
     else:
         argv = ["bash", "-e", "-o", "pipefail", "-c", source]
+    _share_embeddings(folder / "home", example.namespace["tmp_path_factory"])
     env = environment(folder / "home", real_model="real-model" in said)
     with contextlib.ExitStack() as stack:
         if "loopback" in said:
