@@ -149,6 +149,20 @@ def run_all(page, url: str) -> None:
     page.click(".lm-Menu-item:has-text('Run All Cells')")
 
 
+def scroll_to(locator, tries: int = 5) -> None:
+    """Scroll a widget's output into view for a screenshot. An explorer that draws again meanwhile (a filter's
+    second update) detaches the element playwright found ("Element is not attached to the DOM", seen once in a full
+    run): the locator finds it again."""
+    from playwright.sync_api import Error
+
+    for left in range(tries - 1, -1, -1):
+        try:
+            return locator.scroll_into_view_if_needed(timeout=30_000)
+        except Error as e:
+            if not left or "not attached" not in str(e):
+                raise
+
+
 def expected_count(strategy: str = "zero-shot") -> int:
     """Questions where the regex vote is wrong but some template is right, counted from the raw prediction files
     in plain Python (tests/recorded_counts.py), without olakit."""
@@ -192,19 +206,19 @@ def test_explore_opened_in_jupyterlab_after_make_paper_with_no_path_edited(after
         )
         summary = page.locator(".olakit-summary").first.text_content()
         assert "templates say" in summary or "no template" in summary
-        page.locator(".olakit-answers").first.scroll_into_view_if_needed()
+        scroll_to(page.locator(".olakit-answers").first)
         page.screenshot(path=str(artifacts / "explore_after_paper_questions.png"))
         assert page.locator(".olakit-heatmap").count() >= 1  # the Fig-12 heatmap explorer rendered too
         page.wait_for_selector(".olakit-steps", timeout=120_000)  # GEEK's traces, from make paper's geek_ablation
         steps = page.locator(".olakit-steps").first
-        steps.scroll_into_view_if_needed()
+        scroll_to(steps)
         page.screenshot(path=str(artifacts / "explore_after_paper_geek.png"))
         dev = json.loads((resolve_data_dir() / "strategyqa" / "dev.json").read_text())  # StrategyQA's own file
         asked = {d["qid"]: d["question"] for d in dev}[geek["question_id"].iloc[0]]
         assert asked in page.locator(".olakit-question").all_text_contents()
         assert steps.text_content().startswith("select → ")
         page.wait_for_selector(".olakit-iterations", timeout=120_000)  # the review loop's, from its review_loop run
-        page.locator(".olakit-iterations").first.scroll_into_view_if_needed()
+        scroll_to(page.locator(".olakit-iterations").first)
         page.screenshot(path=str(artifacts / "explore_after_paper_review.png"))
         text = page.locator(".jp-Notebook").text_content()
         assert "no GEEK records" not in text and "no review-loop records" not in text
@@ -279,7 +293,7 @@ def test_compare_runs_in_jupyterlab_one_question_across_the_pot_runs(tmp_path):
             arg=str(want),
             timeout=60_000,
         )
-        page.locator(".olakit-answers").first.scroll_into_view_if_needed()
+        scroll_to(page.locator(".olakit-answers").first)
         page.screenshot(path=str(artifacts / "compare_runs_jupyterlab.png"), full_page=False)
         browser.close()
 
