@@ -274,6 +274,22 @@ def test_plan_and_registration_settings_in_the_same_forms_at_every_door(tmp_path
         read_registration(path)
 
 
+def test_the_planned_cells_of_an_ekar_run_with_sc_auto_cot_and_the_llm_vote():
+    """The cells a registration may name, before any call, on E-KAR with every kind of cell: its templates (the five
+    and AT, whose file lists ekar_zh alone), the regex vote, SC and the LLM vote under each strategy, Auto-CoT under
+    random. Written out by hand; a mutation run found SC, the LLM vote, Auto-CoT and the dataset unchecked."""
+    from olakit.olagpt.budget import planned_cells
+    from olakit.olagpt.config import OlaGPTConfig
+
+    cfg = OlaGPTConfig(dataset="ekar_zh", strategies=["zero-shot", "random"], baselines=["SC", "auto_cot"],
+                       votes=["regex_vote", "llm_vote"])  # fmt: skip
+    methods = ["turbo", "AT", "DT", "DST", "PT", "ST", "regex_vote", "SC", "llm_vote"]
+    want = [f"{m} | {s}" for m in methods for s in ("zero-shot", "random")] + ["auto_cot | random"]
+    assert planned_cells(cfg) == want
+    one = OlaGPTConfig(templates=["ST"], strategies=["random"])
+    assert planned_cells(one) == ["ST | random", "regex_vote | random"]
+
+
 def test_what_a_run_of_n_questions_can_decide_worked_by_hand():
     """The sensitivity every run's plan prints: the fewest discordant questions that can reject at alpha / pairs
     (all of them one way: 2 / 2^d below the level), and the smallest difference found with 80% power at a
