@@ -18,6 +18,7 @@ import socket
 import threading
 import time
 import urllib.parse
+import urllib.request
 from pathlib import Path
 
 from olakit.env import environment, user_dir
@@ -203,6 +204,25 @@ class LocalServer:
         except Exception as exc:  # xllamacpp raises RuntimeError/ValueError on load failures
             raise ModelError(f"{path}: the embedded server did not start ({exc})") from None
         self.base_url = self._server.listening_address.rstrip("/") + "/v1"
+        self._wait_until_serving()
+
+    def _wait_until_serving(self, timeout: float = 60.0) -> None:
+        """Return once the server answers HTTP, not once its port accepts: its port is bound before its HTTP loop
+        runs, and freeing the Server in between left the loop running and the freeing thread waiting for it, holding
+        the GIL (a full test run hung for good in test_close_stops_the_server_for_real; gdb: ~Server joining the
+        thread blocked in accept4)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                with urllib.request.urlopen(f"{self.base_url}/models", timeout=5) as reply:
+                    reply.read()
+                return
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise ModelError(
+                        f"the embedded server at {self.base_url} did not answer in {timeout:.0f} s"
+                    ) from None
+                time.sleep(0.05)
 
     def close(self, timeout: float = 30.0) -> None:
         """Stop the server: xllamacpp stops it when its Server object is freed, so drop the only reference, collect
