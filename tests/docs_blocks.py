@@ -101,8 +101,9 @@ def _share_embeddings(home: Path, tmp_path_factory) -> None:
     """HOME's ``~/.cache/olakit/embeddings``: the run's one folder of them (module docstring), the tests' too."""
     link = home / ".cache" / "olakit" / "embeddings"
     if not link.is_symlink():
-        (run_folder(tmp_path_factory) / "embeddings").mkdir(parents=True, exist_ok=True)
-        link.symlink_to(run_folder(tmp_path_factory) / "embeddings", target_is_directory=True)
+        shared = run_folder(tmp_path_factory) / "embeddings"
+        shared.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(shared, target_is_directory=True)
 
 
 def teardown(namespace: dict) -> None:

@@ -24,12 +24,11 @@ import subprocess
 import sys
 import threading
 import time
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
 from olakit.env import environment, user_dir
-from olakit.llm.local import SLOTS, LocalServer, ModelError, default_model_path, embedded_spec
+from olakit.llm.local import SLOTS, LocalServer, ModelError, answers, default_model_path, embedded_spec
 
 GRACE = 30.0
 """Seconds the server stays up after the last lease goes (the next command in a row finds it warm, prompt cache
@@ -76,16 +75,6 @@ def _alive(pid: int) -> bool:
     except PermissionError:  # another user's process
         return True
     return True
-
-
-def answers(base_url: str, timeout: float = 3.0) -> bool:
-    """Whether a llama.cpp server answers its /health at ``base_url`` (which may end in /v1)."""
-    url = base_url.rstrip("/").removesuffix("/v1") + "/health"
-    try:
-        with urllib.request.urlopen(url, timeout=timeout) as resp:
-            return resp.status == 200
-    except OSError:
-        return False
 
 
 def _paths(folder: Path, name: str) -> tuple[Path, Path, Path]:

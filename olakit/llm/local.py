@@ -127,8 +127,6 @@ def server_metrics(base_url: str, timeout: float = 10.0) -> dict[str, float]:
     cache), ``tokens_predicted_total``, ``tokens_predicted_seconds_total``, ``prompt_seconds_total``, ...
 
     ``base_url`` may end in ``/v1``. The embedded server has the endpoint on (LocalServer sets it)."""
-    import urllib.request
-
     url = base_url.rstrip("/").removesuffix("/v1") + "/metrics"
     text = urllib.request.urlopen(url, timeout=timeout).read().decode()
     out = {}
@@ -160,6 +158,16 @@ def progressing(base_url: str, since: float | None) -> tuple[bool, float | None]
     done = m.get("n_decode_total", 0.0) + m.get("prompt_tokens_total", 0.0) + m.get("tokens_predicted_total", 0.0)
     busy = m.get("requests_processing", 0.0) + m.get("requests_deferred", 0.0) > 0
     return busy and (since is None or done > since), done
+
+
+def answers(base_url: str, timeout: float = 3.0) -> bool:
+    """Whether a llama.cpp server answers its /health at ``base_url`` (which may end in /v1)."""
+    url = base_url.rstrip("/").removesuffix("/v1") + "/health"
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as resp:
+            return resp.status == 200
+    except OSError:
+        return False
 
 
 class LocalServer:
@@ -212,17 +220,10 @@ class LocalServer:
         the GIL (a full test run hung for good in test_close_stops_the_server_for_real; gdb: ~Server joining the
         thread blocked in accept4)."""
         deadline = time.monotonic() + timeout
-        while True:
-            try:
-                with urllib.request.urlopen(f"{self.base_url}/models", timeout=5) as reply:
-                    reply.read()
-                return
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise ModelError(
-                        f"the embedded server at {self.base_url} did not answer in {timeout:.0f} s"
-                    ) from None
-                time.sleep(0.05)
+        while not answers(self.base_url):
+            if time.monotonic() > deadline:
+                raise ModelError(f"the embedded server at {self.base_url} did not answer in {timeout:.0f} s")
+            time.sleep(0.05)
 
     def close(self, timeout: float = 30.0) -> None:
         """Stop the server: xllamacpp stops it when its Server object is freed, so drop the only reference, collect
