@@ -121,7 +121,7 @@ def _parser(configs: dict | None = None) -> argparse.ArgumentParser:
     s.add_argument("--n-parallel", type=int, default=4, help="concurrent requests (and the most n per request)")
     s.add_argument("--n-ctx", type=int, default=8192, help="context size shared by the parallel slots")
     s.add_argument("--verbosity", type=int, default=3, help="llama.cpp's log verbosity (0: none; 3: its default)")
-    s.add_argument("--threads", type=int, default=None, help="CPU threads (default: llama.cpp's choice)")
+    s.add_argument("--threads", type=int, default=None, help="llama.cpp threads (default: OLAKIT_EMBEDDED_THREADS)")
 
     for name, config, what, form in (
         ("run", "OlaGPTConfig", "run the OlaGPT grid live (templates x note strategies, baselines, votes)",

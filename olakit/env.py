@@ -14,6 +14,7 @@ process (the embedded model starts on the first call that needs it).
 | ``OLAKIT_EMBEDDED_MODEL`` | ``0.5b`` (default) or ``1.5b`` |
 | ``OLAKIT_EMBEDDED_URL`` | an embedded server already running elsewhere, to call instead of the machine's |
 | ``OLAKIT_EMBEDDED_LOG`` | the log of the machine's embedded server this process starts (set by ``olakit sweep``) |
+| ``OLAKIT_EMBEDDED_THREADS`` | llama.cpp threads of the embedded server this process starts (default: every core) |
 | ``OLAKIT_MODEL_DIR``, ``OLAKIT_EMBED_CACHE_DIR``, ``OLAKIT_INDEX_DIR`` | joined model files, embeddings, indexes |
 | ``OLAKIT_TEMPLATES_DIR`` | a folder of extra thinking templates |
 | ``OLAKIT_TOOLS_DIR`` | a folder of extra tools (olakit.tools) |
@@ -58,6 +59,8 @@ class Environment(BaseSettings):
     embedded_model: str = "0.5b"
     embedded_url: str = ""
     embedded_log: Path | None = None
+    embedded_threads: int | None = Field(None, ge=1)
+    """llama.cpp threads of an embedded server this process starts; unset: ``embedded_threads()``."""
     model_dir: Path | None = None
     embed_cache_dir: Path | None = None
     index_dir: Path | None = None
@@ -117,6 +120,17 @@ def endpoint_vars(role: str | None = None) -> tuple[EndpointVars, str]:
     if not found.api_key.get_secret_value() and os.environ.get("OPENAI_API_KEY"):
         found = found.model_copy(update={"api_key": SecretStr(os.environ["OPENAI_API_KEY"])})
     return found, prefix
+
+
+def embedded_threads(cores: int | None = None) -> int:
+    """llama.cpp threads of an embedded server this process starts: ``$OLAKIT_EMBEDDED_THREADS``, else every core
+    (``cores``, default: those this process may use). Every core is fastest on a machine that does nothing else
+    (``make paper`` on 2 cores: 184 s, against 325 s with one thread); llama.cpp's threads wait for each other by
+    spinning, so beside other work a server on every core falls off a cliff, and a busy machine sets fewer
+    (docs/llm.md has the figures)."""
+    if cores is None:
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return environment().embedded_threads or max(1, cores)
 
 
 def index_dir() -> Path:

@@ -17,7 +17,9 @@ A block runs:
   the xdist workers), so the StrategyQA facts are embedded once a run (by the first test or page that needs them:
   the cold path still runs, and tests/test_embedder.py runs it on purpose), not once a page (30-40 s each on 2 cores);
 - with one change: the model, swapped for a scripted endpoint through the OLAKIT_ variables
-  (``scripted://tests.replies:docs``; PYTHONPATH names the repository so that the reply function imports).
+  (``scripted://tests.replies:docs``; PYTHONPATH names the repository so that the reply function imports); a
+  ``real-model`` block keeps the embedded model and takes the suite's OLAKIT_EMBEDDED_THREADS (``make test`` sets 1:
+  its two workers keep the cores busy, which a user's machine does not; docs/llm.md).
 
 What a block needs is said in an HTML comment just before it, ``<!-- docs-test: ... -->``, parts joined by ``;``:
 - ``slow``: minutes of work, or the embedded model: it runs in the slow tier;
@@ -74,6 +76,8 @@ def environment(home: Path, real_model: bool = False) -> dict[str, str]:
         from olakit.llm.local import model_dir
 
         env["OLAKIT_MODEL_DIR"] = str(model_dir())
+        if "OLAKIT_EMBEDDED_THREADS" in os.environ:  # the machine's load as the suite says it (make test)
+            env["OLAKIT_EMBEDDED_THREADS"] = os.environ["OLAKIT_EMBEDDED_THREADS"]
     else:
         env["OLAKIT_BASE_URL"] = "scripted://tests.replies:docs"
         env["OLAKIT_MODEL"] = "scripted-docs"

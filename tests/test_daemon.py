@@ -42,7 +42,9 @@ def gone(pid: int, within: float) -> bool:
 
 
 def test_two_processes_at_once_share_one_server_which_stops_after_the_last(tmp_path, own_machine):
-    env = own_machine
+    """... and the server computes on the threads OLAKIT_EMBEDDED_THREADS says, else on every core the process may
+    use (llama.cpp's whole log, asked for by OLAKIT_EMBEDDED_LOG, says how many)."""
+    env = {**own_machine, "OLAKIT_EMBEDDED_THREADS": "1", "OLAKIT_EMBEDDED_LOG": str(tmp_path / "one.log")}
     procs = [child(env, tag, 3) for tag in ("a", "b")]
     lines = [p.communicate(timeout=180)[0].split() for p in procs]
     assert [p.returncode for p in procs] == [0, 0], lines
@@ -56,10 +58,17 @@ def test_two_processes_at_once_share_one_server_which_stops_after_the_last(tmp_p
     assert gone(int(pid_a), within=30)  # the last user left: it stops after its grace (2 s)
     assert not list(record.glob("*.json"))  # and says so: the next process starts a fresh one
 
+    assert "llama threadpool init, n_threads = 1\n" in (tmp_path / "one.log").read_text()
+
+    env = {k: v for k, v in env.items() if k != "OLAKIT_EMBEDDED_THREADS"} | {
+        "OLAKIT_EMBEDDED_LOG": str(tmp_path / "all.log")
+    }
     again = child(env, "c", 0)
     pid_c, _, started_c, ok_c = again.communicate(timeout=180)[0].split()
     assert started_c == "True" and ok_c == "True" and pid_c != pid_a
     assert gone(int(pid_c), within=30)
+    cores = len(os.sched_getaffinity(0))
+    assert f"llama threadpool init, n_threads = {cores}\n" in (tmp_path / "all.log").read_text()
 
 
 def test_a_killed_user_does_not_keep_the_server_up(own_machine):

@@ -122,7 +122,7 @@ def machine_server(
     """The machine's embedded server for the chosen model, started only when none answers (``start=False``: None
     then); this process holds a lease on it until it exits.
 
-    A server this process starts has ``n_parallel`` slots, ``threads`` llama.cpp threads (default: every core) and
+    A server this process starts has ``n_parallel`` slots, ``threads`` llama.cpp threads (default: LocalServer's) and
     its llama.cpp log in ``log_path``, else ``$OLAKIT_EMBEDDED_LOG`` (``olakit sweep`` names one in its run folder
     for its kernels), else ``servers_dir()/<model>.log``; a log asked for gets llama.cpp's whole log (verbosity 3),
     the machine's default one errors only, unless ``verbosity`` says otherwise."""
@@ -143,7 +143,6 @@ def machine_server(
                 path = default_model_path(spec)  # joined and verified here: a missing part is this process's error
                 log_path = log_path or environment().embedded_log
                 verbosity = (3 if log_path else 0) if verbosity is None else verbosity
-                threads = threads or os.cpu_count()
                 found = _start(path, record, n_parallel, threads, verbosity, log_path or folder / f"{spec['name']}.log")
                 started = True
             leases.mkdir(exist_ok=True)

@@ -21,7 +21,7 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
-from olakit.env import environment, user_dir
+from olakit.env import embedded_threads, environment, user_dir
 from olakit.errors import OlakitError, require_extra
 
 log = logging.getLogger("olakit")
@@ -173,7 +173,8 @@ def answers(base_url: str, timeout: float = 3.0) -> bool:
 class LocalServer:
     """An OpenAI-compatible server for a GGUF file on 127.0.0.1 (xllamacpp), on a free port.
 
-    ``with LocalServer() as srv: srv.base_url`` -> ``"http://127.0.0.1:PORT/v1"``.
+    ``with LocalServer() as srv: srv.base_url`` -> ``"http://127.0.0.1:PORT/v1"``. ``threads``: llama.cpp's threads
+    (default: olakit.env.embedded_threads()).
     """
 
     def __init__(
@@ -200,9 +201,7 @@ class LocalServer:
         params.hostnames = ["127.0.0.1"]
         params.verbosity = verbosity  # 0: llama.cpp's server log stays off the terminal (olakit serve shows it)
         params.endpoint_metrics = True  # Prometheus /metrics: the server's own prompt and generation seconds
-        if threads:
-            params.cpuparams.n_threads = threads
-            params.cpuparams_batch.n_threads = threads
+        params.cpuparams.n_threads = params.cpuparams_batch.n_threads = threads or embedded_threads()
         self.model_path = path
         self.model = embedded_spec()["name"] if model_path is None else path.stem
         params.model_alias = {self.model}  # the name its answers give the model: the one `olakit serve` prints

@@ -40,7 +40,7 @@ from pydantic import Field, field_validator
 
 from olakit.config import Config, read_config_file
 from olakit.data.files import find_file, write_atomic
-from olakit.env import endpoint_vars, environment
+from olakit.env import embedded_threads, endpoint_vars, environment
 from olakit.errors import DataError
 from olakit.llm.cache import default_cache_dir, open_cache, redact
 from olakit.llm.daemon import machine_server
@@ -267,7 +267,8 @@ def thread_rules(cores: int, parallel: int) -> dict:
       cores (``cores // parallel``, at least 1);
     - the live runs follow, each in the first slot a run leaves (``run_local``), at most 2 at a time (a live
       kernel mostly waits on the model), each with 1 BLAS/torch thread, while the embedded server (the
-      machine's, olakit.llm.daemon, whose defaults these two figures state) computes on every core with SLOTS
+      machine's, olakit.llm.daemon, whose defaults these two figures state) computes on every core
+      (olakit.env.embedded_threads, unless ``$OLAKIT_EMBEDDED_THREADS`` says otherwise) with SLOTS
       parallel slots (each live kernel's client sends at most SLOTS calls at once, one per slot, so each keeps its
       prompt prefix).
 
@@ -281,7 +282,7 @@ def thread_rules(cores: int, parallel: int) -> dict:
         "recorded_threads": max(1, cores // parallel),
         "live_at_once": min(parallel, 2),
         "live_threads": 1,
-        "server_threads": cores,
+        "server_threads": embedded_threads(cores),
         "server_slots": SLOTS,
     }
 
