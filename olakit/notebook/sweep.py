@@ -272,8 +272,11 @@ def thread_rules(cores: int, parallel: int) -> dict:
       parallel slots (each live kernel's client sends at most SLOTS calls at once, one per slot, so each keeps its
       prompt prefix).
 
-    >>> thread_rules(2, 2)
-    {'recorded_threads': 1, 'live_at_once': 2, 'live_threads': 1, 'server_threads': 2, 'server_slots': 4}
+    ``server_threads`` is ``embedded_threads(cores)``: ``cores``, unless the environment says otherwise.
+
+    >>> rules = thread_rules(2, 2)
+    >>> rules["recorded_threads"], rules["live_at_once"], rules["live_threads"], rules["server_slots"]
+    (1, 2, 1, 4)
     >>> thread_rules(16, 4)["recorded_threads"]
     4
     """
