@@ -101,7 +101,7 @@ def run_folder(tmp_path_factory) -> Path:
     return basetemp.parent if os.environ.get("PYTEST_XDIST_WORKER") else basetemp
 
 
-def _share_embeddings(home: Path, tmp_path_factory) -> None:
+def share_embeddings(home: Path, tmp_path_factory) -> None:
     """HOME's ``~/.cache/olakit/embeddings``: the run's one folder of them (module docstring), the tests' too."""
     link = home / ".cache" / "olakit" / "embeddings"
     if not link.is_symlink():
@@ -136,7 +136,7 @@ def run_block(example) -> None:
         argv = [sys.executable, str(script)]
     else:
         argv = ["bash", "-e", "-o", "pipefail", "-c", source]
-    _share_embeddings(folder / "home", example.namespace["tmp_path_factory"])
+    share_embeddings(folder / "home", example.namespace["tmp_path_factory"])
     env = environment(folder / "home", real_model="real-model" in said)
     with contextlib.ExitStack() as stack:
         if "loopback" in said:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.docs_blocks import DIRECTIVE, REPO, environment
+from tests.docs_blocks import DIRECTIVE, REPO, environment, share_embeddings
 
 NOTEBOOKS = sorted(p.stem for p in (REPO / "notebooks").glob("*.ipynb"))
 NOT_RUN = {
@@ -58,10 +58,13 @@ def test_commands_are_in_blocks_the_suite_runs():
 
 
 @pytest.fixture(scope="module")
-def user():
-    """A fresh folder outside the repository with a HOME of its own, and a user's environment there."""
+def user(tmp_path_factory):
+    """A fresh folder outside the repository with a HOME of its own, and a user's environment there; its sentence
+    embeddings the run's, as the docs pages' are (tests/docs_blocks.py says why: note_strategy's notebook embeds
+    AQuA's questions and notes, which other tests of the run embed too)."""
     folder = Path(tempfile.mkdtemp(prefix="olakit-user-"))
-    (folder / "home").mkdir()
+    (folder / "home" / ".cache" / "olakit").mkdir(parents=True)
+    share_embeddings(folder / "home", tmp_path_factory)
     return folder, environment(folder / "home")
 
 

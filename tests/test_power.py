@@ -110,9 +110,11 @@ def test_olakit_plan_on_the_recorded_outputs(monkeypatch, capsys, tmp_path):
     # the price is the run's own plan: `olakit run` with the templates and strategies of the two cells, at that n
     n = int(first["n_needed"])
     flags = ["--templates", "DST,turbo", "--strategies", "retrieval,zero-shot", "-n", str(n)]
-    monkeypatch.setenv("OLAKIT_BASE_URL", "http://127.0.0.1:9/v1")  # nothing listens: the run stops at its first call
-    monkeypatch.setenv("OLAKIT_MODEL", "gpt-3.5-turbo")
-    main(["run", "--out", str(tmp_path / "run"), *flags])
+    # exported, not sent (olakit batch export: the run's plan, then its first stage's requests written, nothing paid;
+    # a run against a port where nothing listens printed the same plan, then retried for 30 s)
+    requests = tmp_path / "requests.jsonl"
+    assert main(["batch", "export", "--requests", str(requests), "run", "--out", str(tmp_path / "run"), *flags]) == 3
+    assert requests.is_file()
     planned = re.search(r"planned: (\d[\d,]*) calls", capsys.readouterr().out)
     assert int(planned.group(1).replace(",", "")) == first["calls"]
     assert (
