@@ -19,7 +19,7 @@ A block runs:
 - with one change: the model, swapped for a scripted endpoint through the OLAKIT_ variables
   (``scripted://tests.replies:docs``; PYTHONPATH names the repository so that the reply function imports); a
   ``real-model`` block keeps the embedded model and takes the suite's OLAKIT_EMBEDDED_THREADS (``make test`` sets 1:
-  its two workers keep the cores busy, which a user's machine does not; docs/llm.md).
+  its workers keep the cores busy, which a user's machine does not; docs/llm.md).
 
 What a block needs is said in an HTML comment just before it, ``<!-- docs-test: ... -->``, parts joined by ``;``:
 - ``slow``: minutes of work, or the embedded model: it runs in the slow tier;

@@ -231,7 +231,7 @@ def test_exemplars_from_the_evaluated_split_are_refused(monkeypatch, data_dir):
 
 
 def test_two_processes_building_one_bm25_index_keep_one_whole_index(tmp_path):
-    """Two processes that build the same corpus's BM25 index at once (two notebooks, the suite's two workers) leave
+    """Two processes that build the same corpus's BM25 index at once (two notebooks, two of the suite's workers) leave
     one whole index and no temporary folder, and answer alike; a kept folder without the index's parameters (a disk
     fault) is built again, not left to cost every later process a build."""
     import os
