@@ -124,13 +124,11 @@ def endpoint_vars(role: str | None = None) -> tuple[EndpointVars, str]:
 
 def embedded_threads(cores: int | None = None) -> int:
     """llama.cpp threads of an embedded server this process starts: ``$OLAKIT_EMBEDDED_THREADS``, else every core
-    (``cores``, default: those this process may use). Every core is fastest on a machine that does nothing else
-    (``make paper`` on 2 cores: 184 s, against 325 s with one thread); llama.cpp's threads wait for each other by
-    spinning, so beside other work a server on every core falls off a cliff, and a busy machine sets fewer
+    (``cores``, default: ``os.cpu_count()``, olakit's one count of them). Every core is fastest on a machine that does
+    nothing else (``make paper`` on 2 cores: 184 s, against 325 s with one thread); llama.cpp's threads wait for each
+    other by spinning, so beside other work a server on every core falls off a cliff, and a busy machine sets fewer
     (docs/llm.md has the figures)."""
-    if cores is None:
-        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    return environment().embedded_threads or max(1, cores)
+    return environment().embedded_threads or max(1, cores or os.cpu_count() or 1)
 
 
 def index_dir() -> Path:

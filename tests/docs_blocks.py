@@ -89,7 +89,6 @@ def setup(namespace: dict) -> None:
     folder = Path(tempfile.mkdtemp(prefix="olakit-docs-"))
     (folder / "home").mkdir()
     (folder / "work").mkdir()
-    (folder / "home" / ".cache" / "olakit").mkdir(parents=True)
     namespace["_folder"] = folder
 
 
@@ -104,6 +103,7 @@ def run_folder(tmp_path_factory) -> Path:
 def share_embeddings(home: Path, tmp_path_factory) -> None:
     """HOME's ``~/.cache/olakit/embeddings``: the run's one folder of them (module docstring), the tests' too."""
     link = home / ".cache" / "olakit" / "embeddings"
+    link.parent.mkdir(parents=True, exist_ok=True)
     if not link.is_symlink():
         shared = run_folder(tmp_path_factory) / "embeddings"
         shared.mkdir(parents=True, exist_ok=True)

@@ -63,7 +63,6 @@ def user(tmp_path_factory):
     embeddings the run's, as the docs pages' are (tests/docs_blocks.py says why: note_strategy's notebook embeds
     AQuA's questions and notes, which other tests of the run embed too)."""
     folder = Path(tempfile.mkdtemp(prefix="olakit-user-"))
-    (folder / "home" / ".cache" / "olakit").mkdir(parents=True)
     share_embeddings(folder / "home", tmp_path_factory)
     return folder, environment(folder / "home")
 

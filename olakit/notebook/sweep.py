@@ -267,8 +267,7 @@ def thread_rules(cores: int, parallel: int) -> dict:
       cores (``cores // parallel``, at least 1);
     - the live runs follow, each in the first slot a run leaves (``run_local``), at most 2 at a time (a live
       kernel mostly waits on the model), each with 1 BLAS/torch thread, while the embedded server (the
-      machine's, olakit.llm.daemon, whose defaults these two figures state) computes on every core
-      (olakit.env.embedded_threads, unless ``$OLAKIT_EMBEDDED_THREADS`` says otherwise) with SLOTS
+      machine's, olakit.llm.daemon, whose defaults these two figures state) computes on every core with SLOTS
       parallel slots (each live kernel's client sends at most SLOTS calls at once, one per slot, so each keeps its
       prompt prefix).
 
