@@ -32,6 +32,32 @@ def test_vectors_come_back_from_disk_without_the_model(tmp_path, monkeypatch):
 
 
 @pytest.mark.real_model
+@pytest.mark.parametrize(("cap", "during"), [(None, 2), ("1", 1), ("3", 2)])
+def test_the_embedder_computes_on_at_most_the_embedded_threads_and_puts_torchs_count_back(
+    cap, during, tmp_path, monkeypatch
+):
+    """OLAKIT_EMBEDDED_THREADS caps torch's threads while the model encodes (never raises them: a sweep's kernel
+    keeps its OMP_NUM_THREADS share); the process's own count comes back after."""
+    import torch
+
+    monkeypatch.setenv("OLAKIT_EMBED_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("OLAKIT_EMBEDDED_THREADS", raising=False)
+    if cap:
+        monkeypatch.setenv("OLAKIT_EMBEDDED_THREADS", cap)
+    model, seen = embedder._model(), []
+    real = model.encode
+    monkeypatch.setattr(model, "encode", lambda *a, **k: (seen.append(torch.get_num_threads()), real(*a, **k))[1])
+    monkeypatch.setattr(embedder, "_MEMO", {})
+    own = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        assert embedder.embed([f"{TEXTS[0]} ({cap})"]).shape == (1, embedder.DIM)
+        assert seen == [during] and torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(own)
+
+
+@pytest.mark.real_model
 def test_a_warm_rerun_imports_no_torch(tmp_path):
     code = (
         "import sys; from olakit.retrieval.embedder import embed; "

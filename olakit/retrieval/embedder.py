@@ -58,6 +58,23 @@ def _disk(directory: str):
     return diskcache.Cache(directory, timeout=60)
 
 
+def _encode(texts: list[str]) -> np.ndarray:
+    """The model's vectors, on at most ``$OLAKIT_EMBEDDED_THREADS`` torch threads where it is set (torch's own count
+    otherwise: every core, or ``OMP_NUM_THREADS``, as olakit sweep sets it per kernel); the process's count is put
+    back after. Like llama.cpp's, torch's threads wait for each other by spinning: beside other work, fewer are
+    faster (docs/llm.md)."""
+    model = _model()
+    import torch  # loaded with the model
+
+    own, cap = torch.get_num_threads(), environment().embedded_threads
+    if cap and cap < own:
+        torch.set_num_threads(cap)
+    try:
+        return model.encode(texts, batch_size=64, normalize_embeddings=True, show_progress_bar=False)
+    finally:
+        torch.set_num_threads(own)
+
+
 def embed(texts: Sequence[str]) -> np.ndarray:
     """Unit-length float32 embeddings, one row per text: from the process's memo, else the disk cache, else the
     model (loaded on first need), whose vectors are then stored on disk."""
@@ -70,7 +87,7 @@ def embed(texts: Sequence[str]) -> np.ndarray:
                 _MEMO[t] = np.frombuffer(raw, dtype=np.float32)
         todo = [t for t in todo if t not in _MEMO]
         if todo:
-            vecs = _model().encode(todo, batch_size=64, normalize_embeddings=True, show_progress_bar=False)
+            vecs = _encode(todo)
             with disk.transact():
                 for t, v in zip(todo, np.asarray(vecs, dtype=np.float32)):
                     _MEMO[t] = v
