@@ -10,16 +10,18 @@ A block runs:
 - in a subprocess (bash for ``bash`` blocks, the venv's python for ``python`` ones), in a fresh temporary working
   directory outside the repository, one per document and shared by its blocks in order (a user follows a page top
   to bottom in one shell);
-- with the user's environment: no MPLBACKEND, no OLAKIT_ variable, a fresh HOME (no caches), the venv's bin first on
+- with the user's environment: no MPLBACKEND, no OLAKIT_ variable but one (below), a fresh HOME, the venv's bin first on
   PATH (``source .venv/bin/activate``); one exception, the sentence embedder's vectors (``~/.cache/olakit/embeddings``,
   keyed by the embedder's version and each text's sha256): the pages share them with every test of the run, as one
   user reading them in turn does (``run_folder``'s, where tests/conftest.py points OLAKIT_EMBED_CACHE_DIR, across
   the xdist workers), so the StrategyQA facts are embedded once a run (by the first test or page that needs them:
   the cold path still runs, and tests/test_embedder.py runs it on purpose), not once a page (30-40 s each on 2 cores);
+- with the suite's OLAKIT_EMBEDDED_THREADS, the one OLAKIT_ variable kept (``make test`` sets 1: its workers keep the
+  cores busy, which a user's machine does not, and the embedded server's and the sentence embedder's threads spin
+  beside busy cores; docs/llm.md);
 - with one change: the model, swapped for a scripted endpoint through the OLAKIT_ variables
   (``scripted://tests.replies:docs``; PYTHONPATH names the repository so that the reply function imports); a
-  ``real-model`` block keeps the embedded model and takes the suite's OLAKIT_EMBEDDED_THREADS (``make test`` sets 1:
-  its workers keep the cores busy, which a user's machine does not; docs/llm.md).
+  ``real-model`` block keeps the embedded model.
 
 What a block needs is said in an HTML comment just before it, ``<!-- docs-test: ... -->``, parts joined by ``;``:
 - ``slow``: minutes of work, or the embedded model: it runs in the slow tier;
@@ -72,12 +74,12 @@ def environment(home: Path, real_model: bool = False) -> dict[str, str]:
     for name in ("XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME"):
         env.pop(name, None)
     env["PYTHONPATH"] = str(REPO)
+    if "OLAKIT_EMBEDDED_THREADS" in os.environ:  # the machine's load as the suite says it (make test)
+        env["OLAKIT_EMBEDDED_THREADS"] = os.environ["OLAKIT_EMBEDDED_THREADS"]
     if real_model:  # the joined model file a user who has run it once has; the server is this HOME's own
         from olakit.llm.local import model_dir
 
         env["OLAKIT_MODEL_DIR"] = str(model_dir())
-        if "OLAKIT_EMBEDDED_THREADS" in os.environ:  # the machine's load as the suite says it (make test)
-            env["OLAKIT_EMBEDDED_THREADS"] = os.environ["OLAKIT_EMBEDDED_THREADS"]
     else:
         env["OLAKIT_BASE_URL"] = "scripted://tests.replies:docs"
         env["OLAKIT_MODEL"] = "scripted-docs"
