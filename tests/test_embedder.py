@@ -58,6 +58,45 @@ def test_the_embedder_computes_on_at_most_the_embedded_threads_and_puts_torchs_c
 
 
 @pytest.mark.real_model
+def test_encodings_from_threads_take_turns_and_leave_torchs_count_as_it_was(tmp_path, monkeypatch):
+    """A tool loop's questions search from threads of their own: encodings that overlapped could each put back the
+    other's cap, so they take turns, and the process's count is the same after."""
+    import threading
+    import time
+
+    import torch
+
+    monkeypatch.setenv("OLAKIT_EMBED_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("OLAKIT_EMBEDDED_THREADS", "1")
+    model, inside, most = embedder._model(), [0], [0]
+    real = model.encode
+
+    def encode(*a, **k):
+        inside[0] += 1
+        most[0] = max(most[0], inside[0])
+        time.sleep(0.2)  # long enough for the other threads to arrive
+        try:
+            return real(*a, **k)
+        finally:
+            inside[0] -= 1
+
+    monkeypatch.setattr(model, "encode", encode)
+    monkeypatch.setattr(embedder, "_MEMO", {})
+    own = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        threads = [threading.Thread(target=embedder.embed, args=([f"question {i}"],)) for i in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert most[0] == 1 and torch.get_num_threads() == 2
+        assert len(embedder._MEMO) == 4
+    finally:
+        torch.set_num_threads(own)
+
+
+@pytest.mark.real_model
 def test_a_warm_rerun_imports_no_torch(tmp_path):
     code = (
         "import sys; from olakit.retrieval.embedder import embed; "

