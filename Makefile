@@ -57,8 +57,8 @@ test: $(STAMP) browser redis lint
 	@$(BIN)/python -m compileall -q olakit
 	@# three workers (pytest-xdist), each test file on one of them: a docs page's blocks run in order, in one folder.
 	@# Two kept 2 cores about 140 % busy (the rest waiting on servers, subprocesses and the browser): three, 12:16 of
-	@# tests against 13:16 on a fresh clone on 2026-12-06, and the suite is CPU-bound (every process's CPU sampled over
-	@# a run: 1,496 s in 12:08, 130 s of it the VM's kernel threads). The workers keep the cores busy, so an embedded
+	@# tests against 13:16 on a fresh clone on 2026-12-06, and the suite is nearly CPU-bound (the processes of a run,
+	@# sampled: 1,320 CPU s in 12:08, 1.8 of the 2 cores on average). The workers keep the cores busy, so an embedded
 	@# server started here computes on one thread, and the sentence embedder on one: on every core, beside a busy one,
 	@# the server is ten times slower, the embedder twice (docs/llm.md)
 	OLAKIT_EMBEDDED_THREADS=1 $(BIN)/python -m pytest -q -n 3 --dist loadfile --durations=25
