@@ -14,7 +14,7 @@ process (the embedded model starts on the first call that needs it).
 | ``OLAKIT_EMBEDDED_MODEL`` | ``0.5b`` (default) or ``1.5b`` |
 | ``OLAKIT_EMBEDDED_URL`` | an embedded server already running elsewhere, to call instead of the machine's |
 | ``OLAKIT_EMBEDDED_LOG`` | the log of the machine's embedded server this process starts (set by ``olakit sweep``) |
-| ``OLAKIT_EMBEDDED_THREADS`` | threads of the embedded server this process starts (all cores), the embedder's most |
+| ``OLAKIT_EMBEDDED_THREADS`` | llama.cpp threads of the embedded server (unset: all cores); the embedder's torch cap |
 | ``OLAKIT_MODEL_DIR``, ``OLAKIT_EMBED_CACHE_DIR``, ``OLAKIT_INDEX_DIR`` | joined model files, embeddings, indexes |
 | ``OLAKIT_TEMPLATES_DIR`` | a folder of extra thinking templates |
 | ``OLAKIT_TOOLS_DIR`` | a folder of extra tools (olakit.tools) |
