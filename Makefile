@@ -55,19 +55,20 @@ test: $(STAMP) browser redis lint
 	@# olakit's bytecode (its editable install compiles none, PYTHONDONTWRITEBYTECODE keeps imports from writing it):
 	@# every olakit process the tests start reads it instead of compiling olakit again (the CLI-start goal counts that)
 	@$(BIN)/python -m compileall -q olakit
-	@# three workers (pytest-xdist), each test file on one of them: a docs page's blocks run in order, in one folder.
+	@# three workers (pytest-xdist), each test file on one of them: a docs page's blocks run in order, in one folder;
+	@# the longest files first (conftest.py's LONGEST; xdist's default starts the files with most tests first).
 	@# Two kept 2 cores about 140 % busy (the rest waiting on servers, subprocesses and the browser): three, 12:16 of
 	@# tests against 13:16 on a fresh clone on 2026-12-06, and the suite is nearly CPU-bound (the processes of a run,
 	@# sampled: 1,320 CPU s in 12:08, 1.8 of the 2 cores on average). The workers keep the cores busy, so an embedded
 	@# server started here computes on one thread, and the sentence embedder on one: on every core, beside a busy one,
 	@# the server is ten times slower, the embedder twice (docs/llm.md)
-	OLAKIT_EMBEDDED_THREADS=1 $(BIN)/python -m pytest -q -n 3 --dist loadfile --durations=25
+	OLAKIT_EMBEDDED_THREADS=1 $(BIN)/python -m pytest -q -n 3 --dist loadfile --no-loadscope-reorder --durations=25
 
 # The quick tier (about 6 min on 2 cores, most of it commands run as subprocesses): everything but the embedded
 # model, the browser and the slow tests.
 test-fast: $(STAMP) lint
 	@$(BIN)/python -m compileall -q olakit
-	$(BIN)/python -m pytest -q -n 2 --dist loadfile -m "not real_model and not browser and not slow"
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder -m "not real_model and not browser and not slow"
 
 # Mutation testing of the answer readers and scoring (pyproject's [tool.mutmut]); lists the surviving mutants.
 mutants: $(STAMP)
