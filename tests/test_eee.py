@@ -5,7 +5,6 @@ same answers; a line that is not an instance is one clear error."""
 import json
 from importlib import resources
 
-import jsonschema
 import pytest
 
 from olakit.data.imported import ImportSpec, import_runs, load_import_spec
@@ -25,6 +24,9 @@ def pot(tmp_path_factory):
 
 
 def test_records_exported_as_instances_the_package_and_its_schema_accept(pot):
+    # jsonschema here, not at the top: its import builds rfc3987_syntax's parsers (0.9 CPU s), in each worker's
+    # collection at the top (three in make test)
+    import jsonschema
     from every_eval_ever.instance_level_types import InstanceLevelEvaluationLog
 
     from olakit.data.records import load_records
