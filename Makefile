@@ -59,9 +59,10 @@ test: $(STAMP) browser redis lint
 	@# the longest files first (conftest.py's LONGEST; xdist's default starts the files with most tests first).
 	@# Two kept 2 cores about 140 % busy (the rest waiting on servers, subprocesses and the browser): three, 12:16 of
 	@# tests against 13:16 on a fresh clone on 2026-12-06, and the suite is nearly CPU-bound (the processes of a run,
-	@# sampled: 1,320 CPU s in 12:08, 1.8 of the 2 cores on average). The workers keep the cores busy, so an embedded
-	@# server started here computes on one thread, and the sentence embedder on one: on every core, beside a busy one,
-	@# the server is ten times slower, the embedder twice (docs/llm.md)
+	@# sampled: 1,320 CPU s in 12:08, 1.8 of the 2 cores on average); a fourth made it slower (with the longest files
+	@# first, in the checkout: 11:46 against 10:58, the tests' own CPU 1,163 s against 1,054). The workers keep the
+	@# cores busy, so an embedded server started here computes on one thread, and the sentence embedder on one: on
+	@# every core, beside a busy one, the server is ten times slower, the embedder twice (docs/llm.md)
 	OLAKIT_EMBEDDED_THREADS=1 $(BIN)/python -m pytest -q -n 3 --dist loadfile --no-loadscope-reorder --durations=25
 
 # The quick tier (about 6 min on 2 cores, most of it commands run as subprocesses): everything but the embedded
