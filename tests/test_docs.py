@@ -46,6 +46,15 @@ def test_the_blocks_not_run_are_few_and_each_says_why():
     assert all(re.match(r'not-run "[^"]{20,}"', r) for r in reasons), reasons
 
 
+def test_the_files_the_workers_start_first_are_files_of_the_suite(pytestconfig):
+    """conftest.py's LONGEST, the files pytest-xdist's workers start first, names files the suite collects, each once:
+    a file renamed or gone would silently leave its place to none, and its tests to the end of the run."""
+    root = str(REPO / "conftest.py")  # the repository's conftest, as pytest loaded it (tests/ has one too)
+    (LONGEST,) = [p.LONGEST for p in pytestconfig.pluginmanager.get_plugins() if getattr(p, "__file__", "") == root]
+    collected = {str(p.relative_to(REPO)) for p in [*(REPO / "tests").glob("test_*.py"), *(REPO / "docs").glob("*.md")]}
+    assert len(set(LONGEST)) == len(LONGEST) and set(LONGEST) <= collected | {"README.md"}, LONGEST
+
+
 def test_commands_are_in_blocks_the_suite_runs():
     """A command in a ``sh``, ``shell`` or ``console`` block would escape the suite: commands are ``bash`` blocks, and
     what is not a command (a synopsis, output) is ``text``."""
