@@ -33,8 +33,9 @@ def venv(tmp_path_factory) -> Path:
     """A venv holding the wheel built from a copy of the committed files (as from a clean clone: setuptools writes
     build/ into its source), with the base dependencies only. pip installs them without byte-compiling every module
     of the 90-odd packages (``--no-compile``: 19 s against 41 s of CPU here, 2026-12-06), pip's work, not olakit's:
-    what the doors import is compiled as it is imported, in each process where PYTHONDONTWRITEBYTECODE is set (as
-    here), and the doors' test used about the same CPU either way (27.8 s, 28.3 s)."""
+    what the doors import is compiled as it is imported (their environment, a user's, has no
+    PYTHONDONTWRITEBYTECODE: the first door writes the bytecode the later ones read), and the doors' test used about
+    the same CPU either way (27.8 s, 28.3 s)."""
     tmp = tmp_path_factory.mktemp("wheel")
     source = tmp / "source"
     for name in run("git", "-C", str(ROOT), "ls-files").stdout.splitlines():
