@@ -1,11 +1,15 @@
 """The figure helpers that are olakit's own: the matplotlib heatmap (Fig 12, the Holm and kappa matrices)."""
 
+import subprocess
+import sys
+
 import matplotlib
 
 matplotlib.use("agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
 
 from olakit.analysis import figures  # noqa: E402
 
@@ -65,3 +69,46 @@ def test_a_matrix_outlines_the_registered_pairs_and_says_so():
     assert not [r for r in right.patches if isinstance(r, Rectangle) and not r.get_fill()]
     assert right.get_title() == "p"
     plt.close(fig)
+
+
+def test_the_paper_style_is_seaborns_paper_context_on_its_white_grid():
+    """PAPER_STYLE writes out seaborn's settings so that a figure drawn with matplotlib alone need not import
+    seaborn: each value is seaborn's own, but the default colormap (seaborn's "rocket" exists once it is imported)."""
+    import seaborn as sns
+
+    seaborns = {**sns.axes_style("whitegrid"), **sns.plotting_context("paper", font_scale=1.1)}
+    assert seaborns.pop("image.cmap") == "rocket" and set(figures.PAPER_STYLE) == set(seaborns)
+    for name, value in seaborns.items():
+        mine = figures.PAPER_STYLE[name]
+        assert mine == pytest.approx(value) if isinstance(value, float) else mine == value, name
+    before = dict(matplotlib.rcParams)
+    with figures.paper_style():
+        assert matplotlib.rcParams["axes.edgecolor"] == ".8" and matplotlib.rcParams["xtick.labelsize"] == 9.68
+    assert dict(matplotlib.rcParams) == before  # undone after
+
+
+def test_a_figure_drawn_with_matplotlib_alone_imports_neither_seaborn_nor_scipy_stats(tmp_path):
+    """A kernel that draws the accuracy intervals (method.ipynb's figure) does not pay seaborn's import, with the
+    scipy.stats it imports (0.8 CPU s); the template-count figure, a seaborn line plot, imports it."""
+    code = """
+import sys
+import matplotlib.pyplot as plt
+import pandas as pd
+from olakit.analysis import figures
+methods = pd.DataFrame({"method": ["ST", "DT"], "accuracy": [0.5, 0.7], "ci_low": [0.3, 0.5], "ci_high": [0.7, 0.85],
+                        "n": [10, 10], "tied_with_best": [True, True]})
+with figures.paper_style():
+    fig, ax = plt.subplots()
+    figures.accuracy_intervals(methods, ax=ax)
+    fig.savefig("intervals.png")
+print(sorted(m for m in ("seaborn", "scipy.stats") if m in sys.modules))
+ablation = pd.DataFrame({"k": [1, 2], "mean": [0.5, 0.6], "min": [0.4, 0.5], "max": [0.6, 0.7],
+                         "notes_strategy": ["zero-shot"] * 2})
+with figures.paper_style():
+    figures.template_count(ablation)
+print(sorted(m for m in ("seaborn", "scipy.stats") if m in sys.modules))
+"""
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split("\n")[:2] == ["[]", "['scipy.stats', 'seaborn']"]
+    assert (tmp_path / "intervals.png").stat().st_size > 0
