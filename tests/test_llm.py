@@ -401,3 +401,61 @@ def test_a_local_server_that_makes_no_progress_still_times_out(tmp_path):
         llm = LLM(ep, cache_dir=tmp_path, max_attempts=2, timeout=0.5, backoff=0.01, progress=False)
         (r,) = llm.batch([Request.make("q", max_tokens=4)])
     assert r.error and "timed out" in r.error.lower() and r.attempts == 2
+
+
+def test_a_local_call_that_ends_as_the_client_looks_is_not_called_stalled(tmp_path):
+    """A local server that has finished the call (its counters moved, nothing in progress) while the answer is still
+    on its way when the client's timeout asks the server how it is doing: the call waits for its answer. It was
+    called stalled, and its answer lost, when the server was idle at that look (seen once as
+    test_calls_queued_behind_a_busy_local_server_wait_instead_of_failing failing under the suite's load). A real
+    llama.cpp server cannot be held there on demand; this one finishes at 0.7 s and answers at 1.2 s, the client's
+    timeout 0.5 s. A look with no work since the one before is still a stall (the test above)."""
+    import http.server
+    import threading
+
+    from openai.types import CompletionUsage
+    from openai.types.chat import ChatCompletion, ChatCompletionMessage
+    from openai.types.chat.chat_completion import Choice
+
+    state = {"processing": 0, "decoded": 0}
+    answer = ChatCompletion(
+        id="c1", object="chat.completion", created=0, model="m",
+        choices=[Choice(index=0, finish_reason="stop", message=ChatCompletionMessage(role="assistant", content="yes"))],
+        usage=CompletionUsage(prompt_tokens=3, completion_tokens=1, total_tokens=4),
+    ).model_dump_json().encode()  # fmt: skip
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def _send(self, body: bytes, kind: str) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_GET(self):  # llama.cpp's Prometheus counters
+            text = "".join(f"llamacpp:{k} {v}\n" for k, v in (("requests_processing", state["processing"]),
+                           ("requests_deferred", 0), ("n_decode_total", state["decoded"])))  # fmt: skip
+            self._send(text.encode(), "text/plain")
+
+        def do_POST(self):
+            self.rfile.read(int(self.headers["Content-Length"]))
+            start = time.monotonic()
+            state["processing"] = 1
+            time.sleep(0.7)
+            state.update(processing=0, decoded=10)  # done, as far as the server's counters say
+            time.sleep(max(0.0, 1.2 - (time.monotonic() - start)))  # the answer on its way
+            self._send(answer, "application/json")
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        ep = Endpoint(base_url=url, model="m", local=True, identity="local-race")
+        with LLM(ep, cache_dir=tmp_path, max_attempts=1, timeout=0.5, progress=False) as llm:
+            (r,) = llm.batch([Request.make("q", max_tokens=4)])
+    finally:
+        server.shutdown()
+    assert r.error is None and r.text == "yes" and r.attempts == 1 and r.latency > 1.0

@@ -354,8 +354,8 @@ class LLM(Completes):
     async def _post(self, client, body: dict) -> bytes:
         """POST one chat completion. To a remote endpoint, with the client's timeout. To the local server (which
         queues calls beyond its slots, from this process and from others sharing it), a call that takes longer than
-        the timeout goes on waiting while the server makes progress (tokens processed since the last look, up to
-        QUEUE_WAIT), and times out only when it makes none."""
+        the timeout goes on waiting while the server makes progress (work done since the last look: local.progressing,
+        up to QUEUE_WAIT), and times out only when it makes none."""
         if not self.endpoint.local:
             return await client.post("/chat/completions", cast_to=bytes, body=body)
         task = asyncio.ensure_future(
@@ -368,7 +368,7 @@ class LLM(Completes):
                 if finished:
                     return task.result()
                 moving, done = await asyncio.to_thread(progressing, str(client.base_url), done)
-                if not moving:
+                if not moving and not task.done():  # its answer may have come while the server was asked
                     raise Stalled(f"{client.base_url}: timed out: no progress on the call in {self.timeout:g} s")
         finally:
             if not task.done():

@@ -146,18 +146,18 @@ slots, and two processes share it): a timeout while it makes progress is not cou
 
 
 def progressing(base_url: str, since: float | None) -> tuple[bool, float | None]:
-    """Whether a llama.cpp server is working through calls (``requests_processing`` or ``requests_deferred`` above
-    0) and has done work since the count ``since`` (None: no count yet); with the count now. The work is its decode
-    steps (``n_decode_total``, one per step as it goes) and the tokens of the calls it finished (its token totals
-    move only when a call ends: a call longer than the client's timeout showed no progress by them alone). A server
-    that does not answer /metrics is not progressing."""
+    """Whether a llama.cpp server has done work since the count ``since`` (None: no count yet, the first look);
+    with the count now. The work is its decode steps (``n_decode_total``, one per step as it goes) and the tokens of
+    the calls it finished (its token totals move only when a call ends: a call longer than the client's timeout
+    showed no progress by them alone). Work since the last look counts even where the server is idle now: the call
+    it just finished may be the caller's, its answer on the way (it was once called stalled for that, and lost). A
+    server that does not answer /metrics is not progressing."""
     try:
         m = server_metrics(base_url, timeout=5.0)
     except (OSError, ValueError):
         return False, since
     done = m.get("n_decode_total", 0.0) + m.get("prompt_tokens_total", 0.0) + m.get("tokens_predicted_total", 0.0)
-    busy = m.get("requests_processing", 0.0) + m.get("requests_deferred", 0.0) > 0
-    return busy and (since is None or done > since), done
+    return since is None or done > since, done
 
 
 def answers(base_url: str, timeout: float = 3.0) -> bool:
