@@ -403,6 +403,71 @@ def test_a_local_server_that_makes_no_progress_still_times_out(tmp_path):
     assert r.error and "timed out" in r.error.lower() and r.attempts == 2
 
 
+class LlamaLike:
+    """A server on 127.0.0.1 that answers llama.cpp's ``/metrics`` from ``state`` (requests in progress, decode steps,
+    prompt and predicted tokens) and a chat completion with ``post(handler)``: a real llama.cpp server cannot be held
+    in a given state on demand."""
+
+    def __init__(self, post=None):
+        import http.server
+        import threading
+
+        self.state = {"processing": 0, "decoded": 0, "prompt": 0, "predicted": 0}
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def send(self, body: bytes, kind: str) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def do_GET(self):  # llama.cpp's Prometheus counters
+                st = outer.state
+                counters = {"requests_processing": st["processing"], "requests_deferred": 0,
+                            "n_decode_total": st["decoded"], "prompt_tokens_total": st["prompt"],
+                            "tokens_predicted_total": st["predicted"]}  # fmt: skip
+                self.send("".join(f"llamacpp:{k} {v}\n" for k, v in counters.items()).encode(), "text/plain")
+
+            def do_POST(self):
+                self.rfile.read(int(self.headers["Content-Length"]))
+                post(self)
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_progress_is_work_done_since_the_last_look():
+    from olakit.llm.local import progressing
+
+    with LlamaLike() as srv:
+        srv.state.update(processing=1, decoded=5)
+        assert progressing(srv.base_url, None) == (True, 5.0)  # the first look: no count to compare yet
+        assert progressing(srv.base_url, 5.0) == (False, 5.0)  # busy, but no step since: stalled
+        srv.state.update(decoded=6)
+        assert progressing(srv.base_url, 5.0) == (True, 6.0)
+        srv.state.update(processing=0, decoded=9)
+        assert progressing(srv.base_url, 6.0) == (True, 9.0)  # idle now, work since: maybe the caller's call
+        assert progressing(srv.base_url, 9.0) == (False, 9.0)
+        srv.state.update(predicted=2)  # a call ended: the token totals move when one does
+        assert progressing(srv.base_url, 9.0) == (True, 11.0)
+        srv.state.update(prompt=3)
+        assert progressing(srv.base_url, 11.0) == (True, 14.0)
+    assert progressing(srv.base_url, 14.0) == (False, 14.0)  # a server that does not answer makes no progress
+
+
 def test_a_local_call_that_ends_as_the_client_looks_is_not_called_stalled(tmp_path):
     """A local server that has finished the call (its counters moved, nothing in progress) while the answer is still
     on its way when the client's timeout asks the server how it is doing: the call waits for its answer. It was
@@ -410,52 +475,26 @@ def test_a_local_call_that_ends_as_the_client_looks_is_not_called_stalled(tmp_pa
     test_calls_queued_behind_a_busy_local_server_wait_instead_of_failing failing under the suite's load). A real
     llama.cpp server cannot be held there on demand; this one finishes at 0.7 s and answers at 1.2 s, the client's
     timeout 0.5 s. A look with no work since the one before is still a stall (the test above)."""
-    import http.server
-    import threading
-
     from openai.types import CompletionUsage
     from openai.types.chat import ChatCompletion, ChatCompletionMessage
     from openai.types.chat.chat_completion import Choice
 
-    state = {"processing": 0, "decoded": 0}
     answer = ChatCompletion(
         id="c1", object="chat.completion", created=0, model="m",
         choices=[Choice(index=0, finish_reason="stop", message=ChatCompletionMessage(role="assistant", content="yes"))],
         usage=CompletionUsage(prompt_tokens=3, completion_tokens=1, total_tokens=4),
     ).model_dump_json().encode()  # fmt: skip
 
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def log_message(self, *args):
-            pass
+    def post(handler):
+        start = time.monotonic()
+        srv.state["processing"] = 1
+        time.sleep(0.7)
+        srv.state.update(processing=0, decoded=10)  # done, as far as the server's counters say
+        time.sleep(max(0.0, 1.2 - (time.monotonic() - start)))  # the answer on its way
+        handler.send(answer, "application/json")
 
-        def _send(self, body: bytes, kind: str) -> None:
-            self.send_response(200)
-            self.send_header("Content-Type", kind)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def do_GET(self):  # llama.cpp's Prometheus counters
-            text = "".join(f"llamacpp:{k} {v}\n" for k, v in (("requests_processing", state["processing"]),
-                           ("requests_deferred", 0), ("n_decode_total", state["decoded"])))  # fmt: skip
-            self._send(text.encode(), "text/plain")
-
-        def do_POST(self):
-            self.rfile.read(int(self.headers["Content-Length"]))
-            start = time.monotonic()
-            state["processing"] = 1
-            time.sleep(0.7)
-            state.update(processing=0, decoded=10)  # done, as far as the server's counters say
-            time.sleep(max(0.0, 1.2 - (time.monotonic() - start)))  # the answer on its way
-            self._send(answer, "application/json")
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-        ep = Endpoint(base_url=url, model="m", local=True, identity="local-race")
+    with LlamaLike(post) as srv:
+        ep = Endpoint(base_url=srv.base_url, model="m", local=True, identity="local-race")
         with LLM(ep, cache_dir=tmp_path, max_attempts=1, timeout=0.5, progress=False) as llm:
             (r,) = llm.batch([Request.make("q", max_tokens=4)])
-    finally:
-        server.shutdown()
     assert r.error is None and r.text == "yes" and r.attempts == 1 and r.latency > 1.0
