@@ -471,10 +471,11 @@ def test_progress_is_work_done_since_the_last_look():
 def test_a_local_call_that_ends_as_the_client_looks_is_not_called_stalled(tmp_path):
     """A local server that has finished the call (its counters moved, nothing in progress) while the answer is still
     on its way when the client's timeout asks the server how it is doing: the call waits for its answer. It was
-    called stalled, and its answer lost, when the server was idle at that look (seen once as
-    test_calls_queued_behind_a_busy_local_server_wait_instead_of_failing failing under the suite's load). A real
-    llama.cpp server cannot be held there on demand; this one finishes at 0.7 s and answers at 1.2 s, the client's
-    timeout 0.5 s. A look with no work since the one before is still a stall (the test above)."""
+    called stalled, and its answer lost, when the server was idle at that look: the likely cause of the one failure
+    of test_calls_queued_behind_a_busy_local_server_wait_instead_of_failing under the suite's load, a call at a 1 s
+    timeout called stalled (what the server said at that look was not recorded). A real llama.cpp server cannot be
+    held there on demand; this one finishes at 0.7 s and answers at 1.2 s, the client's timeout 0.5 s. A look with no
+    work since the one before is still a stall (the test above)."""
     from openai.types import CompletionUsage
     from openai.types.chat import ChatCompletion, ChatCompletionMessage
     from openai.types.chat.chat_completion import Choice
