@@ -88,8 +88,9 @@ def test_the_paper_style_is_seaborns_paper_context_on_its_white_grid():
 
 
 def test_a_figure_drawn_with_matplotlib_alone_imports_neither_seaborn_nor_scipy_stats(tmp_path):
-    """A kernel that draws the accuracy intervals (method.ipynb's figure) does not pay seaborn's import, with the
-    scipy.stats it imports (0.8 CPU s); the template-count figure, a seaborn line plot, imports it."""
+    """A kernel that draws the accuracy intervals (method.ipynb's figure) or Fig 9 (notes_count.ipynb's) does not
+    pay seaborn's import, with the scipy.stats it imports (0.8 CPU s); the template-count figure, a seaborn line
+    plot, imports it."""
     code = """
 import sys
 import matplotlib.pyplot as plt
@@ -101,6 +102,10 @@ with figures.paper_style():
     fig, ax = plt.subplots()
     figures.accuracy_intervals(methods, ax=ax)
     fig.savefig("intervals.png")
+notes = pd.DataFrame({"notes_strategy": ["zero-shot", "zero-shot", "retrieval"], "n_notes": [1, 2, 1],
+                      "accuracy": [0.5, 0.6, 0.7], "ci_low": [0.3, 0.4, 0.5], "ci_high": [0.7, 0.8, 0.85]})
+with figures.paper_style():
+    figures.notes_count(notes)
 print(sorted(m for m in ("seaborn", "scipy.stats") if m in sys.modules))
 ablation = pd.DataFrame({"k": [1, 2], "mean": [0.5, 0.6], "min": [0.4, 0.5], "max": [0.6, 0.7],
                          "notes_strategy": ["zero-shot"] * 2})
@@ -112,3 +117,18 @@ print(sorted(m for m in ("seaborn", "scipy.stats") if m in sys.modules))
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split("\n")[:2] == ["[]", "['scipy.stats', 'seaborn']"]
     assert (tmp_path / "intervals.png").stat().st_size > 0
+
+
+def test_the_colours_are_seaborns_palette_outside_a_seaborn_theme():
+    """figures.colours gives what seaborn's color_palette(n_colors=n) gives under the same matplotlib settings, the
+    cycle repeated where the names outnumber it, in the paper style and in a user's own colour cycle."""
+    import seaborn as sns
+    from cycler import cycler
+
+    for n in (1, 3, 10, 13):
+        names = [f"s{i}" for i in range(n)]
+        with figures.paper_style():
+            assert list(figures.colours(names).values()) == list(sns.color_palette(n_colors=n))
+        with matplotlib.rc_context({"axes.prop_cycle": cycler(color=["red", "#00ff00", "0.5"])}):
+            assert list(figures.colours(names).values()) == list(sns.color_palette(n_colors=n))
+    assert list(figures.colours(["b", "a"])) == ["b", "a"]

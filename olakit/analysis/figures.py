@@ -3,9 +3,10 @@
 Use inside ``with paper_style():`` for the common look: seaborn's paper context on its white grid, written out as
 matplotlib settings (``PAPER_STYLE``), so that a figure drawn with matplotlib alone does not import seaborn, which
 imports scipy.stats (0.8 CPU s of every kernel that draws). The figures that use seaborn's plots import it where they
-draw. Heatmaps (Fig 12, the Holm and kappa matrices) are drawn by ``heatmap`` with matplotlib alone: seaborn's
-heatmap draws the whole figure once per call to test its tick labels for overlap, so a four-panel Fig 12 was drawn
-four extra times before it was saved.
+draw; Fig 9's colours are matplotlib's cycle, as seaborn's palette gives them (``colours``). Heatmaps (Fig 12, the
+Holm and kappa matrices) are drawn by ``heatmap`` with matplotlib alone: seaborn's heatmap draws the whole figure
+once per call to test its tick labels for overlap, so a four-panel Fig 12 was drawn four extra times before it was
+saved.
 """
 
 from __future__ import annotations
@@ -60,6 +61,16 @@ def paper_style():
 
     with mpl.rc_context(PAPER_STYLE):
         yield
+
+
+def colours(names) -> dict:
+    """One colour per name, in order: the current matplotlib colour cycle, repeated where the names outnumber it (as
+    seaborn's ``color_palette(n_colors=len(names))`` gives them outside a seaborn theme, without importing it)."""
+    import matplotlib as mpl
+    from matplotlib.colors import to_rgb
+
+    cycle = [c["color"] for c in mpl.rcParams["axes.prop_cycle"]]
+    return {name: to_rgb(cycle[i % len(cycle)]) for i, name in enumerate(names)}
 
 
 def _ax(ax):
@@ -124,9 +135,7 @@ def template_count(ablation: pd.DataFrame, *, ax=None):
     ablation = ablation.copy()
     ablation["k"] = ablation["k"].astype(int)
     sns.lineplot(data=ablation, x="k", y="mean", hue="notes_strategy", marker="o", ax=ax)
-    palette = dict(
-        zip(ablation["notes_strategy"].unique(), sns.color_palette(n_colors=ablation["notes_strategy"].nunique()))
-    )
+    palette = colours(ablation["notes_strategy"].unique())
     for strategy, g in ablation.groupby("notes_strategy", sort=False):
         ax.fill_between(g["k"], g["min"], g["max"], alpha=0.12, color=palette[strategy])
     ax.set_xticks(sorted(ablation["k"].unique()))
@@ -187,10 +196,8 @@ def notes_count(table: pd.DataFrame, *, ax=None):
 
     ``table``: tables.notes_count_table output (notes_strategy, n_notes, accuracy, ci_low, ci_high).
     """
-    import seaborn as sns
-
     ax = _ax(ax)
-    palette = dict(zip(table["notes_strategy"].unique(), sns.color_palette(n_colors=table["notes_strategy"].nunique())))
+    palette = colours(table["notes_strategy"].unique())
     for strategy, g in table.groupby("notes_strategy", sort=False):
         g = g.sort_values("n_notes")
         ax.errorbar(
