@@ -25,7 +25,7 @@ def pot(tmp_path_factory):
 
 def test_records_exported_as_instances_the_package_and_its_schema_accept(pot):
     # jsonschema here, not at the top: its import builds rfc3987_syntax's parsers (0.9 CPU s), in each worker's
-    # collection at the top (three in make test)
+    # collection at the top (three in make test; tests/test_notebook.py defers papermill and nbformat for the same)
     import jsonschema
     from every_eval_ever.instance_level_types import InstanceLevelEvaluationLog
 

@@ -5,9 +5,7 @@ import json
 import re
 from pathlib import Path
 
-import nbformat
 import pandas as pd
-import papermill as pm
 import pytest
 
 from olakit.data.provenance import SECRET_NAME
@@ -43,6 +41,9 @@ def test_every_notebook_is_here():
 
 @pytest.mark.parametrize("name", ALL)
 def test_committed_clean(name):
+    import nbformat
+    import papermill as pm
+
     nb = nbformat.read(NOTEBOOKS / name, as_version=4)
     assert nb.cells[0].cell_type == "code" and "parameters" in nb.cells[0].metadata.get("tags", [])
     assert all(not c.get("outputs") and c.get("execution_count") is None for c in nb.cells if c.cell_type == "code")
@@ -54,6 +55,12 @@ def test_committed_clean(name):
 
 
 def run(name, tmp_path, **params):
+    """NAME run by papermill with ``params``: (its out_dir, the executed notebook). papermill and nbformat are
+    imported here, not at the top, as in tests/test_eee.py: they import jsonschema, whose import builds
+    rfc3987_syntax's parsers (about 1.1 CPU s), and every worker of make test collects this file."""
+    import nbformat
+    import papermill as pm
+
     out = tmp_path / "out"
     executed = tmp_path / f"executed-{name}"
     pm.execute_notebook(
@@ -375,6 +382,8 @@ def test_reproduce_ekar_against_an_endpoint_with_known_answers(tmp_path, monkeyp
 
 def test_a_misspelled_parameter_stops_the_notebook_with_its_name(tmp_path):
     """papermill only warns about a name the parameters cell lacks; the notebook refuses it, naming what it takes."""
+    import papermill as pm
+
     with pytest.raises(pm.PapermillExecutionError, match=r"unknown parameters \['sorce'\]; template_count takes: "):
         run("template_count.ipynb", tmp_path, sorce="live", n_questions=2)
     with pytest.raises(pm.PapermillExecutionError, match=r"n_questions=-1: input should be greater than or equal to 1"):
@@ -383,6 +392,8 @@ def test_a_misspelled_parameter_stops_the_notebook_with_its_name(tmp_path):
 
 
 def test_parameter_names_are_the_ones_papermill_finds_in_every_notebook():
+    import papermill as pm
+
     from olakit.notebook.parameters import parameter_names
 
     notebooks = sorted((Path(__file__).resolve().parent.parent / "notebooks").glob("*.ipynb"))
