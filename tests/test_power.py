@@ -2,7 +2,11 @@
 of the outcomes and a seeded simulation; the planner's n, its estimates and its price (the run's own plan)."""
 
 import math
+import os
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -63,6 +67,38 @@ def test_the_rejection_limits_are_the_kits_own_test():
                 if mcnemar_exact([1] * k + [0] * (d - k), [0] * k + [1] * (d - k))[2] < alpha
             ]
             assert limits[d] == (max(rejecting) if rejecting else -1)
+
+
+def test_the_rejection_limits_are_those_of_exact_integers_far_past_the_kits_own_tests():
+    """c_d for d up to 1,000, at levels where two answers of one sign are most likely to be near the boundary (a
+    dyadic level: 2 P(X <= 0) is exactly 1/16 at d = 5, which does not reject), from binomial tails summed in
+    Python's integers and divided as the kit's test divides them."""
+    for each in (0.05, 0.05 / 3, 1 / 16, 1e-4):
+        want = []
+        for d in range(1001):
+            c, k, term, tail = -1, 0, 1, 1  # tail = sum of C(d, i) for i <= k
+            while k <= d // 2 and 2 * tail / 2**d < each:  # the kit's p-value, as mcnemar_exact rounds it
+                c, term, k = k, term * (d - k) // (k + 1), k + 1
+                tail += term
+            want.append(c)
+        assert rejection_limits(1000, each).tolist() == want, each
+
+
+def test_a_live_run_says_what_its_questions_can_decide_without_importing_scipy_stats(tmp_path):
+    """Every live run prints its sensitivity before its first call: the exact power from scipy.special's binomial
+    functions, not scipy.stats (0.5 CPU s more to import, a quarter of a short run's process)."""
+    env = {**os.environ, "OLAKIT_BASE_URL": "scripted://tests.replies:steady", "OLAKIT_MODEL": "scripted",
+           "OLAKIT_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": str(Path(__file__).parents[1])}  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "olakit.cli", "run", "-n", "40", "--templates", "turbo,ST",
+         "--strategies", "zero-shot", "--baselines", "", "--out", str(tmp_path / "out")],
+        env=env, capture_output=True, text=True, timeout=300, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    said = done.stdout
+    assert "power: 3 pairs of cells, exact McNemar" in said and "find, with 80% power" in said, said
+    imported = {line.split("|")[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+    assert "scipy.special" in imported and "scipy.stats" not in imported
 
 
 def test_n_needed_is_the_first_n_from_which_the_power_stays_at_the_goal():
