@@ -53,10 +53,10 @@ def rejection_limits(d_max: int, each: float) -> np.ndarray:
     d = np.arange(d_max + 1)
     t = np.sqrt(d * math.log(2 / each) / 2)
     lo, hi = np.maximum(np.floor(d / 2 - t).astype(int) - 1, -1), d // 2 + 1
-    while (open_ := hi - lo > 1).any():
+    while (hi - lo > 1).any():  # where it is 1 already, mid is lo and lo stays
         mid = (lo + hi) // 2
         rejects = (mid < 0) | (2 * bdtr(np.maximum(mid, 0), d, 0.5) < each)
-        lo, hi = np.where(open_ & rejects, mid, lo), np.where(open_ & ~rejects, mid, hi)
+        lo, hi = np.where(rejects, mid, lo), np.where(rejects, hi, mid)
     return lo
 
 
