@@ -123,13 +123,17 @@ def _parser(configs: dict | None = None) -> argparse.ArgumentParser:
     s.add_argument("--verbosity", type=int, default=3, help="llama.cpp's log verbosity (0: none; 3: its default)")
     s.add_argument("--threads", type=int, default=None, help="llama.cpp threads (default: OLAKIT_EMBEDDED_THREADS)")
 
-    for name, config, what, form in (
+    for name, config, what, form in (  # the doors that run a method: their flags defined once
         ("run", "OlaGPTConfig", "run the OlaGPT grid live (templates x note strategies, baselines, votes)",
          "METHOD:STRATEGY vs METHOD:STRATEGY"),
         ("geek", "GeekConfig", "GEEK on StrategyQA (or a yes/no dataset file): the Table-2 rows with their traces",
          "ROW vs ROW, e.g. +RE vs CoT"),
+        ("method", "method", "run any method by name: olagpt, geek, review, notes, or one of your own "
+         "(module:object, file.py:object; docs/methods.md)", "CELL vs CELL, as its tables name them"),
     ):  # fmt: skip
         lv = sub.add_parser(name, help=what)
+        if name == "method":
+            lv.add_argument("spec", metavar="NAME", help="a method's name (olakit methods lists them) or module:object")
         lv.add_argument("--out", required=True, help="output directory (records.parquet, tables/, run.json)")
         lv.add_argument("--concurrency", type=int, default=None, help="calls in flight at once [default: the client's]")
         lv.add_argument(
@@ -146,15 +150,6 @@ def _parser(configs: dict | None = None) -> argparse.ArgumentParser:
         )
         flags(lv, config)  # fmt: skip
 
-    me = sub.add_parser("method", help="run any method by name: olagpt, geek, review, notes, or one of your own "
-                        "(module:object, file.py:object; docs/methods.md)")  # fmt: skip
-    me.add_argument("spec", metavar="NAME", help="a method's name (olakit methods lists them) or module:object")
-    me.add_argument("--out", required=True, help="output directory (records.parquet, tables/, run.json)")
-    me.add_argument("--concurrency", type=int, default=None, help="calls in flight at once [default: the client's]")
-    me.add_argument("--registration", default=None, help="a pre-registered family of comparisons (docs/plan.md)")
-    me.add_argument("--batch", action=argparse.BooleanOptionalAction, default=None,
-                    help="answer through the provider's Batch API [default: $OLAKIT_BATCH]")  # fmt: skip
-    flags(me, "method")
     sub.add_parser("methods", help="list the methods found by name")
 
     rv = sub.add_parser("review", help="the CoT + self-review loop (seeds/003) on a dataset slice or one question")
