@@ -70,9 +70,9 @@ def test_the_rejection_limits_are_the_kits_own_test():
 
 
 def test_the_rejection_limits_are_those_of_exact_integers_far_past_the_kits_own_tests():
-    """c_d for d up to 1,000, at levels where two answers of one sign are most likely to be near the boundary (a
-    dyadic level: 2 P(X <= 0) is exactly 1/16 at d = 5, which does not reject), from binomial tails summed in
-    Python's integers and divided as the kit's test divides them."""
+    """c_d for d up to 1,000 at four levels, one of them dyadic (at 1/16, d = 5 and k = 0 sit on the boundary:
+    2 P(X <= 0) is exactly 1/16, which does not reject), from binomial tails summed in Python's integers and divided
+    as the kit's test divides them."""
     for each in (0.05, 0.05 / 3, 1 / 16, 1e-4):
         want = []
         for d in range(1001):
@@ -86,7 +86,7 @@ def test_the_rejection_limits_are_those_of_exact_integers_far_past_the_kits_own_
 
 def test_a_live_run_says_what_its_questions_can_decide_without_importing_scipy_stats(tmp_path):
     """Every live run prints its sensitivity before its first call: the exact power from scipy.special's binomial
-    functions, not scipy.stats (0.5 CPU s more to import, a quarter of a short run's process)."""
+    functions, not scipy.stats (0.5 CPU s more to import: 30% of `olakit run -n 2`'s process)."""
     env = {**os.environ, "OLAKIT_BASE_URL": "scripted://tests.replies:steady", "OLAKIT_MODEL": "scripted",
            "OLAKIT_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": str(Path(__file__).parents[1])}  # fmt: skip
     done = subprocess.run(
