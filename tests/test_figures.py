@@ -1,4 +1,5 @@
-"""The figure helpers that are olakit's own: the matplotlib heatmap (Fig 12, the Holm and kappa matrices)."""
+"""The figure helpers that are olakit's own: the matplotlib heatmap (Fig 12, the Holm and kappa matrices), the paper
+style and the colours written out from seaborn's, and which figures import seaborn."""
 
 import subprocess
 import sys
