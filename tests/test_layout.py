@@ -1,6 +1,7 @@
 """The house rules of the package layout that the import-linter contracts (pyproject.toml, run by `make test`)
 do not cover: imports inside functions are for heavy third-party packages only, and importing any module of
-olakit, the command line included, loads none of the heavy packages."""
+olakit, the command line included, loads none of the heavy packages; and README, docs and notebooks take the public
+face's names from `olakit`."""
 
 import ast
 import re
@@ -200,3 +201,30 @@ def test_a_chain_names_known_steps_each_once_in_order():
         with pytest.raises(DataError, match=r"method x: answers=.*: name steps of read, second stage, vote, score"):
             Method("x", dict, "olagpt", print, answers=bad)
     assert Method("x", dict, "olagpt", print, answers=("read", "vote")).answers == ("read", "vote")
+
+
+def test_readme_docs_and_notebooks_take_the_public_names_from_olakit():
+    """Issue 49: `import olakit` is the kit's public face, and README, docs and notebooks use it: a name the face
+    offers (`olakit.__all__`) is not imported from the module behind it (`from olakit.analysis.report import report`,
+    or `run` of olakit.olagpt.run, which the face calls run_olagpt). Every import of the docs' Python blocks and of the
+    notebooks' code cells, each object compared with the face's."""
+    import importlib
+    import json
+
+    import olakit
+    from tests.test_docs import blocks
+
+    root = PACKAGE.parent
+    sources = [(name, source) for name, lang, _, source in blocks() if lang == "python"]
+    for path in sorted((root / "notebooks").glob("*.ipynb")):
+        cells = json.loads(path.read_text())["cells"]
+        sources += [(path.name, "".join(c["source"])) for c in cells if c["cell_type"] == "code"]
+    face = {id(getattr(olakit, name)): name for name in olakit.__all__ if name != "__version__"}
+    deep = []
+    for where, source in sources:
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("olakit."):
+                module = importlib.import_module(node.module)
+                found = {a.name: id(getattr(module, a.name, module)) for a in node.names}  # a submodule: module
+                deep += [(where, node.module, name, face[i]) for name, i in found.items() if i in face]
+    assert len(sources) > 50 and not deep, deep
