@@ -529,3 +529,57 @@ def test_the_review_loops_answers_get_paired_tests_a_tie_group_and_the_variance_
     assert direct["p_mcnemar"].tolist() == pytest.approx([2 * (math.comb(4, 0) + math.comb(4, 1)) / 2**4] * len(direct))
     assert acc["tied_with_best"].all() and not acc.loc[("direct", 0), "best"] and acc["best"].sum() == 1
     assert "cell" in set(tables["variance"]["effect"])
+
+
+def test_the_intervals_are_percentiles_over_grids_of_questions_drawn_with_replacement():
+    """Each component's interval: the level's central percentiles of its estimates (a negative one as 0) over n_boot
+    grids of questions drawn with replacement, as numpy draws them from the analysis seed (``default_rng(seed)
+    .integers(0, n_q, (n_boot, n_q))``), each drawn grid's components by hand in plain Python (by_hand). A hand
+    mutation pass over olakit.analysis.variance found the intervals' levels, the clipping and the draws unchecked."""
+    nq, nt, ns = 10, 3, 2
+    y = random_design(nq, nt, ns, 3)
+    stats = Stats(n_boot=40, level=0.8, analysis_seed=7)
+    got = variance_table(grid_of(records(y), ["template", "notes_strategy"]), stats)
+    got.index = ["residual" if "(residual)" in e else e for e in got["effect"]]
+    draws = {e: [] for e in by_hand(y, nq, nt, ns)["sigma"]}
+    for picks in np.random.default_rng(7).integers(0, nq, (40, nq)):
+        drawn = {(i, t, s): y[int(q), t, s] for i, q in enumerate(picks) for t in range(nt) for s in range(ns)}
+        for e, sigma in by_hand(drawn, nq, nt, ns)["sigma"].items():
+            draws[e].append(max(0.0, sigma))
+    for e, d in draws.items():
+        assert got.loc[e, "ci_low"] == pytest.approx(np.quantile(d, 0.1), abs=1e-12), e
+        assert got.loc[e, "ci_high"] == pytest.approx(np.quantile(d, 0.9), abs=1e-12), e
+
+
+def test_the_within_part_the_facet_means_and_the_cheapest_designs_tie():
+    """Decision-study cases the hand mutation pass found unchecked: a within-cell part said to be larger than the
+    residual is the residual; the mean over a facet's levels divides the within part by the repeats too; designs with
+    as many calls are one tie, which the fewest repeats win; unclustered questions are clusters of one; and a cell
+    whose questions have unequal numbers of answers is no row of the repeats table."""
+    from olakit.analysis.variance import cheapest, clustered_table
+
+    comps = {"question": 0.08, "template": 0.001, "notes_strategy": 0.002, "question×template": 0.01,
+             "question×notes_strategy": 0.006, "template×notes_strategy": 0.002, "residual": 0.15}  # fmt: skip
+    capped = standard_errors(comps, ["template"], 200, repeats=4, within=0.3)
+    assert capped["cell"] == pytest.approx(math.sqrt((0.08 + 0.01 + 0.006) / 200 + 0.15 / (200 * 4)))
+    se = standard_errors(comps, ["template"], 200, repeats=4, levels={"template": 5}, within=0.1)
+    mean = (0.001 + 0.002) / 5 + (0.08 + 0.006) / 200 + (0.01 + 0.05) / (200 * 5) + 0.1 / (200 * 5 * 4)
+    assert se["mean over template"] == pytest.approx(math.sqrt(mean))
+    # all of the variance within cells: the error depends on questions x repeats alone, 64 calls at 1, 2, 4 or 8
+    table = pd.DataFrame({"effect": ["question", "template", "question×template", "residual"],
+                          "component": [0.0, 0.0, 0.0, 0.25]})  # fmt: skip
+    table.attrs.update(levels={"template": 3}, repeats=2)
+    best = cheapest(table, 1 / 16, "cell")  # sqrt(0.25 / (n r)) <= 1/16 where n r >= 64, exactly
+    assert (best["questions"], best["repeats"], best["calls"]) == (64, 1, 64)
+    outcomes = pd.DataFrame({"A": [1, 0, 1, 1, 0, 1], "B": [0, 0, 1, 0, 1, 1]}, index=[f"q{i}" for i in range(6)])
+    t = clustered_table(outcomes, {"q0": "p", "q1": "p", "q2": "r", "q3": "r"})  # q4, q5 in none
+    m = 4 / 6
+    sums = [(1 - m) + (0 - m), (1 - m) + (1 - m), 0 - m, 1 - m]
+    assert t["clusters"].tolist() == [4, 4, 4]
+    assert t.loc[(t["a"] == "A") & (t["b"] == ""), "se_clustered"].item() == pytest.approx(
+        math.sqrt(4 / 3 * sum(s * s for s in sums)) / 6
+    )
+    rows = [{"question_id": q, "template": tpl, "notes_strategy": "zero-shot", "sample": i, "correct": (i + j) % 2}
+            for tpl, extra in (("ST", 0), ("DT", 1)) for j, q in enumerate(["q1", "q2", "q3"])
+            for i in range(2 + (extra if q == "q1" else 0))]  # fmt: skip
+    assert repeats_table(pd.DataFrame(rows))["template"].tolist() == ["ST"]

@@ -351,7 +351,8 @@ def cheapest(
 ) -> dict:
     """The design with the fewest calls per cell (n_q * n_r; with a facet mean, n_q * n_r * n_F) whose standard error
     of ``what`` (``cell``, ``difference:FACET`` or ``mean over FACET``) is at most ``target``; its price where a price
-    per call is given (the plan's: olakit.olagpt.budget). None of the designs up to the limits: ``reachable`` False."""
+    per call is given (the plan's: olakit.olagpt.budget); of designs with as many calls, the one with the fewest repeats
+    (then facet levels). None of the designs up to the limits: ``reachable`` False."""
     comps = components_by_name(table)
     facets = [f for f in table.attrs.get("levels", {})]
     within = comps.get(RESIDUAL, 0.0) if table.attrs.get("repeats", 1) > 1 else None
@@ -437,7 +438,8 @@ def repeats_table(
     (the mean over questions of the unbiased variance of its K answers, s_w^2), the between-question variance of the
     questions' true accuracies (var of the question means, less s_w^2 / K; at least 0), the share of one answer's
     variance that is resampling noise, s_w^2 / (s_w^2 + s_b^2), and the variance of a question's mean over K
-    answers against one answer's (s_b^2 + s_w^2 / K against s_b^2 + s_w^2)."""
+    answers against one answer's (s_b^2 + s_w^2 / K against s_b^2 + s_w^2). A cell whose questions have unequal
+    numbers of answers has no row."""
     cells = [c for c in cells if c in records]
     rows = []
     for key, g in records.groupby(cells, sort=False) if cells else [((), records)]:
