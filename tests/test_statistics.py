@@ -205,3 +205,42 @@ def test_paired_tests_intervals_are_paired_bootstraps_pair_by_pair():
         keep = df[[r["a"], r["b"]]].notna().all(axis=1)
         _, lo, hi, p = paired_bootstrap(df.loc[keep, r["a"]].astype(bool), df.loc[keep, r["b"]].astype(bool))
         assert (lo, hi, p) == (r["diff_ci_low"], r["diff_ci_high"], r["p_bootstrap"]), (r["a"], r["b"])
+
+
+def test_the_cases_a_hand_mutation_pass_of_the_paired_tests_found_unchecked():
+    """18 hand-made mutants of olakit.analysis.inference against this file, test_analysis, test_variance,
+    test_paper_numbers and test_power: 8 killed, 10 survived; the lines below kill six. The others are equivalent:
+    mid-p's cap at 1 (its largest value, at k = n / 2, is exactly 1), the bootstrap p of a pair that never differs
+    (every resampled difference is 0, so the p is 1 anyway), the fill of cells a question lacks (a pair reads only
+    the questions both answered), and the pivot's first-of-duplicates (one record per question and cell at sample 0)."""
+    import pandas as pd
+
+    from olakit.analysis.inference import cell_outcomes, paired_tests, tie_group
+    from tests.toys import answers_frame
+
+    # one pair, 5 discordant answers all one way: exact p = 2 / 2**5 = 1/16, the Holm p of a family of one; at an
+    # alpha of exactly 1/16 it is not below alpha, so not significant, and the cell is tied with the best
+    outcomes = pd.DataFrame({"A": [1, 1, 1, 1, 1, 0], "B": [0, 0, 0, 0, 0, 0]}, dtype=object)
+    tests = paired_tests(outcomes, analysis=Stats(alpha=1 / 16, n_boot=50))
+    assert tests["p_mcnemar_holm"].tolist() == [1 / 16] and tests["significant"].tolist() == [False]
+    tied = tie_group(tests, {"A": 5 / 6, "B": 0.0}, Stats(alpha=1 / 16)).set_index("cell")["tied_with_best"]
+    assert tied.to_dict() == {"A": True, "B": True}
+    # the bootstrap's p-values are Holm-corrected over the pairs too (Holm worked here: sorted, times m - i, running
+    # maximum, at most 1)
+    rng = np.random.default_rng(4)
+    many = pd.DataFrame(rng.integers(0, 2, (40, 4)), columns=list("PQRS"), dtype=object)
+    t = paired_tests(many, analysis=Stats(n_boot=200))
+    raw, m = t["p_bootstrap"].to_numpy(), len(t)
+    order, running, want = np.argsort(raw, kind="stable"), 0.0, np.empty(m)
+    for i, j in enumerate(order):
+        running = max(running, min(1.0, raw[j] * (m - i)))
+        want[j] = running
+    assert np.allclose(t["p_bootstrap_holm"], want)
+    # a cell with no paired test against the best is not shown to differ: tied; the first of equal bests is the best
+    group = tie_group(tests, {"A": 0.5, "B": 0.5, "C": 0.1}).set_index("cell")
+    assert bool(group.loc["A", "best"]) and group["tied_with_best"].to_dict() == {"A": True, "B": True, "C": True}
+    # a template's cell is its answers at sample 0: the sample-1 answer given first in the records is not it
+    df = answers_frame({"T1": ["A", "B"], "T2": ["A", "A"]}, gold=["A", "A"])
+    resampled = df[df["template"] == "T1"].assign(sample=1, extracted="B", correct=False)
+    out = cell_outcomes(pd.concat([resampled, df], ignore_index=True), ["T1", "T2"], vote=False)
+    assert out["T1 | zero-shot"].tolist() == [True, False]
