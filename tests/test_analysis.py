@@ -45,7 +45,7 @@ def test_answer_counts_by_hand():
     assert s["n_plurality"].tolist() == [3, 2, 3, 0]
     assert s["n_unparsed"].tolist() == [0, 0, 1, 5]
     # under the authors' rule an unparsed answer votes as its raw text, and is still counted as unparsed (a hand
-    # mutation pass over olakit.answering.vote found nothing that checked it)
+    # mutation pass over olakit.answering.vote found nothing here that checked it; test_widgets' filters do too)
     raw = analysis.answer_counts(toy(), rule=Analysis(unparsed="raw")).set_index("question_id")
     assert raw["n_unparsed"].tolist() == [0, 0, 1, 5]
 

@@ -283,7 +283,8 @@ def test_the_cases_mutation_testing_found_unchecked():
 
 def test_the_cases_a_hand_mutation_pass_of_the_readers_found_unchecked():
     """28 hand-made mutants of olakit.answering.read, run against this file, test_extract, test_datasets and
-    test_import_readers: 20 killed, 8 survived. The lines below kill six of them; of the other two, one is equivalent
+    test_import_readers: 20 killed, 8 survived. The lines below kill six of them (five of which also survive the
+    whole fast tier without these lines; the bracketed aside is test_findings' too); of the other two, one is equivalent
     (a numpy boolean given to the number reader: its ``item()`` is a bool, which reads as none) and one is left: a
     leading word whose dash ends the text (``No —``) reads as none, since the rule asks for a sentence that goes on
     after the punctuation, and the mutant that drops that rule reads it as no."""

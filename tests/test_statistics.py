@@ -209,7 +209,8 @@ def test_paired_tests_intervals_are_paired_bootstraps_pair_by_pair():
 
 def test_the_cases_a_hand_mutation_pass_of_the_paired_tests_found_unchecked():
     """18 hand-made mutants of olakit.analysis.inference against this file, test_analysis, test_variance,
-    test_paper_numbers and test_power: 8 killed, 10 survived; the lines below kill six. The others are equivalent:
+    test_paper_numbers and test_power: 8 killed, 10 survived; the lines below kill six, each of which also survives
+    the whole fast tier without them. The others are equivalent:
     mid-p's cap at 1 (its largest value, at k = n / 2, is exactly 1), the bootstrap p of a pair that never differs
     (every resampled difference is 0, so the p is 1 anyway), the fill of cells a question lacks (a pair reads only
     the questions both answered), and the pivot's first-of-duplicates (one record per question and cell at sample 0)."""

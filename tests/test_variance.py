@@ -535,7 +535,8 @@ def test_the_intervals_are_percentiles_over_grids_of_questions_drawn_with_replac
     """Each component's interval: the level's central percentiles of its estimates (a negative one as 0) over n_boot
     grids of questions drawn with replacement, as numpy draws them from the analysis seed (``default_rng(seed)
     .integers(0, n_q, (n_boot, n_q))``), each drawn grid's components by hand in plain Python (by_hand). A hand
-    mutation pass over olakit.analysis.variance found the intervals' levels, the clipping and the draws unchecked."""
+    mutation pass over olakit.analysis.variance found the intervals' levels, the clipping and the draws unchecked (by
+    the whole fast tier too, as were the cases of the next test)."""
     nq, nt, ns = 10, 3, 2
     y = random_design(nq, nt, ns, 3)
     stats = Stats(n_boot=40, level=0.8, analysis_seed=7)
