@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import socket
 import uuid
 from collections.abc import Sequence
 from dataclasses import replace
@@ -67,6 +68,16 @@ def scheduler_address(scheduler: str | None = None) -> str | None:
     return scheduler
 
 
+def listening(address: str) -> None:
+    """OSError at once when nothing listens at a tcp or tls scheduler address (the refusal, or the name that does not
+    resolve), where Dask's Client would retry a refused connection until its timeout and then say it timed out."""
+    from distributed.comm import parse_address, parse_host_port
+
+    scheme, location = parse_address(address)
+    if scheme in ("tcp", "tls"):
+        socket.create_connection(parse_host_port(location), timeout=5).close()
+
+
 def local_cluster(**kwargs):
     """A LocalCluster (its keyword arguments) whose nannies give each worker process Dask's per-worker limits
     (``distributed.nanny.pre-spawn-environ``: OMP_NUM_THREADS=1, MKL_NUM_THREADS=1, OPENBLAS_NUM_THREADS=1,
@@ -104,6 +115,7 @@ def connect(scheduler: str | None, workers: int, scheduler_file: str | None = No
         try:
             if scheduler_file:
                 return Client(scheduler_file=scheduler_file, timeout="5s"), None
+            listening(address)
             return Client(address, timeout="5s"), None
         except (OSError, TimeoutError, ValueError) as exc:
             raise DataError(
