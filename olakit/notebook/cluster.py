@@ -70,7 +70,8 @@ def scheduler_address(scheduler: str | None = None) -> str | None:
 
 def listening(address: str) -> None:
     """OSError at once when nothing listens at a tcp or tls scheduler address (the refusal, or the name that does not
-    resolve), where Dask's Client would retry a refused connection until its timeout and then say it timed out."""
+    resolve), where Dask's Client would retry a refused connection until its timeout and then say it timed out. A
+    scheduler that listens logs the probe at INFO ("Connection from ... closed before handshake completed")."""
     from distributed.comm import parse_address, parse_host_port
 
     scheme, location = parse_address(address)
