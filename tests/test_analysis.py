@@ -118,6 +118,36 @@ def test_a_single_proportion_gets_wilsons_interval():
     assert (row["ci_low"], row["ci_high"]) == wilson_ci(2, 3, Stats(level=0.9))
 
 
+def test_wilsons_interval_is_exact_at_the_ends():
+    """None right gives a lower bound of exactly 0 and all right an upper bound of exactly 1, at every n and level
+    (by hand: at k = 0 the centre and the half-width are both (z^2/2n) / (1 + z^2/n); at k = n, centre + half is 1),
+    as statsmodels' proportion_confint gives them. In floating point the closed form misses by an ulp either way: it
+    gave 0.9999999999999999 for 12 of 12 at 80%, and, unclamped, a lower bound below 0 at 282 of n = 1..2,999 at 95%
+    (the first at n = 21). Found by a hand mutation pass over olakit.analysis.intervals: the suite's n of 2 and 3
+    never met one, and dropping either clamp survived it."""
+    from olakit.analysis.intervals import wilson_ci
+    from olakit.config import Stats
+
+    for level in (0.8, 0.9, 0.95, 0.99):
+        stats = Stats(level=level)
+        for n in range(1, 120):
+            assert wilson_ci(0, n, stats)[0] == 0.0, (n, level)
+            assert wilson_ci(n, n, stats)[1] == 1.0, (n, level)
+
+
+def test_no_judgement_has_no_shares():
+    """A judge with no verdicts gives shares of nan, not 0 (a share of nothing is not a share of none), and no
+    position bias (a hand mutation pass over olakit.analysis.intervals)."""
+    import math
+
+    from olakit.analysis.intervals import verdict_shares
+
+    s = verdict_shares([], labels=("loop", "direct"))
+    assert s["n"] == 0
+    assert all(math.isnan(s[name]) for name in ("loop", "tie", "direct", "unclear", "position_bias_first"))
+    assert all(math.isnan(lo) and math.isnan(hi) for lo, hi in (s[f"{n}_ci"] for n in ("loop", "tie", "direct")))
+
+
 def test_compare_with_paper():
     ours = {"table3": pd.DataFrame({"zero-shot": [0.5]}, index=["ST"])}
     paper = {"table3": {"ST": {"zero-shot": 0.52, "random": None}, "SC": {"zero-shot": 0.3}}}

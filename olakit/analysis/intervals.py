@@ -15,7 +15,9 @@ from olakit.config import STATS, Stats
 
 
 def wilson_ci(k: int, n: int, stats: Stats = STATS) -> tuple[float, float]:
-    """Wilson's score interval for k successes in n trials at ``stats.level``; (nan, nan) when n is 0.
+    """Wilson's score interval for k successes in n trials at ``stats.level``; (nan, nan) when n is 0. Its ends are
+    exact: none right gives a lower bound of 0 and all right an upper bound of 1 (the closed form misses either by an
+    ulp at some n, 0.9999999999999999 for 12 of 12 at 80%, where statsmodels gives 1.0).
 
     >>> [round(x, 4) for x in wilson_ci(0, 3)]
     [0.0, 0.5615]
@@ -28,7 +30,7 @@ def wilson_ci(k: int, n: int, stats: Stats = STATS) -> tuple[float, float]:
     p = k / n
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return (float(max(0.0, centre - half)), float(min(1.0, centre + half)))
+    return (0.0 if k == 0 else float(centre - half), 1.0 if k == n else float(centre + half))
 
 
 def accuracy_row(method: str, strategy: str, correct, stats: Stats = STATS) -> dict:
