@@ -209,6 +209,64 @@ def test_several_efforts_are_one_grid_from_one_command(tmp_path, data_dir):
     assert run_log["parts"]["effort=low"]["config"]["reasoning_effort"] == ["low"]
 
 
+def test_the_effort_grids_tables_by_hand():
+    """effort_tables on a comparison written out by hand (a hand mutation pass over olakit.analysis.effort: 17 mutants,
+    of which the one end-to-end grid test, where every gain is 0, let most through): the cells in the efforts' order
+    whatever the comparison's, a condition named by its effort alone a cell of its method's name, no tokens per
+    correct answer where none is correct; the family of pairs that differ in one facet (not a pair that differs in
+    both, not a vote's), Holm over that family of four, significance strictly below alpha; the gain as cell minus
+    baseline when the baseline is the pair's first (its interval turned round), in the efforts' order."""
+    from olakit.analysis.effort import effort_tables
+    from olakit.config import Stats
+
+    order = ["high/ST", "high/turbo", "medium", "low/ST", "low/turbo"]
+    conditions = pd.DataFrame({"condition": order, "source": ["high", "high", "medium", "low", "low"],
+                               "method": ["ST", "turbo", "turbo", "ST", "turbo"]})  # fmt: skip
+    usage = pd.DataFrame({"method": [*order, "vote"], "correct": [14, 12, 10, 12, 0, 13],  # a vote: not a cell
+                          "completion_tokens": [700, 300, 450, 240, 100, 0]})  # fmt: skip
+    tests = pd.DataFrame(
+        [  # a, b, n, acc_a, acc_b, diff, diff_ci_low, diff_ci_high, p_mcnemar
+            ("high/ST", "high/turbo", 20, 0.7, 0.6, 0.1, -0.05, 0.25, 0.5),
+            ("low/turbo", "low/ST", 20, 0.4, 0.6, -0.2, -0.35, -0.05, 0.0625),
+            ("low/ST", "high/ST", 20, 0.6, 0.7, -0.1, -0.3, 0.1, 0.125),
+            ("low/ST", "high/turbo", 20, 0.6, 0.6, 0.0, -0.2, 0.2, 0.01),  # differs in both: not the family's
+            ("vote", "low/ST", 20, 0.65, 0.6, 0.05, -0.1, 0.2, 0.01),  # a vote across conditions: not a cell
+            ("medium", "high/turbo", 20, 0.5, 0.6, -0.1, -0.3, 0.1, 0.25),
+        ],
+        columns=["a", "b", "n", "acc_a", "acc_b", "diff", "diff_ci_low", "diff_ci_high", "p_mcnemar"],
+    )
+    out = effort_tables({"usage": usage, "paired_tests": tests}, conditions, analysis=Stats(alpha=0.375))
+
+    cells = out["effort_cells"]
+    assert cells["condition"].tolist() == ["low/ST", "low/turbo", "medium", "high/ST", "high/turbo"]
+    assert cells["effort"].tolist() == ["low", "low", "medium", "high", "high"]
+    assert cells["cell"].tolist() == ["ST", "turbo", "turbo", "ST", "turbo"]
+    per_correct = cells.set_index("condition")["tokens_per_correct"]
+    assert per_correct.drop("low/turbo").tolist() == [20.0, 45.0, 50.0, 25.0] and pd.isna(per_correct["low/turbo"])
+
+    grid = out["effort_tests"]
+    assert list(zip(grid["a"], grid["b"])) == [(a, b) for a, b in zip(tests["a"], tests["b"])][:3] + [
+        ("medium", "high/turbo")
+    ]
+    assert grid["family"].tolist() == ["templates within an effort"] * 2 + ["efforts within a template"] * 2
+    # Holm by hand over 0.5, 0.0625, 0.125, 0.25: 0.0625 x 4 = 0.25, 0.125 x 3 = 0.375, 0.25 x 2 = 0.5, 0.5 x 1
+    assert grid["p_family_holm"].tolist() == [0.5, 0.25, 0.375, 0.5]
+    assert grid["significant_family"].tolist() == [False, True, False, False]  # 0.375 is alpha: not below it
+
+    gain = out["template_gain"]
+    assert gain["effort"].tolist() == ["low", "high"] and gain["cell"].tolist() == ["ST", "ST"]
+    assert gain["baseline"].tolist() == ["turbo", "turbo"] and gain["n"].tolist() == [20, 20]
+    assert gain["acc_cell"].tolist() == [0.6, 0.7] and gain["acc_baseline"].tolist() == [0.4, 0.6]
+    assert gain["diff"].tolist() == pytest.approx([0.2, 0.1])
+    assert gain["diff_ci_low"].tolist() == pytest.approx([0.05, -0.05])
+    assert gain["diff_ci_high"].tolist() == pytest.approx([0.35, 0.25])
+    assert gain["p_family_holm"].tolist() == [0.25, 0.5] and gain["significant"].tolist() == [True, False]
+
+    mine = effort_tables({"usage": usage, "paired_tests": tests}, conditions, efforts=["high", "low"])
+    assert mine["effort_cells"]["effort"].tolist() == ["high", "high", "low", "low", "medium"]  # the rest after
+    assert mine["template_gain"]["effort"].tolist() == ["high", "low"]
+
+
 def test_the_effort_setting_takes_a_list_in_every_form_and_refuses_a_level_twice():
     from olakit.config import ConfigError
     from olakit.errors import DataError

@@ -82,7 +82,7 @@ def effort_tables(
 
     gains = []
     for _, t in grid[grid["family"] == "templates within an effort"].iterrows():
-        if baseline not in (t["cell_a"], t["cell_b"]) or t["cell_a"] == t["cell_b"]:
+        if baseline not in (t["cell_a"], t["cell_b"]):  # within an effort, two cells differ
             continue
         flip = t["cell_a"] == baseline  # the difference as cell minus baseline
         sign = -1.0 if flip else 1.0
