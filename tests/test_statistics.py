@@ -93,6 +93,44 @@ def test_pareto_front_by_hand():
     assert set(out["tokens_source"]) == {"reported"}
 
 
+def test_cost_by_hand_with_a_price_two_strategies_a_tie_on_the_front_and_estimated_tokens():
+    """cost_accuracy's other branches, worked by hand: a price in USD per million (prompt, completion) tokens, each
+    strategy's cells costed from its own records only, a vote the sum of its templates per question, two cells equal
+    in tokens and accuracy both on the front (neither is better in either), and records with no reported tokens
+    estimated at 4 characters a token for the prompt and the output, their cost the records' own."""
+    toks = {("T1", "zero-shot"): (100, 20), ("T2", "zero-shot"): (50, 10), ("T1", "random"): (300, 60),
+            ("T2", "random"): (50, 10)}  # fmt: skip
+    said = {("T1", "zero-shot"): "AA", ("T2", "zero-shot"): "BA", ("T1", "random"): "AB", ("T2", "random"): "BA"}
+    rows = [
+        record(f"q{i}", t, a, notes_strategy=s, prompt_tokens=toks[t, s][0], completion_tokens=toks[t, s][1])
+        for (t, s), labels in said.items()
+        for i, a in enumerate(labels)
+    ]
+    out = cost_accuracy(to_frame(rows), ["T1", "T2"], price=(1.0, 2.0)).set_index(["method", "notes_strategy"])
+    # per question: T1 120 tokens (100 x $1 + 20 x $2 per million), T2 60, T1 on random 360; each vote the sum
+    want_tokens = {("T1", "zero-shot"): 120, ("T2", "zero-shot"): 60, ("T1", "random"): 360, ("T2", "random"): 60,
+                   ("regex_vote", "zero-shot"): 180, ("regex_vote", "random"): 420}  # fmt: skip
+    want_usd = {("T1", "zero-shot"): 140e-6, ("T2", "zero-shot"): 70e-6, ("T1", "random"): 420e-6,
+                ("T2", "random"): 70e-6, ("regex_vote", "zero-shot"): 210e-6,
+                ("regex_vote", "random"): 490e-6}  # fmt: skip
+    assert out["tokens_per_question"].to_dict() == want_tokens
+    assert out["usd_per_question"].to_dict() == pytest.approx(want_usd)
+    cells = [("T1", "zero-shot"), ("T2", "zero-shot"), ("T1", "random"), ("T2", "random")]
+    assert out.loc[cells, "accuracy"].tolist() == [1.0, 0.5, 0.5, 0.5]
+    # the front: T1 (120, 1.0) and both T2 cells (60, 0.5), equal to each other; T1 on random and the votes, more
+    # tokens for no more accuracy than a cheaper cell, are off it (whatever each vote's tie gives)
+    front = {k for k, v in out["pareto"].items() if v}
+    assert front == {("T1", "zero-shot"), ("T2", "zero-shot"), ("T2", "random")}
+    assert set(out["tokens_source"]) == {"reported"}
+
+    unreported = [record(f"q{i}", "T1", "A", prompt_chars=400, raw_output="x" * 80, cost=0.25) for i in range(2)]
+    est = cost_accuracy(to_frame(unreported), ["T1"]).set_index("method").loc["T1"]
+    assert (est["tokens_per_question"], est["usd_per_question"]) == (400 / 4 + 80 / 4, 0.25)
+    assert est["tokens_source"] == "estimated (prompt and output chars / 4)"
+    mixed = [unreported[0], record("q1", "T1", "A", prompt_tokens=100, completion_tokens=20)]  # one estimate is enough
+    assert set(cost_accuracy(to_frame(mixed), ["T1"])["tokens_source"]) == {"estimated (prompt and output chars / 4)"}
+
+
 def test_similarity_bands_by_hand():
     rows = [
         rec("q1", "T1", "A", note_sims=[0.2]),

@@ -23,7 +23,7 @@ def cost_accuracy(
     """Per cell: accuracy, tokens per question and cost per question, and whether it is on the Pareto front.
 
     A vote costs the sum of its templates, SC the sum of its samples. Records without reported tokens (recorded
-    runs) get an estimate of 4 characters per token for the output only (``tokens_source`` says which).
+    runs) get an estimate of 4 characters per token for the prompt and the output (``tokens_source`` says which).
     ``price``: USD per million (prompt, completion) tokens; default: the records' own cost.
     """
     d = df.copy()
