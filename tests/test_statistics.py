@@ -4,7 +4,7 @@ Holm, Cohen's and Fleiss' kappa, leave-one-out, the Pareto front and the similar
 import numpy as np
 import pytest
 
-from olakit.analysis.agreement import agreement, cohen_kappa, leave_one_out
+from olakit.analysis.agreement import agreement, cohen_kappa, fleiss_kappa, leave_one_out, pairwise
 from olakit.analysis.cost import cost_accuracy
 from olakit.analysis.inference import holm, mcnemar_exact, paired_bootstrap
 from olakit.analysis.similarity import SHOWN_NOTES, similarity_bands
@@ -60,6 +60,41 @@ def test_cohen_and_fleiss_kappa_by_hand():
     # gold A: both wrong where both say B: T1 and T3 on q3 only; wrong by either: q2, q3, q4
     ov = out["error_overlap"].set_index(["a", "b"])
     assert ov.loc[("T1", "T3"), "both_wrong"] == 1 and ov.loc[("T1", "T3"), "jaccard_wrong"] == pytest.approx(1 / 3)
+
+
+def test_agreement_counts_unparsed_as_a_label_reads_sample_0_and_says_nan_where_undefined():
+    """Worked by hand (a hand mutation pass over olakit.analysis.agreement, 13 mutants: 9 survived the files that
+    use it; this test kills 8, the 9th is equivalent: an unparsed answer's label never equals a gold label). Gold A;
+    sample 0: T1 A A B -, T2 A A B -, T3 A B A A (- unparsed); a second sample of T3, all B, is read by none of
+    them. T1 and T2 agree on all four (unparsed is a label) and are both wrong on q2 and q3 (an unparsed answer is
+    wrong): both_wrong 2 of 2 wrong by either; T3 agrees with each on q0 alone, and shares no wrong question. A pair
+    neither of which is ever wrong has no overlap share (nan, not 0); one rater, or one label from every rater, has
+    no Fleiss' kappa (nan, and no warning)."""
+    import warnings
+
+    said = {"T1": ["A", "A", "B", None], "T2": ["A", "A", "B", None], "T3": ["A", "B", "A", "A"]}
+    rows = [record(f"q{i}", t, a) for t, labels in said.items() for i, a in enumerate(labels)]
+    rows += [record(f"q{i}", "T3", "B", sample=1) for i in range(4)]
+    df = to_frame(rows)
+    m = pairwise(df, ["T1", "T2", "T3"], "zero-shot")
+    assert m.loc["T1", "T2"] == m.loc["T2", "T1"] == 1.0
+    assert m.loc["T1", "T3"] == m.loc["T3", "T1"] == m.loc["T3", "T2"] == 0.25
+    out = agreement(df, ["T1", "T2", "T3"])
+    overlap = out["error_overlap"].set_index(["a", "b"])
+    assert overlap["both_wrong"].to_dict() == {("T1", "T2"): 2, ("T1", "T3"): 0, ("T2", "T3"): 0}
+    assert overlap["jaccard_wrong"].to_dict() == {("T1", "T2"): 1.0, ("T1", "T3"): 0.0, ("T2", "T3"): 0.0}
+    kappa = out["cohen_kappa"].set_index(["a", "b"])
+    assert kappa.loc[("T1", "T2"), "cohen_kappa"] == 1.0 and kappa.loc[("T1", "T3"), "agreement"] == 0.25
+    loo = leave_one_out(df, ["T1", "T2", "T3"]).set_index("left_out")
+    assert loo.loc["T3", "vote_without"] == 0.5  # without T3, T1 and T2 vote A A B -: 2 of 4 right
+
+    right = to_frame([record(f"q{i}", t, "A") for t in ("T1", "T2") for i in range(2)])
+    overlap = agreement(right, ["T1", "T2"])["error_overlap"]
+    assert overlap["both_wrong"].tolist() == [0] and np.isnan(overlap["jaccard_wrong"].iloc[0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert np.isnan(fleiss_kappa(np.array([["A"], ["B"]])))
+        assert np.isnan(fleiss_kappa(np.array([["A", "A"], ["A", "A"]])))
 
 
 def test_leave_one_out_by_hand():
