@@ -108,6 +108,27 @@ def test_n_needed_is_the_first_n_from_which_the_power_stays_at_the_goal():
     assert n_needed(p10, p01, alpha, goal, ceiling) == want
     assert n_needed(p10, p01, alpha, 0.999999, ceiling) is None  # not reached within the ceiling
     assert n_needed(0.2, 0.2, alpha, goal, 1000) is None  # no difference to find
+    assert n_needed(0.2, 0.2, alpha, 0.01, 1000) is None  # not even at a goal below the test's size
+
+
+def test_n_needed_steps_past_a_dip_of_the_exact_tests_power():
+    """The exact test's power saws: with every question discordant (p10 0.9, p01 0.1) at level 0.1 it is 0.5905 at
+    n = 5, then 0.5314 and 0.4783, then 0.8131 at n = 8: for a goal of 0.5 the first n to reach it (5, where a
+    bisection over 1..10 lands too) is not the n from which it stays there (8), found by enumeration."""
+    p10, p01, alpha, goal, ceiling = 0.9, 0.1, 0.1, 0.5, 10
+    powers = {n: enumerated_power(n, p10, p01, alpha) for n in range(1, ceiling + 1)}
+    first = min(n for n in powers if powers[n] >= goal)
+    want = min(n for n in powers if all(powers[m] >= goal for m in range(n, ceiling + 1)))
+    assert first < want  # the dip this test is about
+    assert n_needed(p10, p01, alpha, goal, ceiling) == want
+
+
+def test_power_is_a_probability_at_its_edges():
+    """No discordance: nothing to find (the share of a-only among none is undefined, not a power of nan). Nearly
+    every question discordant one way: the sum of its terms is 1.0000000000000002 at n = 47, p10 = 0.99, and the
+    power stays within [0, 1]."""
+    assert power(10, 0.0, 0.0, 0.05) == 0.0
+    assert 0.99 < power(47, 0.99, 0.0, 0.05) <= 1.0
 
 
 def test_comparisons_are_read_as_table_cells_and_bad_ones_say_how_to_write_them():
@@ -334,7 +355,7 @@ def test_what_a_run_of_n_questions_can_decide_worked_by_hand():
     discordance, here by a plain search over the exact rejection region."""
     from olakit.analysis.exact import detectable_difference, min_discordant, sensitivity, sensitivity_line
 
-    for level in (0.05, 0.005, 0.05 / 276):
+    for level in (0.05, 0.005, 0.05 / 276, 1 / 16):  # at 1/16, 2 / 2^5 equals the level and does not reject
         assert min_discordant(level) == next(d for d in range(1, 40) if 2 / 2**d < level)
 
     def exact_power(n, discordance, diff, level):  # every question discordant or not; k a-only of d discordant
@@ -342,25 +363,33 @@ def test_what_a_run_of_n_questions_can_decide_worked_by_hand():
         total = 0.0
         for d in range(n + 1):
             pd_ = math.comb(n, d) * discordance**d * (1 - discordance) ** (n - d)
+            tails = [sum(math.comb(d, i) for i in range(k + 1)) for k in range(d // 2 + 1)]
             for k in range(d + 1):
-                tail = sum(math.comb(d, i) for i in range(min(k, d - k) + 1)) / 2**d
-                if 2 * tail < level:
+                if 2 * tails[min(k, d - k)] / 2**d < level:
                     total += pd_ * math.comb(d, k) * q**k * (1 - q) ** (d - k)
         return total
 
     for n, discordance, level in ((10, 1.0, 0.05), (40, 0.5, 0.05), (60, 0.3, 0.005)):
         by_hand = next(x / 1000 for x in range(1, int(discordance * 1000) + 1)
                        if exact_power(n, discordance, x / 1000, level) >= 0.8)  # fmt: skip
-        assert detectable_difference(n, discordance, level, 0.8) == pytest.approx(by_hand, abs=0.0011)
+        assert detectable_difference(n, discordance, level, 0.8) == by_hand
+    # 254 questions, an OlaGPT grid's 276 pairs: rounded to the nearest 0.001 it was 0.156, whose power is 0.7975;
+    # the difference stated is the smallest thousandth whose power reaches the goal
+    assert exact_power(254, 0.3, 0.156, 0.05 / 276) < 0.8 <= exact_power(254, 0.3, 0.157, 0.05 / 276)
+    assert detectable_difference(254, 0.3, 0.05 / 276, 0.8) == 0.157
+    assert detectable_difference(10, 1.0, 0.05, 0.0) == 0.0  # a goal any difference reaches: none needed
     assert detectable_difference(8, 0.5, 0.005, 0.8) is None  # 8 questions: fewer than the 9 discordant it needs
     two = sensitivity_line(sensitivity(2, 10, what="rows"))  # the default analysis settings: alpha 0.05
     assert two.startswith("power: 10 pairs of rows, exact McNemar with Holm at 0.05 (each planned at 0.005, where a "
                           "pair needs at least 9 questions")  # fmt: skip
     assert two.endswith("2 questions cannot decide any pair, whatever the answers")
+    assert sensitivity_line(sensitivity(8, 10)).endswith("8 questions cannot decide any pair, whatever the answers")
+    for pairs in (0, 1):  # one pair (or none) is tested at alpha itself
+        assert sensitivity(30, pairs)["alpha_each"].tolist() == [0.05] * 3
     table = sensitivity(229, 10, what="rows")
     assert list(table["discordance"]) == [0.1, 0.3, 0.5] and table["detectable_difference"].notna().all()
     line = sensitivity_line(table)
-    assert all(f"{x:.2f} at discordance {d:g}" in line for d, x in zip(table["discordance"],
+    assert all(f"{x:.3f} at discordance {d:g}" in line for d, x in zip(table["discordance"],
                                                                       table["detectable_difference"]))  # fmt: skip
 
 
