@@ -438,6 +438,85 @@ def test_iteration_tables_by_hand():
     assert cost.loc["review", "tokens_per_question"] == 60 and cost.loc["review", "seconds_per_question"] == 4.0
 
 
+def test_iteration_tables_by_hand_in_any_row_order_with_unread_answers_and_reviews():
+    """Two loops whose records come in reverse order (the tables do not depend on it): review-lite on 8 questions,
+    all wrong at iteration 0 (q1 unread), all right at 1, q1-q6 wrong again at 2; review-standard on 2 questions,
+    one of them with no history (no trace on any of its records). Every figure is worked in the comments."""
+    from olakit.analysis.iterations import answer_trend, flips, iteration_accuracy, stage_cost
+    from olakit.data.records import to_frame
+    from olakit.types import ReviewRecord
+
+    def record(q, loop, i, ok, extracted="A", trace=""):
+        return ReviewRecord(dataset="aqua", question_id=q, loop=loop, iteration=i, model="m", prompt_hash="h",
+                            raw_output=" ".join(["w"] * (i + 1)), extracted=extracted if ok else (extracted and "B"),
+                            gold="A", correct=ok, trace=trace)  # fmt: skip
+
+    lite = [f"q{k}" for k in range(1, 9)]
+    rows = [record(q, "direct", 0, True) for q in lite]
+    for q in lite:
+        reviews = [{"iteration": 1, "scores": {"overall": None if q == "q8" else 4}},
+                   {"iteration": 2, "scores": {"overall": 2}}]  # fmt: skip
+        stage = {"stage": "review 1", "input": "x", "prompt_tokens": 20, "completion_tokens": 10, "latency": 2.0,
+                 "cut_off": q == "q1"}  # fmt: skip
+        rows.append(record(q, "review-lite", 0, False, extracted=None if q == "q1" else "A"))
+        rows.append(record(q, "review-lite", 1, True))
+        trace = json.dumps({"reviews": reviews, "stages": [stage, {**stage, "stage": "review 2"}]})
+        rows.append(record(q, "review-lite", 2, q in ("q7", "q8"), trace=trace))
+    stages = [
+        {"stage": "decomposition", "input": "x", "prompt_tokens": 10, "completion_tokens": 5, "latency": 1.0},
+        {"stage": "steps", "note": "outline states no step count: answered in one call"},  # a note, not a call
+        {"stage": "review 1", "input": "x", "prompt_tokens": 20, "completion_tokens": 10, "latency": 2.0},
+    ]
+    rows += [record("q1", "review-standard", 0, True), record("q2", "review-standard", 0, True)]
+    rows += [record("q1", "review-standard", 1, False, trace=json.dumps({"reviews": [], "stages": stages})),
+             record("q2", "review-standard", 1, True)]  # fmt: skip
+    df = to_frame(rows[::-1])
+
+    acc = iteration_accuracy(df, Stats(n_boot=50))
+    assert acc[["method", "iteration", "n", "correct", "unparsed"]].values.tolist() == [
+        ["direct", 0, 8, 8, 0],
+        ["review-standard", 0, 2, 2, 0],
+        ["review-standard", 1, 2, 1, 0],
+        ["review-lite", 0, 8, 0, 1],  # q1's answer unread
+        ["review-lite", 1, 8, 8, 0],
+        ["review-lite", 2, 8, 2, 0],
+    ]
+
+    f = flips(df)
+    # lite: 8 wrong -> right at 1 (p = 2 / 2^8 = 0.0078125), 6 right -> wrong at 2 (p = 2 / 2^6 = 0.03125); Holm
+    # over the two: 2 x 0.0078125 = 0.015625, then max(0.015625, 1 x 0.03125); standard: one pair, 1 right -> wrong
+    assert f[["loop", "iteration", "n", "right_to_wrong", "wrong_to_right", "net"]].values.tolist() == [
+        ["review-standard", 1, 2, 1, 0, -1],
+        ["review-lite", 1, 8, 0, 8, 8],
+        ["review-lite", 2, 8, 6, 0, -6],
+    ]
+    assert f["p_mcnemar"].tolist() == [1.0, 0.0078125, 0.03125]
+    assert f["p_mcnemar_holm"].tolist() == [1.0, 0.015625, 0.03125]
+
+    trend = answer_trend(df)
+    # answers of i + 1 words ("w w ..."): 2i + 1 characters; lite's reviews: at 1, 8 with q8's unread (the mean of
+    # the 7 others' 4), at 2, 8 scored 2; none at 0, and none in standard's one history
+    assert trend[["loop", "iteration", "n", "mean_chars", "mean_words", "reviews", "unparseable"]].values.tolist() == [
+        ["review-lite", 0, 8, 1.0, 1.0, 0, 0],
+        ["review-lite", 1, 8, 3.0, 2.0, 8, 1],
+        ["review-lite", 2, 8, 5.0, 3.0, 8, 0],
+        ["review-standard", 0, 2, 1.0, 1.0, 0, 0],
+        ["review-standard", 1, 2, 3.0, 2.0, 0, 0],
+    ]
+    assert trend["mean_score"].tolist()[1:3] == [4.0, 2.0] and trend["mean_score"].isna().tolist() == [
+        True, False, False, True, True]  # fmt: skip
+    direct_only = answer_trend(df[df["loop"] == "direct"])
+    assert direct_only.empty and list(direct_only.columns) == list(trend.columns)
+
+    cost = stage_cost(df).set_index(["loop", "stage"])
+    # standard: one history (q2 has none) of a decomposition (15 tokens, 1 s) and one review (30, 2 s); the steps
+    # note is no call. lite: 8 histories of two reviews (30 tokens, 2 s each), q1's two cut off
+    assert cost.loc[("review-standard", "decomposition")].tolist() == [1.0, 15.0, 1.0, 0]
+    assert cost.loc[("review-standard", "review")].tolist() == [1.0, 30.0, 2.0, 0]
+    assert cost.loc[("review-lite", "review")].tolist() == [2.0, 60.0, 4.0, 2]
+    assert len(cost) == 3
+
+
 @pytest.mark.slow
 def test_review_notebook_against_a_scripted_endpoint(tmp_path, monkeypatch):
     from tests.test_notebook import manifest, run

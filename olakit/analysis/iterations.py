@@ -68,9 +68,7 @@ def answer_trend(df: pd.DataFrame) -> pd.DataFrame:
     score. The seed's claim that more than 2-3 iterations make answers worse by verbosity is length against score
     here and against accuracy in iteration_accuracy."""
     columns = ["loop", "iteration", "n", "mean_chars", "mean_words", "reviews", "unparseable", "mean_score"]
-    loops = df[df["loop"] != DIRECT]
-    if loops.empty:
-        return pd.DataFrame(columns=columns)
+    loops = df[df["loop"] != DIRECT]  # none: the table has its columns and no row
     scores: dict[tuple[str, int], list] = {}
     for loop, text in zip(loops["loop"], loops["trace"]):
         for r in json.loads(text)["reviews"] if text else ():
