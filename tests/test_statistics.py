@@ -179,6 +179,14 @@ def test_similarity_bands_by_hand():
     assert out["n"].to_dict() == {"(-1.001, 0.3]": 1, "(0.3, 0.45]": 1, "(0.6, 1.0]": 2}
     assert out["accuracy"].to_dict() == {"(-1.001, 0.3]": 1.0, "(0.3, 0.45]": 0.0, "(0.6, 1.0]": 0.5}
     assert set(out["similarity_measure"]) == {SHOWN_NOTES}
+    # records whose first is the most similar, and a second template: each template's bands in the edges' order
+    # (they once came in the records' order: (0.6, 1.0] first)
+    again = rows[::-1] + [rec(q, "T2", "A", note_sims=[s]) for q, s in (("q6", 0.9), ("q7", 0.5), ("q8", 0.1))]
+    out = similarity_bands(to_frame(again), edges=(-1.0, 0.3, 0.6, 1.0), analysis=Stats(n_boot=50))
+    assert out[["method", "band", "n"]].values.tolist() == [
+        ["T1", "(-1.001, 0.3]", 1], ["T1", "(0.3, 0.6]", 1], ["T1", "(0.6, 1.0]", 2],
+        ["T2", "(-1.001, 0.3]", 1], ["T2", "(0.3, 0.6]", 1], ["T2", "(0.6, 1.0]", 1],
+    ]  # fmt: skip
 
 
 def test_all_pairs_at_once_match_each_pair_alone():

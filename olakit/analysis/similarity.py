@@ -24,7 +24,8 @@ def similarity_bands(
     analysis: Stats = STATS,
     similarity_source: str | None = None,
 ) -> pd.DataFrame:
-    """Accuracy per band of retrieval similarity, per method and strategy, with 95% CIs.
+    """Accuracy per band of retrieval similarity, per method and strategy, with 95% CIs; the bands of each in the
+    order of ``edges`` (they once came in the order the records first had them).
 
     ``similarity``: per question_id (e.g. nearest_note_similarity: the recorded runs did not keep their notes);
     default: the mean of each record's note_sims (live runs). Records without a similarity are left out. The
@@ -38,14 +39,18 @@ def similarity_bands(
     else:
         d["similarity"] = d["question_id"].map(similarity)
     d = d.dropna(subset=["similarity"])
-    d["band"] = pd.cut(d["similarity"], bins=list(edges), include_lowest=True).astype(str)
+    bands = pd.cut(d["similarity"], bins=list(edges), include_lowest=True)
+    d["band"] = bands.astype(str)
     rows = []
     for (method, strategy, band), g in d.groupby(["template", "notes_strategy", "band"], sort=False):
         row = accuracy_row(method, strategy, g["correct"].to_numpy(), analysis)
         rows.append(
             {**row, "band": band, "mean_similarity": float(g["similarity"].mean()), "similarity_measure": source}
         )
-    return sort_rows(pd.DataFrame(rows), ["method", "notes_strategy", "band"]) if rows else pd.DataFrame()
+    if not rows:
+        return pd.DataFrame()
+    order = {"band": bands.cat.categories.astype(str)}
+    return sort_rows(pd.DataFrame(rows), ["method", "notes_strategy", "band"], order)
 
 
 def nearest_note_similarity(questions, library) -> pd.Series:

@@ -53,11 +53,17 @@ def ordered_strategies(values) -> list[str]:
     return _ordered(values, STRATEGIES)
 
 
-def sort_rows(df: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
-    """Sort by ``by`` columns, each in order of first appearance except notes_strategy (paper order)."""
+def sort_rows(df: pd.DataFrame, by: Sequence[str], orders: dict[str, Sequence] | None = None) -> pd.DataFrame:
+    """Sort by ``by`` columns, each in order of first appearance except notes_strategy (paper order) and those
+    ``orders`` gives an order of their values."""
     keys = []
     for col in by:
-        order = ordered_strategies(df[col]) if col == "notes_strategy" else list(dict.fromkeys(df[col].unique()))
+        if col in (orders or {}):
+            order = list(orders[col])
+        elif col == "notes_strategy":
+            order = ordered_strategies(df[col])
+        else:
+            order = list(dict.fromkeys(df[col].unique()))
         keys.append(df[col].map({v: i for i, v in enumerate(order)}))
     rank = pd.DataFrame(dict(zip(by, keys)))
     return df.loc[rank.sort_values(list(by), kind="stable").index].reset_index(drop=True)
