@@ -189,6 +189,23 @@ def test_similarity_bands_by_hand():
     ]  # fmt: skip
 
 
+def test_similarity_bands_from_each_questions_nearest_note_by_hand():
+    """The recorded runs' path: a similarity per question id (a question without one is left out, not put in the
+    lowest band), first samples only, and the mean similarity of a band (0.61, 0.62 and 0.9: 0.71, their median
+    0.62)."""
+    import pandas as pd
+
+    from olakit.analysis.similarity import NEAREST_NOTE
+
+    rows = [rec(q, "T1", "A") for q in ("q1", "q2", "q3", "q4", "q5")]
+    rows += [record("q1", "T1", "B", sample=1)]  # a second sample, wrong: not counted
+    sims = pd.Series({"q1": 0.61, "q2": 0.62, "q3": 0.9, "q4": 0.1})  # q5: none
+    out = similarity_bands(to_frame(rows), sims, edges=(-1.0, 0.5, 1.0), analysis=Stats(n_boot=50))
+    assert out[["band", "n", "correct"]].values.tolist() == [["(-1.001, 0.5]", 1, 1], ["(0.5, 1.0]", 3, 3]]
+    assert out["mean_similarity"].tolist() == pytest.approx([0.1, (0.61 + 0.62 + 0.9) / 3], abs=1e-12)
+    assert set(out["similarity_measure"]) == {NEAREST_NOTE}
+
+
 def test_all_pairs_at_once_match_each_pair_alone():
     """paired_tests resamples each cell once for all its pairs; every pair's numbers must be exactly those of
     paired_bootstrap and mcnemar_exact on that pair alone, also where cells miss different questions."""
