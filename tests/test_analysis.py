@@ -263,3 +263,40 @@ def test_precision_table_of_a_run_with_the_turbo_baseline_only():
     assert t.loc["Range"].tolist() == pytest.approx([0.1, 0.3]) and t.loc["Mean"].tolist() == pytest.approx(
         [0.15, 0.45]
     )
+
+
+def test_the_question_explorers_views_by_hand():
+    """What the question explorer filters and says, and Fig 12's grid, on four templates' answers worked by hand
+    (gold A): q0 AAAA, q1 AAB-, q2 BBB-, q3 BBAC, q4 ---- (-: unread); a second sample of q0 and another strategy's
+    q0, both all wrong, are in the records and in neither view."""
+    from olakit.analysis.questions import agreement_summary, fig12_grid, filter_questions, question_tables
+    from olakit.data.records import to_frame
+    from tests.toys import record
+
+    answers = {"q0": "AAAA", "q1": "AAB-", "q2": "BBB-", "q3": "BBAC", "q4": "----"}
+    templates = ["T1", "T2", "T3", "T4"]
+    rows = [record(q, t, None if a == "-" else a) for q, said in answers.items() for t, a in zip(templates, said)]
+    rows += [record("q0", t, "B", sample=1) for t in templates]
+    rows += [record("q0", t, "B", notes_strategy="random") for t in templates]
+    counts, vote = question_tables(to_frame(rows), templates)
+    zero = (counts["notes_strategy"] == "zero-shot").to_numpy()
+    ids = counts["question_id"].to_numpy()
+
+    def shown(kind):
+        return sorted(ids[zero & filter_questions(counts, vote, kind).to_numpy()])
+
+    assert shown("all") == ["q0", "q1", "q2", "q3", "q4"]
+    # split: the largest group below the templates that answered (q2's three Bs are all that answered)
+    assert shown("split") == ["q1", "q3"]
+    assert shown("unparsed") == ["q1", "q2", "q4"]
+    assert shown("vote_wrong_some_right") == ["q3"]  # q2's vote is wrong too, but no template is right
+    # Fig 12: (largest wrong group, templates right) per question: q0 (0, 4), q1 (1, 2), q2 (3, 0), q3 (2, 1),
+    # q4 (4, 0): under the authors' rule an unread answer is the label of its raw text, here the same empty text
+    # for all four; the other strategy's q0 (4, 0) is not counted
+    want = [[0] * 5 for _ in range(5)]
+    for w, a in ((0, 4), (1, 2), (3, 0), (2, 1), (4, 0)):
+        want[w][a] += 1
+    assert fig12_grid(counts, "zero-shot").values.tolist() == want
+    said = agreement_summary({"T1": "B", "T2": "B", "T3": "A", "T4": None}, "A")
+    assert said == "2 of 4 templates say B (wrong; gold A); 1 correct; 1 unparsed"
+    assert agreement_summary(dict.fromkeys(templates), "A") == "no template gave a parseable answer (gold A)"

@@ -41,7 +41,8 @@ def filter_questions(counts: pd.DataFrame, vote: pd.DataFrame, kind: str) -> pd.
 
 
 def agreement_summary(answers: dict, gold: str) -> str:
-    """One line: ``"3 of 5 templates say B (correct); 1 unparsed"``."""
+    """One line: ``"2 of 4 templates say B (wrong; gold A); 1 correct; 1 unparsed"`` (it once said the line had
+    no count of the templates right)."""
     labels = [a for a in answers.values() if a is not None]
     if not labels:
         return f"no template gave a parseable answer (gold {gold})"
