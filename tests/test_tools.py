@@ -670,6 +670,57 @@ def test_tool_changes_and_effect_pair_the_same_cells_of_two_runs():
     assert row["p_mcnemar"] == pytest.approx(expected) and row["p_mcnemar_holm"] == pytest.approx(expected)
 
 
+def test_tool_views_over_programs_second_samples_and_three_cells_by_hand():
+    """Three cells in the records' order (ST, DT, PoT), second samples in both runs (all wrong with tools, all right
+    without: paired, they would change every count), a program's answer, and traces that are no tool loop (plain
+    text; steps with no tools list, as a review history has)."""
+    from olakit.analysis.tools import tool_changes, tool_effect, tool_use
+
+    program = json.dumps({"program": "ans = 3", "status": "ok"})
+    ids = [str(i) for i in range(8)]
+    with_tools = _records(
+        [{"question_id": q, "template": "ST", "extracted": "A", "correct": True, "trace": _loop("ok")} for q in ids]
+        + [{"question_id": q, "template": "DT", "extracted": "A" if q != "0" else "B", "correct": q != "0",
+            "trace": _loop("ok")} for q in ids]
+        + [{"question_id": "0", "template": "PoT", "extracted": "C", "correct": False, "trace": program}]
+        + [{"question_id": q, "template": "ST", "sample": 1, "extracted": "C", "correct": False, "trace": ""}
+           for q in ids]
+        + [{"question_id": "0", "template": "turbo", "extracted": "A", "correct": True, "trace": "no tools here"},
+           {"question_id": "0", "template": "review", "extracted": "A", "correct": True,
+            "trace": json.dumps({"steps": ["a step"], "stages": []})}]
+    )  # fmt: skip
+    without = _records(
+        [{"question_id": q, "template": "ST", "extracted": "B" if int(q) < 6 else "A", "correct": int(q) >= 6,
+          "trace": ""} for q in ids]
+        + [{"question_id": q, "template": "DT", "extracted": "A", "correct": True, "trace": ""} for q in ids]
+        + [{"question_id": "0", "template": "PoT", "extracted": "A", "correct": True, "trace": ""}]
+        + [{"question_id": q, "template": "ST", "sample": 1, "extracted": "A", "correct": True, "trace": ""}
+           for q in ids]
+    )  # fmt: skip
+
+    use = tool_use(with_tools).set_index("template")
+    assert list(use.index) == ["ST", "DT", "PoT"]  # turbo's text and review's steps are no tool loop
+    assert use.loc["PoT", ["answers", "model_calls", "tool_calls", "ok"]].tolist() == [1, 1, 1, 1]  # one call each
+
+    changed = tool_changes(with_tools, without)
+    # ST: q0-q5 B -> A; DT: q0 A -> B; PoT: q0 A -> C, by its program
+    assert changed[["template", "question_id", "tools_called"]].values.tolist() == [
+        *[["ST", q, "calculator"] for q in ids[:6]],
+        ["DT", "0", "calculator"],
+        ["PoT", "0", "program"],
+    ]
+
+    effect = tool_effect(with_tools, without)
+    assert effect[["template", "questions", "right_only_with", "right_only_without"]].values.tolist() == [
+        ["ST", 8, 6, 0], ["DT", 8, 0, 1], ["PoT", 1, 0, 1]]  # fmt: skip
+    # ST: 6 discordant, all one way: p = 2 / 2^6; DT and PoT: 1 discordant, p = 1. Holm over the three: 3 x 0.03125,
+    # then max(0.09375, 2 x 1) and max(.., 1 x 1), capped at 1
+    assert effect["p_mcnemar"].tolist() == [0.03125, 1.0, 1.0]
+    assert effect["p_mcnemar_holm"].tolist() == [0.09375, 1.0, 1.0]
+    assert effect["accuracy_with"].tolist() == [1.0, 7 / 8, 0.0]
+    assert effect["accuracy_without"].tolist() == [2 / 8, 1.0, 1.0]
+
+
 def test_the_facts_and_notes_libraries_as_tools_and_a_tools_settings(tmp_path):
     tools = load_tools()
     facts = tools["facts"]("population of Albany Georgia")
