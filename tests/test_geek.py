@@ -5,6 +5,7 @@ and three questions end to end on the embedded model."""
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from olakit.config import ConfigError, Stats
@@ -472,3 +473,60 @@ def test_every_figure_of_an_embedded_model_run_says_so(tmp_path):
         said = [t.get_text() for t in fig.texts] + [fig.get_suptitle()]
         assert any(EMBEDDED_BANNER in t for t in said) is banner, name
         assert (tmp_path / name / "figures" / "f.png").is_file()
+
+
+def test_the_trace_views_by_hand_with_two_branches_that_share_their_first_steps():
+    """GEEK's trace tables on two rows worked by hand. +RE: q1 one branch of eight steps (two decompositions, a
+    retrieval, a final answer; one selection fell back); q2 a selection that fell back and a retrieval, then one
+    decomposition call with two samples that split it into branches 0.0 and 0.1, each carrying the first two steps
+    (marked branch 0), 0.1's final answer forced. zero-shot: two direct answers, no trace."""
+    from olakit.analysis.traces import action_counts, cost_per_row, judge_table, steps_per_question
+    from olakit.llm.judge import Judgement
+
+    def step(action, h, branch="0", **extra):
+        return {"action": action, "prompt_hash": h, "branch": branch, **extra}
+
+    def trace(branches, tie=False):
+        return json.dumps({"tie": tie, "branches": [{"branch": n, "steps": s, "state": st, "forced_final": f}
+                                                     for n, s, st, f in branches]})  # fmt: skip
+
+    q1 = [step("select", "a1"), step("decomp", "a2"), step("select", "a3", fallback="retrieve"),
+          step("retrieve", "a4"), step("select", "a5"), step("decomp", "a6"), step("select", "a7"),
+          step("final", "a8")]  # fmt: skip
+    shared = [step("select", "b1", fallback="retrieve"), step("retrieve", "b2")]
+    left = [*shared, step("decomp", "b3", "0.0"), step("select", "b4", "0.0"), step("final", "b5", "0.0")]
+    right = [*shared, step("decomp", "b3", "0.1"), step("select", "b6", "0.1", fallback="final"),
+             step("final", "b7", "0.1")]  # fmt: skip
+    two = "Question: Q?\nSub-question 1: A?\nFact 1 (self): a.\nSub-question 2: B?\nFact 2 (retrieved): b."
+    records = pd.DataFrame([
+        {"row": "+RE", "question_id": "q1", "correct": True, "prompt_tokens": 100, "completion_tokens": 20,
+         "trace": trace([("0", q1, two, False)])},
+        {"row": "+RE", "question_id": "q2", "correct": False, "prompt_tokens": 200, "completion_tokens": 40,
+         "trace": trace([("0.0", left, "Question: Q?\nSub-question 1: A?\nFact 1 (self): a.\n"
+                                       "Current sub-question (unanswered): B?", False),
+                         ("0.1", right, "Question: Q?\nCurrent sub-question (unanswered): C?", True)], tie=True)},
+        {"row": "zero-shot", "question_id": "q1", "correct": False, "prompt_tokens": 10, "completion_tokens": 5,
+         "trace": ""},
+        {"row": "zero-shot", "question_id": "q2", "correct": False, "prompt_tokens": 20, "completion_tokens": 5,
+         "trace": ""},
+    ])  # fmt: skip
+
+    counts = action_counts(records).set_index(["method", "action"])["count"].to_dict()
+    # q1: decomp 2, retrieve 1, final 1, fallback 1; q2: the shared fallback and retrieval once, a decomposition and
+    # a final answer in each branch, 0.1's fallback
+    assert counts == {("+RE", "decomp"): 4, ("+RE", "retrieve"): 2, ("+RE", "final"): 3, ("+RE", "fallback"): 3}
+
+    (steps,) = steps_per_question(records).to_dict("records")
+    # per branch, its whole path: actions 4 (q1), 3 and 3; sub-questions 2, 2 (one of them pending) and 1
+    assert steps["method"] == "+RE" and steps["branches_per_question"] == 1.5
+    assert (steps["mean_actions"], steps["max_actions"]) == (pytest.approx(10 / 3), 4)
+    assert (steps["mean_sub_questions"], steps["forced_share"], steps["ties"]) == (pytest.approx(5 / 3), 1 / 3, 1)
+
+    cost = cost_per_row(records).set_index("method")
+    # distinct prompts: q1 8; q2 7 (the shared two once, the two samples' decomposition one call); direct: 1 each
+    assert cost["calls_per_question"].to_dict() == {"+RE": 7.5, "zero-shot": 1.0}
+    assert cost["accuracy"].to_dict() == {"+RE": 0.5, "zero-shot": 0.0}
+    assert cost["tokens_per_question"].to_dict() == {"+RE": 180.0, "zero-shot": 20.0}
+
+    table = judge_table([Judgement("tie", "1", "1"), Judgement("b", "2", "2")], "Full", Stats(n_boot=10))
+    assert (table["equal"], table["geek"], table["row"]) == (0.5, 0.5, "Full") and "tie" not in table

@@ -21,10 +21,14 @@ def _branches(df: pd.DataFrame):
 
 
 def action_counts(df: pd.DataFrame) -> pd.DataFrame:
-    """Per row: how many times each action ran (selections excluded), and how many selections fell back."""
+    """Per row: how many times each action ran (selections excluded), and how many selections fell back. Branches
+    that split from one another carry the steps before the split, each step still marked with the branch that ran
+    it: such a step ran once, and counts once (it once counted once per branch)."""
     rows = []
-    for row, _, b in _branches(df):
-        for s in b["steps"]:
+    for row, text in zip(df["row"], df["trace"]):
+        branches = json.loads(text)["branches"] if text else ()
+        ran = {(s.get("branch"), i): s for b in branches for i, s in enumerate(b["steps"])}  # one per step run
+        for s in ran.values():
             if s["action"] != "select":
                 rows.append({"method": row, "action": s["action"]})
             elif s.get("fallback"):
