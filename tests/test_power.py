@@ -29,6 +29,21 @@ def enumerated_power(n, p10, p01, alpha):
     return total
 
 
+def power_by_hand(n, discordance, diff, level):
+    """The exact test's power over every outcome: d of n questions discordant, k of them a-only (a's accuracy minus
+    b's is ``diff``), rejected where twice the smaller binomial tail of Bin(d, 1/2), summed in integers, is below
+    ``level``."""
+    q = (discordance + diff) / 2 / discordance
+    total = 0.0
+    for d in range(n + 1):
+        pd_ = math.comb(n, d) * discordance**d * (1 - discordance) ** (n - d)
+        tails = [sum(math.comb(d, i) for i in range(k + 1)) for k in range(d // 2 + 1)]
+        for k in range(d + 1):
+            if 2 * tails[min(k, d - k)] / 2**d < level:
+                total += pd_ * math.comb(d, k) * q**k * (1 - q) ** (d - k)
+    return total
+
+
 def test_power_worked_by_hand_when_only_one_side_is_ever_right_alone():
     # p01 = 0: every discordant pair is a-only, so k = d and the test rejects when 2 / 2^d < 0.05, that is d >= 6
     # (2 / 2^5 = 0.0625 does not). The power is P(Bin(10, 0.3) >= 6).
@@ -358,24 +373,13 @@ def test_what_a_run_of_n_questions_can_decide_worked_by_hand():
     for level in (0.05, 0.005, 0.05 / 276, 1 / 16):  # at 1/16, 2 / 2^5 equals the level and does not reject
         assert min_discordant(level) == next(d for d in range(1, 40) if 2 / 2**d < level)
 
-    def exact_power(n, discordance, diff, level):  # every question discordant or not; k a-only of d discordant
-        q = (discordance + diff) / 2 / discordance
-        total = 0.0
-        for d in range(n + 1):
-            pd_ = math.comb(n, d) * discordance**d * (1 - discordance) ** (n - d)
-            tails = [sum(math.comb(d, i) for i in range(k + 1)) for k in range(d // 2 + 1)]
-            for k in range(d + 1):
-                if 2 * tails[min(k, d - k)] / 2**d < level:
-                    total += pd_ * math.comb(d, k) * q**k * (1 - q) ** (d - k)
-        return total
-
     for n, discordance, level in ((10, 1.0, 0.05), (40, 0.5, 0.05), (60, 0.3, 0.005)):
         by_hand = next(x / 1000 for x in range(1, int(discordance * 1000) + 1)
-                       if exact_power(n, discordance, x / 1000, level) >= 0.8)  # fmt: skip
+                       if power_by_hand(n, discordance, x / 1000, level) >= 0.8)  # fmt: skip
         assert detectable_difference(n, discordance, level, 0.8) == by_hand
     # 254 questions, an OlaGPT grid's 276 pairs: rounded to the nearest 0.001 it was 0.156, whose power is 0.7975;
     # the difference stated is the smallest thousandth whose power reaches the goal
-    assert exact_power(254, 0.3, 0.156, 0.05 / 276) < 0.8 <= exact_power(254, 0.3, 0.157, 0.05 / 276)
+    assert power_by_hand(254, 0.3, 0.156, 0.05 / 276) < 0.8 <= power_by_hand(254, 0.3, 0.157, 0.05 / 276)
     assert detectable_difference(254, 0.3, 0.05 / 276, 0.8) == 0.157
     assert detectable_difference(10, 1.0, 0.05, 0.0) == 0.0  # a goal any difference reaches: none needed
     assert detectable_difference(8, 0.5, 0.005, 0.8) is None  # 8 questions: fewer than the 9 discordant it needs
@@ -609,3 +613,71 @@ def test_without_efforts_the_plan_prices_each_call_at_max_tokens(monkeypatch, tm
     a, b = pd.read_csv(tmp_path / "a.csv").iloc[0], pd.read_csv(tmp_path / "b.csv").iloc[0]
     n = int(a["n_needed"])
     assert a["usd_online"] == b["usd_online"] == pytest.approx(5 * n * 300 * 4.40 / 1e6)
+
+
+def test_a_registered_familys_verdicts_worked_by_hand():
+    """mark_roles over a paired-tests table written by hand (its p-values chosen for Holm's arithmetic, not drawn
+    from the counts): "B vs A" stored as A against B, "best vs C" where the best template (B, 0.75) is only ever the
+    table's b side and the vote (0.9) and a verified cell (0.95) are no template, and a comparison the run lacks.
+    Holm over the three (the missing one as p = 1): 3 x 0.01 = 0.03, max(0.03, 2 x 0.025) = 0.05, 1."""
+    from olakit.analysis.verdicts import mark_roles
+    from olakit.registration import Registered, Registration
+
+    def row(a, b, a_only, b_only, diff, lo, hi, p, acc_a, acc_b):
+        return {"a": a, "b": b, "n": 40, "a_only": a_only, "b_only": b_only, "diff": diff, "diff_ci_low": lo,
+                "diff_ci_high": hi, "p_mcnemar": p, "acc_a": acc_a, "acc_b": acc_b}  # fmt: skip
+
+    tests = pd.DataFrame([
+        row("A | zs", "B | zs", 2, 12, -0.25, -0.4, -0.1, 0.01, 0.5, 0.75),
+        row("C | zs", "B | zs", 2, 9, -0.175, -0.3, -0.05, 0.025, 0.5, 0.75),
+        row("regex_vote | zs", "A | zs", 16, 0, 0.4, 0.25, 0.55, 0.001, 0.9, 0.5),
+        row("A+V | zs", "A | zs", 18, 0, 0.45, 0.3, 0.6, 0.001, 0.95, 0.5),
+    ])  # fmt: skip
+    family = Registered(Registration(comparisons=["B:zs vs A:zs", "best:zs vs C:zs", "A:zs vs D:zs"], power=0.9),
+                        "f.yaml", "0" * 64, "now")  # fmt: skip
+    out = mark_roles(tests, family)
+    reg = out["registered"].set_index("comparison")
+    first = reg.loc["B:zs vs A:zs"]
+    assert (first["a"], first["b"], first["a_only"], first["b_only"]) == ("B | zs", "A | zs", 12, 2)  # as registered
+    assert (first["diff"], first["diff_ci_low"], first["diff_ci_high"]) == (0.25, 0.1, 0.4)
+    assert first["p_holm_family"] == pytest.approx(0.03) and first["decided"]
+    assert first["verdict"] == "decided: a is better (Holm p = 0.03)"
+    best = reg.loc["best:zs vs C:zs"]
+    assert (best["a"], best["b"], best["a_only"], best["b_only"]) == ("B | zs", "C | zs", 9, 2)
+    assert best["p_holm_family"] == 0.05 and not best["decided"]  # equal to alpha: not below it
+    # the n its observed rates (9 and 2 of 40) need at 90% power, each planned at 0.05 / 3: the first n a bisection
+    # finds, where the power reaches 0.9 and one question fewer does not
+    need = int(best["n_needed"])
+    assert power_by_hand(need - 1, 11 / 40, 7 / 40, 0.05 / 3) < 0.9 <= power_by_hand(need, 11 / 40, 7 / 40, 0.05 / 3)
+    assert best["verdict"].startswith(f"undecided (Holm p = 0.05); the observed rates would need about {need:,} ")
+    assert best["verdict"].endswith("(best: B | zs, chosen on these data: its p is optimistic)")
+    assert reg.loc["A:zs vs D:zs", "verdict"] == "not run: the run lacks a cell of it"
+    roles = out["paired_tests"][["role", "p_holm_family"]].values.tolist()
+    assert roles[:2] == [["confirmatory", pytest.approx(0.03)], ["confirmatory", 0.05]]
+    assert [r[0] for r in roles[2:]] == ["exploratory"] * 2 and all(np.isnan(r[1]) for r in roles[2:])
+
+
+def test_exploratory_and_examined_comparisons_worked_by_hand():
+    """Three compared conditions on 20 questions (second samples first in the records, all wrong: not read).
+    X right on q0-q9; Y on q6-q9; Z as X but wrong on q0 and right on q10. X vs Y: 6 X-only, p = 2 / 2^6; X vs Z: 1
+    and 1, p = 1; Y vs Z: 6 Z-only, p = 2 / 2^6. Holm over the three: 3 x 0.03125 = 0.09375 for both, 1."""
+    from olakit.analysis.verdicts import examined, exploratory
+    from olakit.registration import Registered, Registration
+    from olakit.settings import Analysis
+
+    right = {"X": set(range(10)), "Y": set(range(6, 10)), "Z": set(range(1, 11))}
+    rows = [{"question_id": f"q{i}", "template": c, "notes_strategy": "compared", "sample": s,
+             "correct": s == 0 and i in right[c]} for s in (1, 0) for c in right for i in range(20)]  # fmt: skip
+    records = pd.DataFrame(rows)
+    at = Analysis(alpha=0.09375)  # Holm's p equal to alpha: not below it
+    (xy,) = exploratory(records, ["X vs Y"], at).to_dict("records")
+    assert (xy["a_only"], xy["b_only"], xy["p_mcnemar_holm"], xy["decided"]) == (6, 0, 0.09375, False)
+    # planned at alpha / 3 pairs = 0.03125, where 7 discordant questions are the fewest that can reject (2 / 2^6 is
+    # not below it), at 80% power: with no Y-only question, the power at n is P(Bin(n, 0.3) >= 7)
+    power = [sum(math.comb(n, d) * 0.3**d * 0.7 ** (n - d) for d in range(7, n + 1)) for n in range(80)]
+    assert xy["n_needed"] == next(n for n in range(80) if power[n] >= 0.8)
+    assert xy["verdict"].startswith("exploratory (no registration): Holm p over every pair = 0.0938; the observed ")
+    family = Registered(Registration(comparisons=["X vs Z"]), "f.yaml", "0" * 64, "now")
+    table = examined(records, family, ["X vs Z", "Y vs Z"])
+    assert table[["comparison", "role"]].values.tolist() == [["X vs Z", "confirmatory"], ["Y vs Z", "exploratory"]]
+    assert table.loc[1, "p_mcnemar_holm"] == 0.09375 and table.loc[0, "p_holm_family"] == 1.0
