@@ -14,10 +14,11 @@ from olakit.names import setting_label
 
 
 def _branches(df: pd.DataFrame):
-    for row, qid, text in zip(df["row"], df["question_id"], df["trace"]):
+    """(row, question id, branch, the record's position) for every branch of every record's trace."""
+    for record, (row, qid, text) in enumerate(zip(df["row"], df["question_id"], df["trace"])):
         if text:
             for b in json.loads(text)["branches"]:
-                yield row, qid, b
+                yield row, qid, b, record
 
 
 def action_counts(df: pd.DataFrame) -> pd.DataFrame:
@@ -26,15 +27,15 @@ def action_counts(df: pd.DataFrame) -> pd.DataFrame:
     it: such a step ran once, and counts once (it once counted once per branch: row Full at depth 2 with 2 branches,
     3 questions, scripted, counted 12 retrievals where 6 ran). A decomposition sampled for n branches counts n, one
     per sub-question written (one call: cost_per_row counts its prompt once)."""
+    ran = {
+        (record, s.get("branch"), i): (row, s) for row, _, b, record in _branches(df) for i, s in enumerate(b["steps"])
+    }
     rows = []
-    for row, text in zip(df["row"], df["trace"]):
-        branches = json.loads(text)["branches"] if text else ()
-        ran = {(s.get("branch"), i): s for b in branches for i, s in enumerate(b["steps"])}  # one per step run
-        for s in ran.values():
-            if s["action"] != "select":
-                rows.append({"method": row, "action": s["action"]})
-            elif s.get("fallback"):
-                rows.append({"method": row, "action": "fallback"})
+    for row, s in ran.values():  # one per step run
+        if s["action"] != "select":
+            rows.append({"method": row, "action": s["action"]})
+        elif s.get("fallback"):
+            rows.append({"method": row, "action": "fallback"})
     if not rows:
         return pd.DataFrame(columns=["method", "action", "count"])
     return pd.DataFrame(rows).value_counts(["method", "action"], sort=False).rename("count").reset_index()
@@ -50,7 +51,7 @@ def steps_per_question(df: pd.DataFrame) -> pd.DataFrame:
         if text
     }
     rows = []
-    for row, qid, b in _branches(df):
+    for row, qid, b, _ in _branches(df):
         executed = [s for s in b["steps"] if s["action"] not in ("select",)]
         rows.append(
             {
