@@ -6,8 +6,9 @@ import pytest
 
 from olakit.analysis import tables as analysis
 from olakit.answering.vote import regex_vote
+from olakit.data.records import to_frame
 from olakit.settings import Analysis
-from tests.toys import answers_frame
+from tests.toys import answers_frame, record
 
 # 5 templates x 4 questions, gold "A" everywhere.
 #        T1    T2    T3    T4    T5
@@ -300,3 +301,146 @@ def test_the_question_explorers_views_by_hand():
     said = agreement_summary({"T1": "B", "T2": "B", "T3": "A", "T4": None}, "A")
     assert said == "2 of 4 templates say B (wrong; gold A); 1 correct; 1 unparsed"
     assert agreement_summary(dict.fromkeys(templates), "A") == "no template gave a parseable answer (gold A)"
+
+
+def test_a_strategy_of_ones_own_comes_after_the_papers_four():
+    """Table 3's columns and the long table's rows: the paper's strategies in its order, then any other (a user's
+    own strategy, the compared conditions' column) in the order the records give it (a hand mutation pass over
+    olakit.analysis.tables: nothing had a strategy outside the paper's four)."""
+    df = pd.concat([toy("mine"), toy("random"), toy("zero-shot")], ignore_index=True)
+    long = analysis.accuracy_long(df, analysis=ABSTAIN.replace(n_boot=50))
+    assert list(analysis.accuracy_wide(long).columns) == ["zero-shot", "random", "mine"]
+    assert long["notes_strategy"].tolist()[:3] == ["zero-shot", "random", "mine"]  # T1's rows
+    assert analysis.ordered_strategies(["mine", "combine", "other", "zero-shot"]) == [
+        "zero-shot", "combine", "mine", "other"
+    ]  # fmt: skip
+
+
+def test_table7_leaves_out_the_votes_the_baselines_and_the_methods_that_are_not_templates():
+    long = pd.DataFrame(
+        {"method": ["T1", "T2", "turbo", "regex_vote", "llm_vote", "SC", "chosen_vote", "auto_cot"],
+         "notes_strategy": ["zero-shot"] * 8, "accuracy": [0.5, 0.25, 0.9, 0.8, 1.0, 0.0, 0.95, 0.05]}
+    )  # fmt: skip
+    t = analysis.precision_table(long)["zero-shot"]
+    assert t["Range"] == pytest.approx(0.25) and t["Mean"] == pytest.approx(0.375)  # T1 and T2 only
+
+
+def test_template_count_spread_ties_and_sampled_subsets_by_hand():
+    """Fig 6's rows on the five templates above: at k = 1 the accuracies are 0.5, 0.5, 0.25, 0.25 and 0 (mean 0.3,
+    population std sqrt(0.035)); T1 and T2 tie for the best, and the later name is kept. Above ``max_subsets``
+    subsets a size votes over that many distinct ones, drawn with the analysis seed; at or below it, over all."""
+    t = analysis.template_count_ablation(toy(), analysis=ABSTAIN).set_index("k")
+    assert t.loc[1, "std"] == pytest.approx(0.035**0.5) and t.loc[1, "best_subset"] == "T2"
+    assert not t["sampled"].any()
+    five = analysis.template_count_ablation(toy(), analysis=ABSTAIN, max_subsets=5).set_index("k")
+    assert five["sampled"].tolist() == [False, True, True, False, False]  # 5, 10, 10, 5 and 1 subsets of 5
+    assert five["n_subsets"].tolist() == [5, 5, 5, 5, 1]
+    # which five of the ten pairs are drawn follows the analysis seed: over five seeds the k = 2 rows are not all one
+    drawn = {
+        tuple(analysis.template_count_ablation(toy(), analysis=ABSTAIN.replace(analysis_seed=s), max_subsets=5)
+              .set_index("k").loc[2, ["mean", "min", "max", "best_subset"]])
+        for s in range(5)
+    }  # fmt: skip
+    assert len(drawn) > 1
+
+
+def test_extraction_audit_rates_and_counts_every_output_cut_off_or_answered_twice():
+    """The unparsed rate is per cell (T5 left 2 of its 4 unread); cut_off_outputs and second_stage count every output
+    that stopped at the limit or took a second stage, read or not."""
+    a = analysis.extraction_audit(toy()).set_index("template")
+    assert a["unparsed_rate"].to_dict() == {"T1": 0.25, "T2": 0.25, "T3": 0.25, "T4": 0.25, "T5": 0.5}
+    stages = {0: ("length", 2, "A", ""), 1: ("stop", 1, None, "no_answer"), 2: ("length", 1, None, "cut_off")}
+
+    def fields(i, label):
+        finish, stage, _, cause = stages[i]
+        return {"finish_reason": finish, "answer_stage": stage, "unparsed_cause": cause}
+
+    one = analysis.extraction_audit(answers_frame({"T1": [v[2] for v in stages.values()]}, per_question=fields))
+    row = one.iloc[0]
+    assert (row["n"], row["unparsed"], row["cut_off"], row["no_answer"]) == (3, 2, 1, 1)
+    assert (row["cut_off_outputs"], row["second_stage"]) == (2, 1)  # q0 was read after its second stage
+
+
+def test_first_answers_only_in_the_method_table_and_sc_votes_its_samples_in_order():
+    """A template's repeats are not scored as more questions; SC's samples vote in sample order whatever the order of
+    the rows (under the first-label tie rule, the first sample's label wins a tie)."""
+    from olakit.analysis.tables import method_accuracy, sc_vote
+
+    rows = [record("q0", "T1", "A"), record("q0", "T1", "B", sample=1), record("q1", "T1", "B")]
+    rows += [record("q0", "SC", "B", sample=1), record("q0", "SC", "A", sample=0)]  # a tie, stored in reverse
+    df = to_frame(rows)
+    acc = method_accuracy(df, ["T1"], Analysis(n_boot=20)).set_index("method")
+    assert (acc.loc["T1", "n"], acc.loc["T1", "correct"]) == (2, 1)
+    assert sc_vote(df, analysis=Analysis(tie="first"))["voted"].tolist() == ["A"]
+    # Fig 9's table: zero-shot is n = 0 of the random strategy; the repeat of q0 with 1 note is not a second question
+    notes = to_frame([record("q0", "ST", "A"), record("q0", "ST", "A", notes_strategy="random", n_notes=1),
+                      record("q0", "ST", "B", notes_strategy="random", n_notes=1, sample=1)])  # fmt: skip
+    fig9 = analysis.notes_count_table(notes, "ST", Analysis(n_boot=20))
+    got = fig9[["notes_strategy", "n_notes", "n", "correct"]].values.tolist()
+    assert got == [["random", 0, 1, 1], ["random", 1, 1, 1]]
+
+
+def test_usage_table_by_hand():
+    """Paid calls are the records not served from the cache; the mean latency is over the paid calls (a cached
+    answer has none); reasoning tokens are blank, not 0, where the endpoint reported none."""
+    rows = [
+        record("q0", "T1", "A", cached=False, latency=1.0, prompt_tokens=10, completion_tokens=4, cost=0.5),
+        record("q1", "T1", "A", cached=False, latency=2.0, prompt_tokens=10, completion_tokens=4, cost=0.5),
+        record("q2", "T1", "A", cached=False, latency=6.0, prompt_tokens=10, completion_tokens=4, cost=0.5),
+        record("q3", "T1", "A", cached=True, latency=None, prompt_tokens=10, completion_tokens=4, cost=0.0),
+    ]
+    u = analysis.usage_table(to_frame(rows)).set_index("method").loc["T1"]
+    assert (u["records"], u["paid"], u["cached"]) == (4, 3, 1)
+    assert (u["prompt_tokens"], u["completion_tokens"], u["cost"]) == (40, 16, 1.5)
+    assert u["mean_latency_s"] == pytest.approx(3.0)  # (1 + 2 + 6) / 3; the median would be 2
+    if "reasoning_tokens" in u:
+        assert pd.isna(u["reasoning_tokens"])
+
+
+def test_override_effect_by_hand(tmp_path):
+    """Three templates, gold A. Before: q0 B B A (vote B, wrong), q1 A A B (A), q2 A A B (A). Overrides: q0 T1 -> A
+    (wrong to right; the vote turns A), q1 T3 -> C (wrong to wrong), q1 T1 -> A (the same label), q2 T2 -> B (right
+    to wrong; the vote turns B). 4 overrides, 2 records and 2 votes changed (the vote's count is 2 right before and
+    after: a net difference would say 0)."""
+    from olakit.data.overrides import add_override, apply_overrides, load_overrides
+
+    df = answers_frame({"T1": ["B", "A", "A"], "T2": ["B", "A", "A"], "T3": ["A", "B", "B"]})
+    path = tmp_path / "records.overrides.jsonl"
+    for qid, template, label in (("q0", "T1", "A"), ("q1", "T3", "C"), ("q1", "T1", "A"), ("q2", "T2", "B")):
+        key = df[(df["question_id"] == qid) & (df["template"] == template)].iloc[0].to_dict()
+        add_override(path, key, label, "read by hand")
+    after = apply_overrides(df, load_overrides(path))
+    effect = analysis.override_effect(after, ["T1", "T2", "T3"]).iloc[0]
+    assert (effect["overrides"], effect["records_changed"], effect["votes_changed"]) == (4, 2, 2)
+
+
+def test_answer_stages_table_by_hand():
+    """One template, three questions, gold A. One stage: q0 A (stop), q1 unread (cut off at the limit), q2 unread.
+    Two stages: q1's second stage reads A (3 more prompt and 1 more completion tokens), q2's reads nothing (2 and 1
+    more). Accuracy 1/3 then 2/3; unread 2/3 then 1/3; 2 second calls, 7 tokens; 1 output cut off in the first run."""
+    first = {0: ("A", "stop", 10, 5), 1: (None, "length", 10, 8), 2: (None, "stop", 10, 5)}
+    second = {0: ("A", 1, 10, 5), 1: ("A", 2, 13, 9), 2: (None, 2, 12, 6)}
+
+    def one_fields(i, label):
+        _, finish, p, c = first[i]
+        return {"finish_reason": finish, "prompt_tokens": p, "completion_tokens": c, "answer_stage": 1}
+
+    def two_fields(i, label):
+        _, stage, p, c = second[i]
+        return {"finish_reason": first[i][1], "prompt_tokens": p, "completion_tokens": c, "answer_stage": stage}
+
+    one = answers_frame({"ST": [v[0] for v in first.values()]}, per_question=one_fields)
+    two = answers_frame({"ST": [v[0] for v in second.values()]}, per_question=two_fields)
+    t = analysis.answer_stages_table(one, two, Analysis(n_boot=20)).set_index("template")
+    row, total = t.loc["ST"], t.loc["all"]
+    assert (row["accuracy_1"], row["accuracy_2"]) == pytest.approx((1 / 3, 2 / 3))
+    assert (row["unparsed_rate_1"], row["unparsed_rate_2"]) == pytest.approx((2 / 3, 1 / 3))
+    assert (row["second_calls"], row["second_tokens"], row["cut_off_1"]) == (2, 7.0, 1)
+    assert (total["accuracy_1"], total["accuracy_2"], total["second_calls"]) == pytest.approx((1 / 3, 2 / 3, 2))
+    # a second run whose tokens one record lacks: the table says it cannot tell (nan), not a sum of the rest
+    gap = two.copy()
+    gap["prompt_tokens"] = gap["prompt_tokens"].astype("Int64")
+    gap.loc[gap["question_id"] == "q2", "prompt_tokens"] = pd.NA
+    assert pd.isna(
+        analysis.answer_stages_table(one, gap, Analysis(n_boot=20)).set_index("template").loc["ST", "second_tokens"]
+    )
