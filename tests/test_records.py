@@ -121,6 +121,37 @@ def test_an_override_written_before_run_and_model_were_keys_still_applies(tmp_pa
     assert back.set_index("model")["extracted"].to_dict() == {"m1": "C", "m2": "A"}
 
 
+def test_overrides_a_person_writes_by_hand(tmp_path):
+    """What the overrides file takes, read back through load_records (a hand mutation pass over
+    olakit.data.overrides: each of these survived the tests before): the later of two overrides of one record wins;
+    a label of None marks the answer unread even where the question's labels are given; the reason is kept without
+    its spaces, and one of spaces only is refused; a file a person saved without its last newline still gets the
+    next override on a line of its own; a key read from a frame (numpy integers) is written as JSON's."""
+    import json
+
+    import numpy as np
+
+    from olakit.data.overrides import add_override
+
+    df = to_frame([rec(question_id="q0"), rec(question_id="q1"), rec(question_id="q2")])
+    path = save_records(df, tmp_path / "records.parquet")
+    ov = tmp_path / "records.overrides.jsonl"
+    key = {"run": "", "model": "m", "dataset": "aqua", "template": "ST", "notes_strategy": "zero-shot",
+           "n_notes": np.int64(0), "sample": np.int64(0)}  # fmt: skip
+    add_override(ov, {**key, "question_id": "q0"}, "B", "  first reading  ", labels=["A", "B"])
+    add_override(ov, {**key, "question_id": "q0"}, "C", "second reading", labels=["A", "B", "C"])
+    add_override(ov, {**key, "question_id": "q1"}, None, "no answer in the text", labels=["A", "B"])
+    with pytest.raises(DataError, match="needs a reason"):
+        add_override(ov, {**key, "question_id": "q2"}, "B", "   ")
+    assert json.loads(ov.read_text().splitlines()[0])["reason"] == "first reading"
+    ov.write_text(ov.read_text().rstrip("\n"))  # saved by an editor that drops the last newline
+    add_override(ov, {**key, "question_id": "q2"}, "D", "the model wrote 'four'")
+    assert len(ov.read_text().splitlines()) == 4
+    back = load_records(path).set_index("question_id")
+    assert back["extracted"].to_dict() == {"q0": "C", "q1": None, "q2": "D"}
+    assert back["correct"].tolist() == [False, False, False] and back["overridden"].all()
+
+
 def test_the_recorded_outputs_are_read_once_and_again_when_a_file_changes(tmp_path, monkeypatch, data_dir):
     """import_olagpt keeps its records under a key of its inputs' bytes: the second import reads them back equal,
     and an edited output file is read again (its new answer counted), never served from the kept copy."""
