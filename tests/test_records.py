@@ -1,5 +1,8 @@
 """Records: parquet round trip, format version check, key uniqueness, re-extraction."""
 
+import json
+import re
+
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -190,6 +193,95 @@ def test_the_recorded_outputs_are_read_once_and_again_when_a_file_changes(tmp_pa
     )
     recorded.import_olagpt(mine)
     assert len(list((tmp_path / "idx" / "recorded").glob("*.parquet"))) == 1 and not kept.exists()
+
+
+def copy_recorded(data_dir, to):
+    """A writable copy of what import_olagpt reads (aqua/ and the authors' predictions)."""
+    import shutil
+
+    shutil.copytree(data_dir / "aqua", to / "aqua")
+    shutil.copytree(data_dir / "olagpt" / "data" / "predictions", to / "olagpt" / "data" / "predictions")
+    return to
+
+
+def test_the_recorded_outputs_records_by_hand(tmp_path, monkeypatch, data_dir):
+    """What each imported record says, read against the authors' files by hand: zero-shot has no notes and the
+    other strategies 3 (their top_n), ST's extra runs 1 and 5; the prompt's length and sha256 are the recorded
+    input's, not the output's; a read answer has no unparsed cause; a question's content hash is the same under
+    every template and differs between questions. And the kept copy is keyed by the extractor and the parts too,
+    and one that cannot be read is imported again (a hand mutation pass over olakit.data.recorded: each of these
+    survived the tests before)."""
+    import hashlib
+    import json
+
+    from olakit.data import recorded
+
+    monkeypatch.setenv("OLAKIT_INDEX_DIR", str(tmp_path / "idx"))
+    mine = copy_recorded(data_dir, tmp_path / "data")
+    df = recorded.import_olagpt(mine, parts=("templates", "st_notes_count"))
+    notes = df.groupby(["template", "notes_strategy"])["n_notes"].unique().map(sorted).to_dict()
+    assert notes[("DT", "zero-shot")] == [0] and notes[("DT", "combine")] == [3]
+    assert notes[("ST", "zero-shot")] == [0] and notes[("ST", "random")] == [1, 3, 5]
+    pred = json.loads((mine / "olagpt/data/predictions/pt/aqua_predict_few_shot_random.json").read_text())
+    pred = pred["predictions"][5]
+    row = df.set_index(["template", "notes_strategy", "question_id"]).loc[("PT", "random", f"test-{5}")]
+    assert row["prompt_chars"] == len(pred["input"])
+    assert row["prompt_hash"] == hashlib.sha256(pred["input"].encode()).hexdigest()
+    assert (df.loc[df["extracted"].notna(), "unparsed_cause"] == "").all()
+    assert (df.loc[df["extracted"].isna(), "unparsed_cause"] != "").all()
+    hashes = df.groupby("question_id")["question_hash"].unique()
+    assert hashes.map(len).eq(1).all() and hashes.map(lambda h: h[0]).nunique() == 254
+    # the kept copy: another extractor, or other parts, is another import, never the first one read back
+    first = recorded.import_olagpt(mine, extractor="olagpt")
+    other = recorded.import_olagpt(mine, extractor="strict")
+    assert not first["extracted"].equals(other["extracted"])  # the readers disagree on some outputs
+    assert "llm_vote" in set(
+        recorded.import_olagpt(mine, extractor="olagpt", parts=("templates", "llm_vote"))["template"]
+    )
+    for kept in (tmp_path / "idx" / "recorded").glob("*.parquet"):
+        kept.write_bytes(b"not parquet")  # a disk fault
+    pd.testing.assert_frame_equal(recorded.import_olagpt(mine, extractor="olagpt"), first)
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda doc: doc["predictions"].pop(), "253 predictions, expected 254"),
+        (lambda doc: doc["predictions"][3].update(question_id=254), "question_id 254 is not an AQuA test index"),
+        (lambda doc: doc["predictions"][3].update(question_id="3"), "question_id '3' is not an AQuA test index"),
+        (
+            lambda doc: doc["predictions"][3].update(input=json.dumps({"question": "question: How many?"})),
+            "prediction 3: question text differs from aqua/test.json question 3",
+        ),
+        (lambda doc: doc["predictions"][3].update(input="[1, 2]"), "prediction 3: field 'input' is not a JSON object"),
+        (lambda doc: doc["predictions"][3].update(output=["A"]), "prediction 3: field 'output' is not text"),
+    ],
+)
+def test_a_recorded_file_edited_or_cut_is_refused_where_it_is_wrong(tmp_path, monkeypatch, data_dir, edit, message):
+    from olakit.data.recorded import import_olagpt
+
+    monkeypatch.setenv("OLAKIT_INDEX_DIR", str(tmp_path / "idx"))
+    mine = copy_recorded(data_dir, tmp_path / "data")
+    path = mine / "olagpt/data/predictions/dst/aqua_predict.json"
+    doc = json.loads(path.read_text())
+    edit(doc)
+    path.write_text(json.dumps(doc))
+    with pytest.raises(DataError, match=re.escape(message)):
+        import_olagpt(mine)
+
+
+def test_a_recorded_question_with_other_spacing_is_the_same_question(tmp_path, monkeypatch, data_dir):
+    from olakit.data.recorded import import_olagpt
+
+    monkeypatch.setenv("OLAKIT_INDEX_DIR", str(tmp_path / "idx"))
+    mine = copy_recorded(data_dir, tmp_path / "data")
+    path = mine / "olagpt/data/predictions/dst/aqua_predict.json"
+    doc = json.loads(path.read_text())
+    prompt = json.loads(doc["predictions"][0]["input"])
+    prompt["question"] = prompt["question"].replace(" ", "  \n ", 3)  # line breaks inside the question
+    doc["predictions"][0]["input"] = json.dumps(prompt)
+    path.write_text(json.dumps(doc))
+    assert len(import_olagpt(mine)) == 5 * 4 * 254
 
 
 def test_records_given_by_column_make_the_frame_their_objects_make():
