@@ -77,3 +77,60 @@ def test_a_line_that_is_not_an_instance_is_one_clear_error(pot, tmp_path):
     spec = tmp_path / "s.yaml"
     spec.write_text(f"dataset: aqua\nruns:\n  - {{file: {bad}, format: eee}}\n")
     assert load_import_spec(spec).runs[0].format == "eee"
+
+
+def test_records_exported_and_read_back_field_by_field(tmp_path):
+    """Three records worked by hand through export_eee and eee_rows (a hand mutation pass over olakit.data.eee: 16 of
+    its 23 mutants survived the round trips over PoT's runs above). q0's T1 answers twice (samples 0 and 1) and q1
+    once, unread (NaN, as a frame computed by pandas holds it). Each line: the question's content hash, the option
+    texts as the choices (the labels in olakit's metadata), tokens with their total, latency in milliseconds, the
+    sample in the key; a file read back keeps both samples of q0, its reasoning tokens, and skips a blank line."""
+    from every_eval_ever import instance_level_types as types
+
+    from olakit.data.eee import eee_rows, export_eee
+    from olakit.data.records import to_frame
+    from olakit.types import Question
+    from tests.toys import record
+
+    questions = {"q0": Question("q0", "toy", "Two?", {"A": "one", "B": "two"}, "B"),
+                 "q1": Question("q1", "toy", "One?", {"A": "one", "B": "two"}, "A")}  # fmt: skip
+    common = {"dataset": "toy", "gold": "B", "question_hash": "0123abcd"}
+    rows = [
+        record("q0", "T1", "B", **common, raw_output="It is B.", prompt_tokens=10, completion_tokens=5,
+               reasoning_tokens=3, reasoning="two is B", latency=0.25),
+        record("q0", "T1", "A", **common, raw_output="A.", sample=1, prompt_tokens=10, completion_tokens=4),
+        record("q1", "T1", None, dataset="toy", gold="A", raw_output="?", model="", unparsed_cause="no_answer"),
+    ]  # fmt: skip
+    df = to_frame(rows)
+    df["extracted"] = df["extracted"].astype(object).where(df["extracted"].notna(), float("nan"))
+    path = export_eee(df, tmp_path / "toy.jsonl", questions, evaluation_id="e",
+                      cells=["template", "notes_strategy", "n_notes"])  # fmt: skip
+    text = path.read_text()
+    assert text.endswith("}\n")
+    first, second, third = (json.loads(x) for x in text.splitlines())
+    assert (first["sample_id"], first["sample_hash"], first["model_id"], first["evaluation_name"]) == (
+        "q0", "0123abcd", "m", "toy/T1")  # fmt: skip
+    assert first["input"] == {"raw": "Two?", "reference": ["B"], "choices": ["one", "two"]}
+    assert first["output"] == {"raw": ["It is B."], "reasoning_trace": ["two is B"]}
+    assert first["token_usage"] == {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15, "reasoning_tokens": 3}
+    assert first["performance"]["latency_ms"] == 250.0
+    assert [a["extracted_value"] for a in first["answer_attribution"]] == ["B"]
+    assert first["metadata"]["olakit.labels"] == '["A", "B"]' and first["metadata"]["olakit.sample"] == "0"
+    assert second["metadata"]["olakit.sample"] == "1" and second["evaluation"] == {"score": 0.0, "is_correct": False}
+    assert third["answer_attribution"] == [] and third["model_id"] == "unknown" and "sample_hash" not in third
+    path.write_text(text + "\n")  # a blank line at the end, as an editor leaves one
+    (run, model, read), (_, _, unknown) = eee_rows(path)
+    assert (run, model) == ("toy/T1", "m") and [row["repeat"] for _, row in read] == [0, 1]
+    assert read[0][1]["reasoning_tokens"] == 3 and read[0][1]["answer"] == "B" and unknown[0][1]["answer"] is None
+    assert read[0][1]["choices"] == ["one", "two"]
+    # another tool's line: several answers attributed, the last terminal one is the answer; the first reference
+    # is the target
+    other = json.loads(text.splitlines()[0]) | {"input": {"raw": "Two?", "reference": ["B", "two"]}}
+    other["answer_attribution"] = [
+        {"turn_idx": 0, "source": "output.raw", "extracted_value": v, "extraction_method": "x", "is_terminal": t}
+        for v, t in (("A", True), ("B", True), ("C", False))
+    ]
+    types.InstanceLevelEvaluationLog.model_validate(other)  # a line the package accepts
+    path.write_text(json.dumps(other) + "\n")
+    ((_, _, [(_, row)]),) = eee_rows(path)
+    assert (row["answer"], row["target"]) == ("B", "B")
