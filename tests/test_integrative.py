@@ -180,3 +180,100 @@ def test_choice_settings_that_cannot_work_together_are_refused():
     with pytest.raises(ConfigError, match=r"choose_k=9: choose fewer than the 5 templates \(turbo, DT, DST, PT, ST\)"):
         OlaGPTConfig(choose_k=9).check_templates(names)
     OlaGPTConfig(choose_k=4).check_templates(names)
+
+
+def test_run_tables_vote_over_first_answers_only_and_none_over_a_template_that_missed_questions():
+    """Three templates on two questions (gold A): q0 A A B, q1 B A A, and a repeat of T1 (sample 1) answering B
+    then A. The tables vote over the first answers: T1 1 of 2, the vote A, A (2 of 2). With a fourth template
+    that answered q0 only, no vote over the four exists: no regex vote, no paper tables, T4 counted on its one
+    question (a hand mutation pass over olakit.analysis.runs)."""
+    from olakit.analysis.runs import answer_every_cell, run_tables
+    from olakit.data.records import to_frame
+    from tests.toys import record
+
+    rows = [
+        record(q, t, a) for q, answers in (("q0", "AAB"), ("q1", "BAA")) for t, a in zip(("T1", "T2", "T3"), answers)
+    ]
+    rows += [record("q0", "T1", "B", sample=1), record("q1", "T1", "A", sample=1)]
+    df = to_frame(rows)
+    t = run_tables(df, ["T1", "T2", "T3"], Analysis(n_boot=20))
+    acc = t["accuracy_ci"].set_index("method")
+    assert (acc.loc["T1", "n"], acc.loc["T1", "correct"]) == (2, 1)
+    assert acc.loc["regex_vote", "correct"] == 2 and t["answer_counts"]["n_correct"].tolist() == [2, 2]
+    partial = to_frame([*rows, record("q0", "T4", "A")])
+    t4 = run_tables(partial, ["T1", "T2", "T3", "T4"], Analysis(n_boot=20))
+    assert "accuracy" not in t4 and "regex_vote" not in set(t4["methods"]["method"])
+    assert tuple(t4["methods"].set_index("method").loc["T4", ["n", "correct"]]) == (1, 1)
+    assert not answer_every_cell(df.iloc[:0], ["T1"])  # no records: no vote
+
+
+def test_the_llm_vote_audit_over_two_strategies_with_a_shuffled_answer_missing():
+    """Two strategies; the regex vote over T1..T3. zero-shot: q1 templates A A B, LLM A, shuffled B (an order
+    change); q2 B B A, LLM A (a rescue), no shuffled answer. random: q1 A A B, LLM B (overrides a right majority),
+    shuffled B. Every question with an LLM vote is counted; the order changes and their rate over the questions
+    that have both votes: zero-shot 1 of 1, random 0 of 1."""
+    from olakit.analysis.runs import llm_vote_audit
+    from olakit.data.records import to_frame
+    from tests.toys import record
+
+    rows = []
+    cells = (
+        ("zero-shot", "q1", "AAB", "A", "B"),
+        ("zero-shot", "q2", "BBA", "A", None),
+        ("random", "q1", "AAB", "B", "B"),
+    )
+    for strategy, qid, answers, llm, shuffled in cells:
+        n = 0 if strategy == "zero-shot" else 3
+        rows += [record(qid, t, a, notes_strategy=strategy, n_notes=n) for t, a in zip(("T1", "T2", "T3"), answers)]
+        rows.append(record(qid, "llm_vote", llm, notes_strategy=strategy, n_notes=n))
+        if shuffled:
+            rows.append(record(qid, "llm_vote_shuffled", shuffled, notes_strategy=strategy, n_notes=n))
+    audit = llm_vote_audit(to_frame(rows), ["T1", "T2", "T3"]).set_index("notes_strategy")
+    assert audit.loc["zero-shot", ["n", "llm_correct", "regex_correct", "rescues", "order_changes"]].tolist() == [
+        2,
+        2,
+        1,
+        1,
+        1,
+    ]
+    assert audit.loc["random", ["n", "overrides_correct_majority", "order_changes"]].tolist() == [1, 1, 0]
+    assert audit.loc[["zero-shot", "random"], "position_bias_rate"].tolist() == [1.0, 0.0]
+
+
+def test_choice_and_verification_tables_list_note_counts_in_order_and_read_first_answers():
+    """The records of test_choice_and_verification_tables_keep_notes_counts_apart's kind, the 3-notes cell first in
+    the file: the tables still list 1 then 3; a repeat of a template (sample 1, 99 tokens) is not the chosen way's
+    cost."""
+    from olakit.analysis.runs import choice_table, verification_table
+    from olakit.data.records import to_frame
+    from tests.toys import record
+
+    rows = []
+    for n in (3, 1):
+        cell = {"notes_strategy": "random", "n_notes": n}
+        for t, label in zip(("T1", "T2", "T3"), "AAB"):
+            rows.append(record("q0", t, label, **cell, prompt_tokens=10, completion_tokens=5))
+            rows.append(record("q0", f"{t}+V", "A", **cell, trace=json.dumps({"revised": label != "A"})))
+        rows.append(record("q0", "T1", "B", **cell, sample=1, prompt_tokens=99, completion_tokens=0))
+        chose = json.dumps({"chosen": ["T1", "T2"], "named_by_model": 2})
+        rows.append(record("q0", "chosen_vote", "A", **cell, prompt_tokens=7, completion_tokens=3, trace=chose))
+    df = to_frame(rows)
+    c = choice_table(df, ["T1", "T2", "T3"])
+    assert c["n_notes"].tolist() == [1, 3] and c["tokens_chosen"].tolist() == [40.0, 40.0]  # 15 + 15 + 10
+    firsts = df[df["sample"] == 0]  # a live run's templates answer once (samples are SC's)
+    assert verification_table(firsts, ["T1", "T2", "T3"])["n_notes"].tolist() == [1, 3]
+
+
+def test_the_replicate_line_by_hand():
+    import pandas as pd
+
+    from olakit.analysis.runs import replicate_line
+
+    table = pd.DataFrame(
+        {"template": ["T1", "T2"], "notes_strategy": ["zero-shot", "random"], "asked": [10, 10], "n": [8, 10],
+         "answers_differ": [2, 5], "correct_changed": [1, 2], "share_differ": [0.25, 0.5]}
+    )  # fmt: skip
+    assert replicate_line(table) == (
+        "replicate: 20 answers asked twice; of the 18 parsed at least once, 7 differed (39%; 3 changed between right "
+        "and wrong); most in T2 | random: 5 of 10"
+    )  # 7 / 18 = 0.389

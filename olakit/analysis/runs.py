@@ -70,8 +70,6 @@ def answer_every_cell(records: pd.DataFrame, templates: Sequence[str]) -> bool:
     >>> answer_every_cell(r, ["A", "B"]), answer_every_cell(r, ["A"])
     (False, True)
     """
-    if not len(templates):
-        return False
     sub = records[records["template"].isin(templates)]
     per = sub.groupby(["dataset", "notes_strategy", "n_notes", "question_id"], sort=False)["template"].nunique()
     return bool(len(per)) and bool((per == len(templates)).all())
@@ -82,7 +80,8 @@ def llm_vote_audit(records: pd.DataFrame, templates: Sequence[str], analysis: An
 
     Records must hold templates, ``llm_vote`` and ``llm_vote_shuffled`` rows. Columns: n, llm_correct,
     regex_correct, overrides_correct_majority (regex vote right, LLM vote wrong), rescues (regex wrong, LLM
-    right), order_changes (the LLM vote differs when the candidates are shuffled), position_bias_rate.
+    right), order_changes (the LLM vote differs when the candidates are shuffled), position_bias_rate (order changes
+    over the questions that have both votes; a question without a shuffled vote is none of them).
     """
     votes = regex_vote(records, templates, analysis)
     key = ["dataset", "notes_strategy", "n_notes", "question_id"]
@@ -96,6 +95,7 @@ def llm_vote_audit(records: pd.DataFrame, templates: Sequence[str], analysis: An
     rows = []
     for strategy, g in both.groupby(level="notes_strategy", sort=False):
         changed = (g["llm"].fillna("-") != g["shuffled"].fillna("-")) & g["shuffled"].notna()
+        asked = int(g["shuffled"].notna().sum())  # the questions with both votes
         rows.append(
             {
                 "notes_strategy": strategy,
@@ -105,7 +105,7 @@ def llm_vote_audit(records: pd.DataFrame, templates: Sequence[str], analysis: An
                 "overrides_correct_majority": int((g["correct"] & ~g["llm_correct"]).sum()),
                 "rescues": int((~g["correct"] & g["llm_correct"]).sum()),
                 "order_changes": int(changed.sum()),
-                "position_bias_rate": float(changed.mean()) if len(g) else float("nan"),
+                "position_bias_rate": float(changed.sum() / asked) if asked else float("nan"),
             }
         )
     return pd.DataFrame(rows)
