@@ -115,6 +115,12 @@ def test_settings_comparison_counts_what_each_setting_changes(records, data_dir)
         [round(raw.vote_correct(data_dir, s, "olakit") / raw.N, 4) for s in STRATEGIES], abs=1e-9
     )
     assert readme["questions whose vote changes"] == list(vote.loc[STRATEGIES, "questions_changed"])
+    bounds = cmp[cmp["table"] == "table8"].set_index(["row", "notes_strategy"])
+    for s in STRATEGIES:  # Table 8's bounds under each setting, counted by hand (tests/recorded_counts.py)
+        for column, settings in (("authors_settings", "paper"), ("olakit_settings", "olakit")):
+            upper, lower = raw.bounds(data_dir, s, settings)
+            assert bounds.loc[("regex_upper", s), column] == pytest.approx(upper / raw.N)
+            assert bounds.loc[("regex_lower", s), column] == pytest.approx(lower / raw.N)
 
 
 def test_paper_comparison_cells(tables, data_dir):

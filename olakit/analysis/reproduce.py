@@ -28,6 +28,7 @@ import pandas as pd
 from olakit.analysis import figures
 from olakit.analysis.tables import (
     answer_counts,
+    bound_hits,
     compare_with_paper,
     compute_tables,
     ordered_strategies,
@@ -38,7 +39,7 @@ from olakit.data.files import RESOURCES
 from olakit.data.loaders import reading
 from olakit.data.recorded import RECORDED_MODEL, RECORDED_SOURCE, RECORDED_TEMPLATES, import_olagpt
 from olakit.errors import DataError
-from olakit.names import RECORDED_READER, REGEX_LOWER, REGEX_UPPER, REGEX_VOTE, voting_templates
+from olakit.names import RECORDED_READER, REGEX_VOTE, voting_templates
 from olakit.result import RecordedExtras, Result
 from olakit.runlog import make_log
 from olakit.settings import ANALYSIS, Analysis
@@ -136,11 +137,9 @@ def settings_comparison(records: pd.DataFrame, analysis: Analysis = ANALYSIS, da
                     moved,
                 )
             )
-        for bound, hit in (
-            (REGEX_UPPER, lambda x: (x["n_correct"] >= x["n_wrong_top"]) & (x["n_correct"] > 0)),
-            (REGEX_LOWER, lambda x: x["n_correct"] > x["n_wrong_top"]),
-        ):
-            ha, hb = hit(ca).to_numpy(), hit(cb).to_numpy()
+        hits_a, hits_b = bound_hits(ca), bound_hits(cb)
+        for bound in hits_a:
+            ha, hb = hits_a[bound].to_numpy(), hits_b[bound].to_numpy()
             rows.append(
                 (
                     "table8",

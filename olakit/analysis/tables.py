@@ -143,18 +143,21 @@ def consistency_table(counts: pd.DataFrame) -> pd.DataFrame:
     return t[ordered_strategies(counts["notes_strategy"])]
 
 
-def bounds_long(counts: pd.DataFrame, vote: pd.DataFrame, analysis: Stats = STATS) -> pd.DataFrame:
-    """Table 8: regex_upper, regex_lower and the regex vote per strategy, with 95% CIs.
+def bound_hits(counts: pd.DataFrame) -> dict[str, pd.Series]:
+    """Per question of ``answer_counts``, whether the regex vote's upper and lower bounds count it right.
 
-    Appendix A.5 of the paper, per question with a = templates correct and w = largest wrong group:
-    upper counts a >= w (a tie the vote could break either way), lower counts a > w (the vote must be right).
-    Upper also needs a > 0: with no template correct no vote can be right (only all-unparsed questions
-    have a = w = 0).
+    Appendix A.5 of the paper, with a = templates correct and w = largest wrong group: upper counts a >= w (a tie the
+    vote could break either way), lower counts a > w (the vote must be right). Upper also needs a > 0: with no
+    template correct no vote can be right (only all-unparsed questions have a = w = 0).
     """
     a, w = counts["n_correct"], counts["n_wrong_top"]
-    parts = {REGEX_UPPER: (a >= w) & (a > 0), REGEX_LOWER: a > w}
+    return {REGEX_UPPER: (a >= w) & (a > 0), REGEX_LOWER: a > w}
+
+
+def bounds_long(counts: pd.DataFrame, vote: pd.DataFrame, analysis: Stats = STATS) -> pd.DataFrame:
+    """Table 8: regex_upper, regex_lower (``bound_hits``) and the regex vote per strategy, with 95% CIs."""
     rows = []
-    for method, hit in parts.items():
+    for method, hit in bound_hits(counts).items():
         for strategy, g in hit.groupby(counts["notes_strategy"], sort=False):
             rows.append(accuracy_row(method, strategy, g.to_numpy(), analysis))
     for strategy, g in vote.groupby("notes_strategy", sort=False):
