@@ -158,15 +158,10 @@ def test_overrides_a_person_writes_by_hand(tmp_path):
 def test_the_recorded_outputs_are_read_once_and_again_when_a_file_changes(tmp_path, monkeypatch, data_dir):
     """import_olagpt keeps its records under a key of its inputs' bytes: the second import reads them back equal,
     and an edited output file is read again (its new answer counted), never served from the kept copy."""
-    import json
-    import shutil
-
     from olakit.data import recorded
 
     monkeypatch.setenv("OLAKIT_INDEX_DIR", str(tmp_path / "idx"))
-    mine = tmp_path / "data"
-    shutil.copytree(data_dir / "aqua", mine / "aqua")
-    shutil.copytree(data_dir / "olagpt" / "data" / "predictions", mine / "olagpt" / "data" / "predictions")
+    mine = copy_recorded(data_dir, tmp_path / "data")
     first = recorded.import_olagpt(mine)
     (kept,) = (tmp_path / "idx" / "recorded").glob("*.parquet")
     calls = []
